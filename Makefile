@@ -1,0 +1,161 @@
+# Makefile — builds build/paddle-run and build/libpaddle.a (what the tests link
+# against), generates C from proto/*.proto with protoc-c, and runs the tests.
+#
+#   make              build          make test        deps + build + every test
+#   make demo         train the Fashion-MNIST MLP     make deps        apt-get what is missing
+#   make SANITIZE=1   ASan+UBSan build in build-san/  make fuzz        libFuzzer targets (clang)
+#   make install PREFIX=/usr/local                    make clean
+#   make docs         regenerate docs/ops.md          make bench       benchmarks (not tests)
+
+PREFIX    ?= /usr/local
+SANITIZE  ?= 0
+ifeq ($(SANITIZE),1)
+BUILD     ?= build-san
+else
+BUILD     ?= build
+endif
+
+CC        ?= cc
+PROTOC_C  ?= protoc-c
+PYTHON    ?= /usr/bin/python3
+OPT       ?= -O2
+VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+CPPFLAGS  += -Ilib -Iops -I$(BUILD)/gen -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+             -DPD_VERSION='"$(VERSION)"'
+CFLAGS    += -std=c11 -Wall -Wextra -Werror -g $(OPT) -fno-strict-aliasing -MMD -MP
+LDLIBS    += -lprotobuf-c -lblis -lz -lm -lpthread
+
+ifeq ($(SANITIZE),1)
+SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+CFLAGS    += $(SANFLAGS)
+LDFLAGS   += $(SANFLAGS)
+OPT       := -O1
+endif
+
+# Packages from Debian: building, testing, and the demo's data.
+DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev zlib1g-dev
+DEPS_TEST  := libcmocka-dev python3-numpy
+DEPS_DEMO  := dataset-fashion-mnist
+
+# ---- sources ----------------------------------------------------------------
+PROTOS     := proto/paddle.proto
+TEST_PROTOS:= test/proto/testall.proto
+GEN_C      := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+GEN_H      := $(GEN_C:.c=.h)
+TEST_GEN_C := $(patsubst test/proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(TEST_PROTOS))
+TEST_GEN_H := $(TEST_GEN_C:.c=.h)
+
+LIB_SRCS   := $(wildcard lib/*.c) $(wildcard ops/*.c)
+CMD_SRCS   := $(wildcard cmd/*.c)
+UNIT_SRCS  := $(wildcard test/unit/test_*.c)
+TOOL_SRCS  := $(wildcard test/tools/*.c)
+
+LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_C:.c=.o)
+CMD_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
+TEST_GEN_OBJS := $(TEST_GEN_C:.c=.o)
+UNIT_BINS  := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(UNIT_SRCS))
+TOOL_BINS  := $(patsubst test/tools/%.c,$(BUILD)/test/%,$(TOOL_SRCS))
+
+LIB        := $(BUILD)/libpaddle.a
+BIN        := $(BUILD)/paddle-run
+
+.PHONY: all deps test demo install clean fuzz bench docs check-docs tests format help
+.DEFAULT_GOAL := all
+.SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H)
+
+all: $(BIN)
+
+help:
+	@sed -n '1,12p' Makefile
+
+deps:
+	@sh mk/deps.sh $(DEPS_BUILD) $(DEPS_TEST)
+
+# ---- generated code -----------------------------------------------------------
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
+	@mkdir -p $(@D)
+	$(PROTOC_C) --c_out=$(BUILD)/gen -Iproto $<
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: test/proto/%.proto
+	@mkdir -p $(@D)
+	$(PROTOC_C) --c_out=$(BUILD)/gen -Itest/proto $<
+
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(CC) $(CPPFLAGS) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+# ---- objects, library, binary -------------------------------------------------
+$(BUILD)/obj/%.o: %.c | $(GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/test/%.o: test/%.c | $(GEN_H) $(TEST_GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN): $(CMD_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(LIB) $(LDLIBS)
+
+# ---- tests --------------------------------------------------------------------
+$(BUILD)/test/%: $(BUILD)/obj/test/unit/%.o $(LIB) $(TEST_GEN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS) -lcmocka
+
+$(BUILD)/test/%: $(BUILD)/obj/test/tools/%.o $(LIB) $(TEST_GEN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS)
+
+tests: $(BIN) $(UNIT_BINS) $(TOOL_BINS)
+
+test: deps
+	@$(MAKE) --no-print-directory tests
+	@sh test/run.sh $(BUILD)
+
+# ---- demo ---------------------------------------------------------------------
+demo: deps
+	@sh mk/deps.sh $(DEPS_DEMO)
+	@$(MAKE) --no-print-directory all
+	$(BIN) train netdescs/fashion_mlp.pbtxt
+
+# ---- docs: docs/ops.md is generated from the registry ----------------------------
+docs: $(BIN)
+	$(BIN) ops --markdown > docs/ops.md.tmp && mv docs/ops.md.tmp docs/ops.md
+
+# ---- fuzzing (libFuzzer, clang) ------------------------------------------------
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS    := $(wildcard test/fuzz/fuzz_*.c)
+FUZZ_BINS    := $(patsubst test/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
+FUZZ_FLAGS   := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1
+
+build-fuzz/%: test/fuzz/%.c $(LIB_SRCS) $(GEN_C) | $(GEN_H)
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) -std=c11 -Wall -Wextra $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(GEN_C) $(LDLIBS)
+
+fuzz: deps $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do \
+	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name; \
+	  echo "fuzz: $$name for $(FUZZ_SECONDS)s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	      build-fuzz/corpus/$$name test/fuzz/corpus/$$name 2>&1 | tail -n 12 || exit 1; \
+	done
+
+# ---- benchmarks ---------------------------------------------------------------
+bench: deps all
+	@sh bench/run.sh $(BUILD)
+
+# ---- install, clean ---------------------------------------------------------------
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/paddle-run
+
+clean:
+	rm -rf build build-san build-fuzz
+
+format:
+	clang-format -i lib/*.[ch] cmd/*.[ch] ops/*.[ch] test/unit/*.c
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
