@@ -1,3 +1,56 @@
-/* main.c — paddle-run's entry point: the table of subcommands. */
+/* main.c — paddle-run's entry point: the table of subcommands, global
+ * --help and --version, and a suggestion for a mistyped command. Each
+ * subcommand lives in cmd/NAME.c and exports `pd_cmd_NAME`. */
 #include <stdio.h>
-int main(void) { puts("paddle-run " PD_VERSION); return 0; }
+#include <string.h>
+
+#include "cli.h"
+
+extern const pd_command pd_cmd_train, pd_cmd_infer, pd_cmd_check, pd_cmd_desc, pd_cmd_fmt, pd_cmd_ops,
+    pd_cmd_gradcheck, pd_cmd_time;
+
+static const pd_command *const commands[] = {&pd_cmd_train, &pd_cmd_infer,     &pd_cmd_check, &pd_cmd_desc,
+                                             &pd_cmd_fmt,   &pd_cmd_ops,       &pd_cmd_gradcheck, &pd_cmd_time};
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage(FILE *out) {
+  fputs("paddle-run — train and run neural networks described in protobuf text files\n"
+        "\n"
+        "usage: paddle-run COMMAND [ARGS...]\n"
+        "\n"
+        "commands:\n",
+        out);
+  for (int i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+  fputs("\n"
+        "Run `paddle-run COMMAND --help` for a command's options.\n"
+        "Exit codes: 0 success, 1 failure while running, 2 bad usage or bad input.\n",
+        out);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+    printf("paddle-run %s\n", PD_VERSION);
+    return 0;
+  }
+  for (int i = 0; i < N_COMMANDS; i++)
+    if (strcmp(name, commands[i]->name) == 0) return commands[i]->run(argc - 1, argv + 1);
+  const char *names[N_COMMANDS];
+  for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i]->name;
+  const char *sug = pd_suggest(name, names, N_COMMANDS);
+  if (name[0] == '-')
+    fprintf(stderr, "paddle-run: unknown option %s; see `paddle-run --help`\n", name);
+  else if (sug)
+    fprintf(stderr, "paddle-run: unknown command \"%s\" (did you mean \"%s\"?)\n", name, sug);
+  else
+    fprintf(stderr, "paddle-run: unknown command \"%s\"; see `paddle-run --help`\n", name);
+  return 2;
+}

@@ -29,7 +29,7 @@ typedef struct pd_srcmap {
 void pd_srcmap_free(pd_srcmap *map);
 
 /* Position of msg itself (field NULL) or of one field occurrence. Returns 0
- * and leaves *line/*col untouched when nothing was recorded. */
+ * and leaves line and col untouched when nothing was recorded. */
 int pd_srcmap_find(const pd_srcmap *map, const void *msg, const ProtobufCFieldDescriptor *field,
                    size_t index, int *line, int *col);
 

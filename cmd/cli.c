@@ -1,0 +1,147 @@
+/* cli.c — option parsing and error reporting shared by the subcommands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+pd_opt *pd_cli_get(pd_opt *opts, int nopts, const char *name) {
+  for (int i = 0; i < nopts; i++)
+    if (strcmp(opts[i].name, name) == 0) return &opts[i];
+  return NULL;
+}
+
+static int unknown_flag(const pd_command *cmd, const char *arg, pd_opt *opts, int nopts) {
+  const char *names[64];
+  int n = 0;
+  for (int i = 0; i < nopts && n < 63; i++) names[n++] = opts[i].name;
+  names[n++] = "--help";
+  char flag[128];
+  snprintf(flag, sizeof flag, "%.*s", (int)strcspn(arg, "="), arg);
+  const char *sug = pd_suggest(flag, names, (size_t)n);
+  if (sug)
+    fprintf(stderr, "paddle-run %s: unknown option %s (did you mean %s?)\n", cmd->name, flag, sug);
+  else
+    fprintf(stderr, "paddle-run %s: unknown option %s; see `paddle-run %s --help`\n", cmd->name, flag, cmd->name);
+  return 2;
+}
+
+int pd_cli_parse(const pd_command *cmd, int argc, char **argv, pd_opt *opts, int nopts, char **pos, int max_pos,
+                 int *exit_code) {
+  int npos = 0;
+  bool only_pos = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!only_pos && strcmp(a, "--") == 0) {
+      only_pos = true;
+      continue;
+    }
+    if (!only_pos && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+      fputs(cmd->usage, stdout);
+      *exit_code = 0;
+      return -1;
+    }
+    if (!only_pos && a[0] == '-' && a[1] != '\0') {
+      size_t len = strcspn(a, "=");
+      pd_opt *o = NULL;
+      for (int k = 0; k < nopts; k++)
+        if (strlen(opts[k].name) == len && strncmp(opts[k].name, a, len) == 0) o = &opts[k];
+      if (!o) {
+        *exit_code = unknown_flag(cmd, a, opts, nopts);
+        return -1;
+      }
+      const char *val = "1";
+      if (o->has_value) {
+        if (a[len] == '=') val = a + len + 1;
+        else if (i + 1 < argc) val = argv[++i];
+        else {
+          *exit_code = pd_cli_usage_error(cmd->name, "option %s needs a value", o->name);
+          return -1;
+        }
+      } else if (a[len] == '=') {
+        *exit_code = pd_cli_usage_error(cmd->name, "option %s takes no value", o->name);
+        return -1;
+      }
+      if (o->value && !o->repeat) {
+        *exit_code = pd_cli_usage_error(cmd->name, "option %s is given twice", o->name);
+        return -1;
+      }
+      o->value = val;
+      if (o->repeat) {
+        const char **vs = realloc(o->values, sizeof *vs * (size_t)(o->n_values + 1));
+        if (!vs) {
+          *exit_code = pd_cli_usage_error(cmd->name, "out of memory");
+          return -1;
+        }
+        o->values = vs;
+        o->values[o->n_values++] = val;
+      }
+      continue;
+    }
+    if (npos == max_pos) {
+      *exit_code = pd_cli_usage_error(cmd->name, "unexpected argument \"%s\"; see `paddle-run %s --help`", a,
+                                      cmd->name);
+      return -1;
+    }
+    pos[npos++] = argv[i];
+  }
+  return npos;
+}
+
+void pd_cli_free(pd_opt *opts, int nopts) {
+  for (int i = 0; i < nopts; i++) {
+    free(opts[i].values);
+    opts[i].values = NULL;
+  }
+}
+
+int pd_cli_fail(const pd_error *err) {
+  fprintf(stderr, "paddle-run: %s\n", err->msg);
+  return pd_exit_code(err->status);
+}
+
+int pd_cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "paddle-run %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 2;
+}
+
+bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min, long long *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno || v < min) {
+    pd_cli_usage_error(cmd, "%s must be an integer >= %lld, got \"%s\"", flag, min, s);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+bool pd_cli_double(const char *cmd, const char *flag, const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno || !isfinite(v)) {
+    pd_cli_usage_error(cmd, "%s must be a number, got \"%s\"", flag, s);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+int pd_cli_unfinished(const pd_command *cmd, int argc, char **argv) {
+  pd_opt none[1] = {{.name = "--"}};
+  char *pos[64];
+  int code = 0;
+  if (pd_cli_parse(cmd, argc, argv, none, 0, pos, 64, &code) < 0 && code == 0) return 0;
+  fprintf(stderr, "paddle-run %s: not implemented in this version yet\n", cmd->name);
+  return 2;
+}

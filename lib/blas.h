@@ -1,0 +1,16 @@
+/* blas.h — the matrix products every op uses: row-major GEMM on BLIS, in
+ * float and double, so a kernel body written once for T calls pd_gemm_T. */
+#ifndef PD_BLAS_H
+#define PD_BLAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* C[m,n] = alpha * op(A) op(B) + beta * C, row-major; op(X) = X^T when
+ * the flag is set. lda/ldb/ldc are row strides of the stored matrices. */
+void pd_gemm_float(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                   const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+void pd_gemm_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
+                    int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+
+#endif

@@ -1,0 +1,674 @@
+/* net.c — building a network from a NetDesc (variables, ops matched against
+ * their OpProto, attributes checked, kinds resolved, shapes inferred with -1
+ * for the batch), pruning, and running it over a Scope. Every message about
+ * the file points at the op or variable in it. */
+#include "net.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {"temp", "data", "param", "state"};
+const char *pd_var_kind_name(pd_var_kind k) { return (unsigned)k < 4 ? kind_names[k] : "?"; }
+
+/* ---- variables ---- */
+
+static size_t var_probe(const pd_net *net, const char *name, bool *found) {
+  size_t mask = net->nslots - 1, i = (size_t)pd_hash_str(name) & mask;
+  for (;; i = (i + 1) & mask) {
+    size_t v = net->slots[i];
+    if (!v || strcmp(net->vars[v - 1].name, name) == 0) {
+      *found = v != 0;
+      return i;
+    }
+  }
+}
+
+int pd_net_var(const pd_net *net, const char *name) {
+  if (!net->nslots) return -1;
+  bool found;
+  size_t i = var_probe(net, name, &found);
+  return found ? (int)net->slots[i] - 1 : -1;
+}
+
+int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dtype) {
+  int v = pd_net_var(net, name);
+  if (v >= 0) return v;
+  if ((size_t)(net->nvars + 1) * 2 > net->nslots) {
+    size_t n = net->nslots ? net->nslots * 2 : 64;
+    size_t *slots = calloc(n, sizeof *slots);
+    if (!slots) return -1;
+    free(net->slots);
+    net->slots = slots;
+    net->nslots = n;
+    for (int k = 0; k < net->nvars; k++) {
+      bool found;
+      net->slots[var_probe(net, net->vars[k].name, &found)] = (size_t)k + 1;
+    }
+  }
+  if (net->nvars == net->cap_vars) {
+    int cap = net->cap_vars ? net->cap_vars * 2 : 64;
+    pd_var_info *vars = realloc(net->vars, (size_t)cap * sizeof *vars);
+    if (!vars) return -1;
+    net->vars = vars;
+    const char **names = realloc(net->names, (size_t)cap * sizeof *names);
+    if (!names) return -1;
+    net->names = names;
+    net->cap_vars = cap;
+    for (int i = 0; i < net->nops; i++) net->ops[i].names = net->names;
+  }
+  pd_var_info *vi = &net->vars[net->nvars];
+  memset(vi, 0, sizeof *vi);
+  if (!(vi->name = strdup(name))) return -1;
+  vi->kind = kind;
+  vi->producer = -1;
+  pd_tensor_init(&vi->meta, dtype);
+  net->names[net->nvars] = vi->name;
+  bool found;
+  net->slots[var_probe(net, name, &found)] = (size_t)net->nvars + 1;
+  return net->nvars++;
+}
+
+const char *pd_net_op_label(const pd_net *net, int op, char *buf, size_t size) {
+  const pd_op *o = &net->ops[op];
+  if (o->line > 0)
+    snprintf(buf, size, "op #%d \"%s\" (%s:%d:%d)", op, o->def->type, net->file, o->line, o->col);
+  else
+    snprintf(buf, size, "op #%d \"%s\"", op, o->def->type);
+  return buf;
+}
+
+/* ---- ops ---- */
+
+pd_status pd_net_add_op(pd_net *net, const pd_op_def *def, const char *const *ins, const int *in_n,
+                        const char *const *outs, const int *out_n, const pd_attr *attrs, int fwd, pd_error *err) {
+  if (net->nops == net->cap_ops) {
+    int cap = net->cap_ops ? net->cap_ops * 2 : 32;
+    pd_op *ops = realloc(net->ops, (size_t)cap * sizeof *ops);
+    if (!ops) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    net->ops = ops;
+    net->cap_ops = cap;
+  }
+  pd_op *op = &net->ops[net->nops];
+  memset(op, 0, sizeof *op);
+  op->def = def;
+  op->index = net->nops;
+  op->fwd = fwd;
+  op->file = net->file;
+  for (int i = 0; i < 2; i++) pd_tensor_init(&op->work[i], net->float_dtype);
+  net->nops++; /* from here on pd_net_free releases what op holds */
+  const char *const *names[2] = {ins, outs};
+  const int *counts[2] = {in_n, out_n};
+  int nslots[2] = {def->n_inputs, def->n_outputs};
+  for (int side = 0; side < 2; side++) {
+    pd_arg *args = side ? op->out : op->in;
+    int k = 0;
+    for (int s = 0; s < nslots[side]; s++) {
+      int n = counts[side] ? counts[side][s] : 1;
+      args[s].vars = malloc(sizeof(int) * (size_t)(n ? n : 1));
+      if (!args[s].vars) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      args[s].n = 0;
+      for (int i = 0; i < n; i++, k++) {
+        const char *name = names[side][k];
+        if (!name || !*name) continue;
+        int v = pd_net_add_var(net, name, PD_VAR_TEMP, net->float_dtype);
+        if (v < 0) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+        args[s].vars[args[s].n++] = v;
+      }
+    }
+  }
+  for (int a = 0; a < def->n_attrs; a++) {
+    if (attrs) op->attrs[a] = attrs[a];
+    else {
+      pd_status st = pd_attr_parse_default(&def->attrs[a], &op->attrs[a], err);
+      if (st) return st;
+    }
+  }
+  op->names = net->names;
+  return PD_OK;
+}
+
+/* ---- building from a NetDesc ---- */
+
+typedef struct builder {
+  pd_net *net;
+  pd_error *err;
+} builder;
+
+static void pos_of(const pd_net *net, const void *msg, const char *field, size_t index, int *line, int *col) {
+  *line = *col = 0;
+  const ProtobufCFieldDescriptor *f = NULL;
+  if (field) f = protobuf_c_message_descriptor_get_field_by_name(((const ProtobufCMessage *)msg)->descriptor, field);
+  if (!f || !pd_srcmap_find(&net->map, msg, f, index, line, col))
+    pd_srcmap_find(&net->map, msg, NULL, 0, line, col);
+}
+
+/* "net.pbtxt:12:3: " + message + caret line */
+static pd_status fail_at(const pd_net *net, pd_error *err, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static pd_status fail_at(const pd_net *net, pd_error *err, int line, int col, const char *fmt, ...) {
+  char msg[PD_ERROR_MAX / 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (line <= 0) return pd_errorf(err, PD_ERR_INPUT, "%s: %s", net->file, msg);
+  return pd_error_at(err, PD_ERR_INPUT, net->file, net->src, net->src_len, line, col, "%s", msg);
+}
+
+static const char *slot_list(const pd_slot_def *slots, int n, char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int s = 0; s < n && used < size; s++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%s%s", s ? ", " : "", slots[s].name,
+                             slots[s].flags & PD_SLOT_DISPENSABLE ? " (optional)"
+                             : slots[s].flags & PD_SLOT_DUPLICABLE ? " (one or more)" : "");
+  return buf;
+}
+
+/* Distributes a flat list of names over the def's slots: a plain slot takes
+ * one, a duplicable slot what the slots after it leave, an optional slot one
+ * if there is one to spare. */
+static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, bool outputs, int *counts) {
+  const pd_op_def *def = pd_op_find(od->type);
+  const pd_slot_def *slots = outputs ? def->outputs : def->inputs;
+  int nslots = outputs ? def->n_outputs : def->n_inputs;
+  char *const *names = outputs ? od->outputs : od->inputs;
+  int n = (int)(outputs ? od->n_outputs : od->n_inputs);
+  const char *what = outputs ? "output" : "input";
+  int line, col, pos = 0;
+  pos_of(b->net, od, outputs ? "outputs" : "inputs", 0, &line, &col);
+  char list[512];
+  for (int s = 0; s < nslots; s++) {
+    int need_after = 0;
+    for (int t = s + 1; t < nslots; t++) need_after += !(slots[t].flags & PD_SLOT_DISPENSABLE);
+    int avail = n - pos - need_after, take;
+    if (slots[s].flags & PD_SLOT_DUPLICABLE) take = avail > 0 ? avail : 0;
+    else take = avail > 0 ? 1 : 0;
+    if (take == 0 && !(slots[s].flags & PD_SLOT_DISPENSABLE)) {
+      if (!line) pos_of(b->net, od, NULL, 0, &line, &col);
+      return fail_at(b->net, b->err, line, col, "op #%d \"%s\": %s \"%s\" (%s) is missing; %s takes %ss %s, got %d",
+                     opi, od->type, what, slots[s].name, slots[s].comment, od->type, what,
+                     slot_list(slots, nslots, list, sizeof list), n);
+    }
+    for (int i = 0; i < take; i++)
+      if (!*names[pos + i] && !(slots[s].flags & PD_SLOT_DISPENSABLE)) {
+        pos_of(b->net, od, outputs ? "outputs" : "inputs", (size_t)(pos + i), &line, &col);
+        return fail_at(b->net, b->err, line, col, "op #%d \"%s\": %s \"%s\" is required but given as \"\"", opi,
+                       od->type, what, slots[s].name);
+      }
+    counts[s] = take;
+    pos += take;
+  }
+  if (pos < n) {
+    pos_of(b->net, od, outputs ? "outputs" : "inputs", (size_t)pos, &line, &col);
+    return fail_at(b->net, b->err, line, col, "op #%d \"%s\": too many %ss: %s takes %s, got %d", opi, od->type,
+                   what, od->type, slot_list(slots, nslots, list, sizeof list), n);
+  }
+  return PD_OK;
+}
+
+static pd_status build_attrs(builder *b, int opi, const Paddle__OpDesc *od, const pd_op_def *def, pd_attr *attrs) {
+  pd_net *net = b->net;
+  int line, col;
+  bool given[PD_MAX_ATTRS] = {0};
+  const char *attr_names[PD_MAX_ATTRS];
+  for (int a = 0; a < def->n_attrs; a++) attr_names[a] = def->attrs[a].name;
+  for (size_t j = 0; j < od->n_attrs; j++) {
+    const Paddle__OpDesc__AttrsEntry *e = od->attrs[j];
+    pos_of(net, e, "key", 0, &line, &col);
+    int a = 0;
+    while (a < def->n_attrs && strcmp(def->attrs[a].name, e->key) != 0) a++;
+    if (a == def->n_attrs) {
+      const char *sug = pd_suggest(e->key, attr_names, (size_t)def->n_attrs);
+      char list[512];
+      size_t used = 0;
+      list[0] = '\0';
+      for (int k = 0; k < def->n_attrs && used < sizeof list; k++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "", def->attrs[k].name);
+      if (sug)
+        return fail_at(net, b->err, line, col, "op #%d \"%s\": unknown attribute \"%s\" (did you mean \"%s\"?)", opi,
+                       od->type, e->key, sug);
+      return fail_at(net, b->err, line, col, "op #%d \"%s\": unknown attribute \"%s\"; %s takes %s", opi, od->type,
+                     e->key, od->type, def->n_attrs ? list : "no attributes");
+    }
+    if (given[a])
+      return fail_at(net, b->err, line, col, "op #%d \"%s\": attribute \"%s\" is given twice", opi, od->type, e->key);
+    given[a] = true;
+    static const Paddle__AttrValue empty = PADDLE__ATTR_VALUE__INIT;
+    pd_error e2;
+    if (pd_attr_from_value(&def->attrs[a], e->value ? e->value : &empty, &attrs[a], &e2)) {
+      if (e->value) pos_of(net, e, "value", 0, &line, &col);
+      return fail_at(net, b->err, line, col, "op #%d \"%s\": %s", opi, od->type, e2.msg);
+    }
+    /* gradcheck runs the whole net in float64: "float32" means the net's float type */
+    if (def->attrs[a].type == PD_ATTR_STRING && strcmp(def->attrs[a].name, "dtype") == 0 &&
+        strcmp(attrs[a].s, "float32") == 0)
+      attrs[a].s = pd_dtype_name(net->float_dtype);
+  }
+  for (int a = 0; a < def->n_attrs; a++) {
+    if (given[a]) continue;
+    if (def->attrs[a].required) {
+      pos_of(net, od, NULL, 0, &line, &col);
+      return fail_at(net, b->err, line, col, "op #%d \"%s\": attribute \"%s\" (%s) is required", opi, od->type,
+                     def->attrs[a].name, def->attrs[a].comment);
+    }
+    pd_status st = pd_attr_parse_default(&def->attrs[a], &attrs[a], b->err);
+    if (st) return st;
+    if (def->attrs[a].type == PD_ATTR_STRING && strcmp(def->attrs[a].name, "dtype") == 0 &&
+        strcmp(attrs[a].s, "float32") == 0)
+      attrs[a].s = pd_dtype_name(net->float_dtype);
+  }
+  return PD_OK;
+}
+
+static pd_status build_vars(builder *b) {
+  pd_net *net = b->net;
+  const Paddle__NetDesc *d = net->desc;
+  for (size_t i = 0; i < d->n_var; i++) {
+    const Paddle__VarDesc *vd = d->var[i];
+    int line, col;
+    pos_of(net, vd, "name", 0, &line, &col);
+    if (!*vd->name) return fail_at(net, b->err, line, col, "a variable needs a name");
+    if (pd_net_var(net, vd->name) >= 0)
+      return fail_at(net, b->err, line, col, "variable \"%s\" is declared twice", vd->name);
+    pd_dtype dt = (pd_dtype)vd->dtype;
+    if (dt == PD_F32) dt = net->float_dtype;
+    static const pd_var_kind kinds[] = {PD_VAR_TEMP, PD_VAR_DATA, PD_VAR_PARAM, PD_VAR_STATE};
+    int v = pd_net_add_var(net, vd->name, kinds[vd->kind], dt);
+    if (v < 0) return pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+    pd_var_info *vi = &net->vars[v];
+    vi->declared = true;
+    vi->no_grad = vd->no_gradient;
+    vi->init = vd->init;
+    vi->line = line;
+    vi->col = col;
+    if (vd->n_shape > PD_MAX_DIMS) {
+      pos_of(net, vd, "shape", 0, &line, &col);
+      return fail_at(net, b->err, line, col, "variable \"%s\" has %zu dims; at most %d are supported", vd->name,
+                     vd->n_shape, PD_MAX_DIMS);
+    }
+    for (size_t k = 0; k < vd->n_shape; k++)
+      if (vd->shape[k] < -1 || (vd->shape[k] == -1 && k != 0) || vd->shape[k] > ((int64_t)1 << 40)) {
+        pos_of(net, vd, "shape", k, &line, &col);
+        return fail_at(net, b->err, line, col,
+                       "variable \"%s\": dimension %zu is %lld; dims must be >= 0, and only the first may be -1 "
+                       "(the batch)",
+                       vd->name, k, (long long)vd->shape[k]);
+      }
+    if (vd->n_shape || vd->kind != PADDLE__VAR_KIND__AUTO) {
+      vi->meta.ndim = (int)vd->n_shape;
+      for (size_t k = 0; k < vd->n_shape; k++) vi->meta.dims[k] = vd->shape[k];
+      if (!vd->n_shape) vi->meta.ndim = -1;
+    }
+  }
+  return PD_OK;
+}
+
+static pd_status build_ops(builder *b) {
+  pd_net *net = b->net;
+  const Paddle__NetDesc *d = net->desc;
+  int nnames;
+  const char *const *names = pd_op_names(&nnames);
+  for (size_t i = 0; i < d->n_op; i++) {
+    const Paddle__OpDesc *od = d->op[i];
+    int opi = (int)i, line, col;
+    pos_of(net, od, "type", 0, &line, &col);
+    const pd_op_def *def = pd_op_find(od->type);
+    if (!def) {
+      const char *sug = pd_suggest(od->type, names, (size_t)nnames);
+      if (sug)
+        return fail_at(net, b->err, line, col, "op #%d: unknown op type \"%s\" (did you mean \"%s\"?)", opi, od->type,
+                       sug);
+      return fail_at(net, b->err, line, col, "op #%d: unknown op type \"%s\" (`paddle-run ops` lists them)", opi,
+                     od->type);
+    }
+    int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
+    pd_attr attrs[PD_MAX_ATTRS];
+    memset(attrs, 0, sizeof attrs);
+    pd_status st = assign_slots(b, opi, od, false, in_n);
+    if (!st) st = assign_slots(b, opi, od, true, out_n);
+    if (!st) st = build_attrs(b, opi, od, def, attrs);
+    if (!st)
+      st = pd_net_add_op(net, def, (const char *const *)od->inputs, in_n, (const char *const *)od->outputs, out_n,
+                         attrs, -1, b->err);
+    if (st) return st;
+    pos_of(net, od, NULL, 0, &line, &col);
+    net->ops[opi].line = line;
+    net->ops[opi].col = col;
+  }
+  net->n_forward = net->nops;
+  return PD_OK;
+}
+
+static bool op_reads(const pd_op *op, int v) {
+  for (int s = 0; s < op->def->n_inputs; s++)
+    for (int i = 0; i < op->in[s].n; i++)
+      if (op->in[s].vars[i] == v) return true;
+  return false;
+}
+
+/* Who writes what, and what each variable is. */
+static pd_status resolve_kinds(builder *b) {
+  pd_net *net = b->net;
+  char l1[160], l2[160];
+  bool *param_slot = calloc((size_t)net->nvars + 1, 1), *read = calloc((size_t)net->nvars + 1, 1);
+  int *reader = calloc((size_t)net->nvars + 1, sizeof(int));
+  if (!param_slot || !read || !reader) {
+    free(param_slot), free(read), free(reader);
+    return pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+  }
+  pd_status st = PD_OK;
+  for (int o = 0; o < net->nops && !st; o++) {
+    pd_op *op = &net->ops[o];
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) {
+        int v = op->in[s].vars[i];
+        if (!read[v]) reader[v] = o;
+        read[v] = true;
+        if (op->def->inputs[s].flags & PD_SLOT_PARAM) param_slot[v] = true;
+      }
+    for (int s = 0; s < op->def->n_outputs && !st; s++)
+      for (int i = 0; i < op->out[s].n && !st; i++) {
+        int v = op->out[s].vars[i];
+        pd_var_info *vi = &net->vars[v];
+        if (vi->kind == PD_VAR_DATA)
+          st = fail_at(net, b->err, op->line, op->col, "%s writes \"%s\", which is declared as data",
+                       pd_net_op_label(net, o, l1, sizeof l1), vi->name);
+        else if (vi->producer >= 0 && !op_reads(op, v))
+          st = fail_at(net, b->err, op->line, op->col, "%s writes \"%s\", which %s already writes",
+                       pd_net_op_label(net, o, l1, sizeof l1), vi->name,
+                       pd_net_op_label(net, vi->producer, l2, sizeof l2));
+        else if (vi->producer < 0)
+          vi->producer = o;
+      }
+  }
+  for (int v = 0; v < net->nvars && !st; v++) {
+    pd_var_info *vi = &net->vars[v];
+    if (vi->producer >= 0 && vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE) {
+      vi->kind = PD_VAR_TEMP;
+      continue;
+    }
+    if (vi->kind != PD_VAR_TEMP || !read[v]) continue;
+    if (param_slot[v]) vi->kind = PD_VAR_PARAM;
+    else if (vi->declared) vi->kind = PD_VAR_DATA;
+    else {
+      const pd_op *op = &net->ops[reader[v]];
+      st = fail_at(net, b->err, op->line, op->col,
+                   "%s reads \"%s\", which is neither declared (var { name: \"%s\" shape: [...] }) nor written by an "
+                   "earlier op",
+                   pd_net_op_label(net, reader[v], l1, sizeof l1), vi->name, vi->name);
+    }
+  }
+  for (int v = 0; v < net->nvars && !st; v++) {
+    pd_var_info *vi = &net->vars[v];
+    if (vi->kind == PD_VAR_DATA && vi->meta.ndim < 0)
+      st = fail_at(net, b->err, vi->line, vi->col, "data variable \"%s\" needs a shape (e.g. shape: [-1, 784])",
+                   vi->name);
+    if (vi->kind == PD_VAR_TEMP) vi->meta.ndim = -1, vi->meta.dtype = net->float_dtype;
+  }
+  free(param_slot), free(read), free(reader);
+  return st;
+}
+
+pd_status pd_net_infer_shapes(pd_net *net, pd_error *err) {
+  pd_tensor **metas = malloc(sizeof *metas * (size_t)(net->nvars + 1));
+  if (!metas) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int v = 0; v < net->nvars; v++) metas[v] = &net->vars[v].meta;
+  pd_status st = PD_OK;
+  char l1[160], d1[128];
+  for (int o = 0; o < net->nops && !st; o++) {
+    pd_op *op = &net->ops[o];
+    for (int s = 0; s < op->def->n_inputs && !st; s++)
+      for (int i = 0; i < op->in[s].n && !st; i++) {
+        const pd_var_info *vi = &net->vars[op->in[s].vars[i]];
+        if (vi->meta.ndim < 0 && !(op->def->inputs[s].flags & PD_SLOT_PARAM) && vi->kind != PD_VAR_PARAM &&
+            vi->kind != PD_VAR_STATE)
+          st = fail_at(net, err, op->line, op->col, "%s reads \"%s\" before any op writes it",
+                       pd_net_op_label(net, o, l1, sizeof l1), vi->name);
+      }
+    if (st) break;
+    pd_ctx c = {.op = op, .vars = metas, .exec = NULL, .err = err};
+    st = pd_op_infer_shape(&c);
+  }
+  for (int v = 0; v < net->nvars && !st; v++) {
+    pd_var_info *vi = &net->vars[v];
+    if ((vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE) && vi->meta.ndim < 0)
+      st = fail_at(net, err, vi->line, vi->col,
+                   "cannot infer the shape of %s \"%s\"; declare it: var { name: \"%s\" shape: [...] }",
+                   pd_var_kind_name(vi->kind), vi->name, vi->name);
+    if ((vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE) && pd_tensor_numel(&vi->meta) < 0)
+      st = fail_at(net, err, vi->line, vi->col, "%s \"%s\" has shape %s; a %s cannot have a batch dimension",
+                   pd_var_kind_name(vi->kind), vi->name, pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1),
+                   pd_var_kind_name(vi->kind));
+  }
+  free(metas);
+  return st;
+}
+
+pd_status pd_net_select_kernels(pd_net *net, pd_place_kind place, pd_error *err) {
+  pd_tensor **metas = malloc(sizeof *metas * (size_t)(net->nvars + 1));
+  if (!metas) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int v = 0; v < net->nvars; v++) metas[v] = &net->vars[v].meta;
+  pd_status st = PD_OK;
+  for (int o = 0; o < net->nops && !st; o++) {
+    pd_op *op = &net->ops[o];
+    pd_ctx c = {.op = op, .vars = metas, .err = err};
+    pd_dtype dt = pd_op_key_dtype(&c);
+    op->kernel = pd_op_kernel(op->def, place, dt);
+    if (!op->kernel) {
+      char have[256] = "", l1[160];
+      size_t used = 0;
+      for (int k = 0; k < op->def->n_kernels && used < sizeof have; k++)
+        used += (size_t)snprintf(have + used, sizeof have - used, "%s{%s, %s}", k ? ", " : "",
+                                 op->def->kernels[k].key.place == PD_CPU ? "CPU" : "GPU",
+                                 pd_dtype_name(op->def->kernels[k].key.dtype));
+      st = fail_at(net, err, op->line, op->col, "%s has no kernel for {%s, %s}; it has %s",
+                   pd_net_op_label(net, o, l1, sizeof l1), place == PD_CPU ? "CPU" : "GPU", pd_dtype_name(dt),
+                   op->def->n_kernels ? have : "none");
+    }
+  }
+  free(metas);
+  return st;
+}
+
+pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, size_t src_len, pd_srcmap *map,
+                           const pd_net_opts *opts, pd_net **out, pd_error *err) {
+  *out = NULL;
+  pd_net *net = calloc(1, sizeof *net);
+  if (!net || !(net->file = strdup(name))) {
+    free(net);
+    free(src);
+    if (map) pd_srcmap_free(map);
+    protobuf_c_message_free_unpacked(&desc->base, NULL);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  net->desc = desc;
+  net->src = src;
+  net->src_len = src_len;
+  if (map) {
+    net->map = *map;
+    memset(map, 0, sizeof *map);
+  }
+  net->float_dtype = opts ? opts->float_dtype : PD_F32;
+  net->loss = -1;
+  builder b = {net, err};
+  pd_status st = build_vars(&b);
+  if (!st) st = build_ops(&b);
+  if (!st) st = resolve_kinds(&b);
+  if (!st) st = pd_net_infer_shapes(net, err);
+  if (st) {
+    pd_net_free(net);
+    return st;
+  }
+  *out = net;
+  return PD_OK;
+}
+
+pd_status pd_net_from_text(const char *name, const char *text, size_t len, const pd_net_opts *opts, pd_net **out,
+                           pd_error *err) {
+  *out = NULL;
+  char *src = malloc(len + 1);
+  if (!src) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  memcpy(src, text, len);
+  src[len] = '\0';
+  ProtobufCMessage *m = NULL;
+  pd_srcmap map = {0};
+  pd_status st = pd_text_parse(&paddle__net_desc__descriptor, src, len, name, &m, &map, err);
+  if (st) {
+    free(src);
+    pd_srcmap_free(&map);
+    return st;
+  }
+  return pd_net_from_desc(name, (Paddle__NetDesc *)m, src, len, &map, opts, out, err);
+}
+
+pd_status pd_net_load(const char *path, const pd_net_opts *opts, pd_net **out, pd_error *err) {
+  *out = NULL;
+  char *buf;
+  size_t len;
+  pd_status st = pd_read_file(path, &buf, &len, err);
+  if (st) return st;
+  st = pd_net_from_text(path, buf, len, opts, out, err);
+  free(buf);
+  return st;
+}
+
+void pd_net_free(pd_net *net) {
+  if (!net) return;
+  for (int o = 0; o < net->nops; o++) {
+    for (int s = 0; s < PD_MAX_SLOTS; s++) {
+      free(net->ops[o].in[s].vars);
+      free(net->ops[o].out[s].vars);
+    }
+    for (int i = 0; i < 2; i++) pd_tensor_release(&net->ops[o].work[i]);
+  }
+  for (int v = 0; v < net->nvars; v++) free(net->vars[v].name);
+  free(net->ops);
+  free(net->vars);
+  free(net->names);
+  free(net->slots);
+  if (net->desc) protobuf_c_message_free_unpacked(&net->desc->base, NULL);
+  pd_srcmap_free(&net->map);
+  free(net->src);
+  free(net->file);
+  free(net);
+}
+
+/* ---- pruning ---- */
+
+void pd_net_prune(const pd_net *net, const int *targets, int ntargets, bool *needed) {
+  bool *want = calloc((size_t)net->nvars + 1, 1);
+  for (int o = 0; o < net->nops; o++) needed[o] = false;
+  if (!want) {
+    for (int o = 0; o < net->nops; o++) needed[o] = true;
+    return;
+  }
+  for (int i = 0; i < ntargets; i++) want[targets[i]] = true;
+  for (int o = net->nops - 1; o >= 0; o--) {
+    const pd_op *op = &net->ops[o];
+    for (int s = 0; s < op->def->n_outputs && !needed[o]; s++)
+      for (int i = 0; i < op->out[s].n; i++)
+        if (want[op->out[s].vars[i]]) needed[o] = true;
+    if (!needed[o]) continue;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) want[op->in[s].vars[i]] = true;
+  }
+  free(want);
+}
+
+/* ---- running ---- */
+
+pd_status pd_runner_init(pd_runner *r, pd_net *net, pd_scope *scope, const bool *active, pd_error *err) {
+  memset(r, 0, sizeof *r);
+  r->net = net;
+  r->scope = scope;
+  r->exec.threads = pd_get_threads();
+  r->t = calloc((size_t)net->nvars + 1, sizeof *r->t);
+  r->active = calloc((size_t)net->nops + 1, sizeof *r->active);
+  r->shape_key = calloc((size_t)(net->nvars + 1) * (PD_MAX_DIMS + 1), sizeof *r->shape_key);
+  if (!r->t || !r->active || !r->shape_key) {
+    pd_runner_free(r);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  for (int o = 0; o < net->nops; o++) r->active[o] = active ? active[o] : true;
+  for (int v = 0; v < net->nvars; v++) {
+    pd_var_info *vi = &net->vars[v];
+    pd_var *var = pd_scope_var(scope, vi->name);
+    if (!var) {
+      pd_runner_free(r);
+      return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    }
+    r->t[v] = &var->tensor;
+    if (vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE) {
+      pd_tensor *t = r->t[v];
+      if (t->storage && pd_dims_equal(t->ndim, t->dims, vi->meta.ndim, vi->meta.dims) && t->dtype == vi->meta.dtype)
+        continue; /* already loaded */
+      t->dtype = vi->meta.dtype;
+      pd_status st = pd_tensor_set_dims(t, vi->meta.ndim, vi->meta.dims, err);
+      if (!st) st = pd_tensor_alloc(t, err);
+      if (st) {
+        pd_runner_free(r);
+        return st;
+      }
+    } else if (vi->kind == PD_VAR_DATA) {
+      r->t[v]->dtype = vi->meta.dtype;
+    }
+  }
+  return PD_OK;
+}
+
+void pd_runner_free(pd_runner *r) {
+  free(r->t);
+  free(r->active);
+  free(r->shape_key);
+  memset(r, 0, sizeof *r);
+}
+
+pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
+  pd_net *net = r->net;
+  /* key: dims of every data tensor; re-infer only when they change */
+  bool same = r->shapes_ok;
+  int64_t *k = r->shape_key;
+  for (int v = 0; v < net->nvars; v++) {
+    if (net->vars[v].kind != PD_VAR_DATA) continue;
+    const pd_tensor *t = r->t[v];
+    if (k[0] != t->ndim || memcmp(k + 1, t->dims, sizeof(int64_t) * (size_t)(t->ndim > 0 ? t->ndim : 0)) != 0)
+      same = false;
+    k[0] = t->ndim;
+    memcpy(k + 1, t->dims, sizeof(int64_t) * PD_MAX_DIMS);
+    k += PD_MAX_DIMS + 1;
+  }
+  if (same) return PD_OK;
+  r->shapes_ok = false;
+  for (int o = 0; o < net->nops; o++) {
+    if (!r->active[o]) continue;
+    pd_op *op = &net->ops[o];
+    pd_ctx c = {.op = op, .vars = r->t, .exec = &r->exec, .err = err};
+    pd_status st = pd_op_infer_shape(&c);
+    for (int s = 0; s < op->def->n_outputs && !st; s++)
+      for (int i = 0; i < op->out[s].n && !st; i++) st = pd_ctx_alloc(&c, pd_out_at(&c, s, i));
+    if (st) return st;
+  }
+  r->shapes_ok = true;
+  return PD_OK;
+}
+
+pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
+  pd_net *net = r->net;
+  if (begin < 0) begin = 0;
+  if (end < 0 || end > net->nops) end = net->nops;
+  pd_status st = pd_runner_prepare(r, err);
+  if (st) return st;
+  pd_ctx c = {.vars = r->t, .exec = &r->exec, .err = err};
+  for (int o = begin; o < end; o++) {
+    if (!r->active[o]) continue;
+    c.op = &net->ops[o];
+    if ((st = c.op->kernel->fn(&c))) return st;
+  }
+  return PD_OK;
+}

@@ -1,0 +1,111 @@
+/* net.h — the plain network of seed 004: built from a NetDesc, it holds the
+ * variables as the file describes them (kind, dtype, shape with -1 for the
+ * batch) and the ops in order. Building checks every op against its OpProto
+ * and infers every shape before anything is allocated. Running happens in a
+ * pd_runner, which binds the net to a Scope. */
+#ifndef PD_NET_H
+#define PD_NET_H
+
+#include <stdbool.h>
+
+#include "exec.h"
+#include "op.h"
+#include "paddle.pb-c.h"
+#include "scope.h"
+#include "textformat.h"
+
+typedef enum pd_var_kind {
+  PD_VAR_TEMP = 0, /* computed by an op each run */
+  PD_VAR_DATA,     /* fed each batch */
+  PD_VAR_PARAM,    /* persistable, trained */
+  PD_VAR_STATE,    /* persistable, not trained (optimizer state, running stats) */
+} pd_var_kind;
+
+const char *pd_var_kind_name(pd_var_kind k);
+
+typedef struct pd_var_info {
+  char *name;
+  pd_var_kind kind;
+  pd_tensor meta; /* dtype and dims (-1 = batch); never allocated */
+  bool declared;
+  bool no_grad;
+  const Paddle__Initializer *init; /* from the declaration, may be NULL */
+  int line, col;                   /* declaration or first use */
+  int producer;                    /* first op that writes it, -1 if none */
+} pd_var_info;
+
+typedef struct pd_net {
+  char *file;            /* for messages */
+  char *src;             /* the NetDesc text (for carets), may be NULL */
+  size_t src_len;
+  Paddle__NetDesc *desc; /* owned */
+  pd_srcmap map;
+  pd_dtype float_dtype;  /* what FLOAT32 in the file means: float32, or float64 for gradcheck */
+  pd_var_info *vars;
+  const char **names;    /* names[i] == vars[i].name, for pd_op.names */
+  int nvars, cap_vars;
+  size_t *slots, nslots; /* hash of var indices + 1 */
+  pd_op *ops;
+  int nops, cap_ops;
+  int n_forward;         /* ops [0, n_forward) are the forward net */
+  int n_backward;        /* ops [n_forward, n_forward + n_backward) are gradients */
+  int loss;              /* index of the loss variable once backward ops exist, else -1 */
+} pd_net;
+
+typedef struct pd_net_opts {
+  pd_dtype float_dtype; /* PD_F32 (default) or PD_F64 */
+} pd_net_opts;
+
+/* Reads and builds a network from a text-format NetDesc file. */
+pd_status pd_net_load(const char *path, const pd_net_opts *opts, pd_net **out, pd_error *err);
+/* The same from text in memory (`name` is used in messages). */
+pd_status pd_net_from_text(const char *name, const char *text, size_t len, const pd_net_opts *opts,
+                           pd_net **out, pd_error *err);
+/* Builds from a parsed desc, taking ownership of desc (and src, map). */
+pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, size_t src_len, pd_srcmap *map,
+                           const pd_net_opts *opts, pd_net **out, pd_error *err);
+void pd_net_free(pd_net *net);
+
+/* Index of a variable, -1 if none. */
+int pd_net_var(const pd_net *net, const char *name);
+/* Adds a variable (or returns the existing one's index); -1 when out of memory. */
+int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dtype);
+
+/* AddOp: appends an op. `ins`/`outs` are variable names per slot, flattened,
+ * with in_n/out_n counts per slot ("" = left out). `attrs` are values in def
+ * order (NULL: defaults). Variables not yet known are created as temps. */
+pd_status pd_net_add_op(pd_net *net, const pd_op_def *def, const char *const *ins, const int *in_n,
+                        const char *const *outs, const int *out_n, const pd_attr *attrs, int fwd, pd_error *err);
+
+/* InferShape over all ops with the variables' load-time shapes (-1 batch). */
+pd_status pd_net_infer_shapes(pd_net *net, pd_error *err);
+/* Picks each op's kernel for the place; a missing one is an error naming the
+ * op, the key asked for and the keys it has. */
+pd_status pd_net_select_kernels(pd_net *net, pd_place_kind place, pd_error *err);
+/* Marks in needed[nops] the ops that the target variables depend on. */
+void pd_net_prune(const pd_net *net, const int *targets, int ntargets, bool *needed);
+/* Ops that write var i, for messages: "op #3 "fc"". */
+const char *pd_net_op_label(const pd_net *net, int op, char *buf, size_t size);
+
+/* ---- running ---- */
+typedef struct pd_runner {
+  pd_net *net;
+  pd_scope *scope;
+  pd_exec exec;
+  pd_tensor **t;   /* per variable: the tensor in the scope */
+  bool *active;    /* per op: part of this run (pruning) */
+  int64_t *shape_key; /* data dims the shapes were last inferred for */
+  bool shapes_ok;
+} pd_runner;
+
+/* Binds the net to a scope: every variable gets a tensor there (persistable
+ * ones keep what the scope already holds). active may be NULL (all ops). */
+pd_status pd_runner_init(pd_runner *r, pd_net *net, pd_scope *scope, const bool *active, pd_error *err);
+void pd_runner_free(pd_runner *r);
+/* After data tensors were set: infers shapes for the batch (only when the
+ * data dims changed) and allocates outputs (grow-only). */
+pd_status pd_runner_prepare(pd_runner *r, pd_error *err);
+/* Run(scope, begin, end) of seed 004: runs the active ops in [begin, end). */
+pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err);
+
+#endif

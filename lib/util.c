@@ -1,0 +1,43 @@
+/* util.c — reading a whole file (or stdin) for the text-format commands. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+pd_status pd_read_file(const char *path, char **out, size_t *len, pd_error *err) {
+  *out = NULL;
+  *len = 0;
+  bool is_stdin = strcmp(path, "-") == 0;
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
+  if (!f) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 1 >= cap) {
+      size_t ncap = cap ? cap * 2 : 65536;
+      char *nb = realloc(buf, ncap);
+      if (!nb) {
+        free(buf);
+        if (!is_stdin) fclose(f);
+        return pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory", path);
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) break;
+  }
+  bool bad = ferror(f);
+  if (!is_stdin) fclose(f);
+  if (bad) {
+    free(buf);
+    return pd_errorf(err, PD_ERR_INPUT, "%s: read error", path);
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return PD_OK;
+}
