@@ -1,5 +1,172 @@
-/* infer.c — stub until written */
+/* infer.c — `paddle-run infer`: run a trained network on data. Only the ops
+ * the fetched variables depend on run (no label needed); results go to .npy
+ * files (written only once every batch succeeded) or to stdout as text. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "feed.h"
+#include "net.h"
+#include "npy.h"
+#include "params.h"
+
 static int run(int argc, char **argv);
-const pd_command pd_cmd_infer = {"infer", "run a trained network on data", "usage: paddle-run infer NET.pbtxt --params DIR --data VAR=FILE... --fetch VAR[=OUT.npy]...\n", run};
-static int run(int argc, char **argv) { return pd_cli_unfinished(&pd_cmd_infer, argc, argv); }
+
+const pd_command pd_cmd_infer = {
+    "infer", "run a trained network on data",
+    "usage: paddle-run infer NET.pbtxt --params DIR --data VAR=FILE... --fetch VAR[=OUT.npy]...\n"
+    "                        [--batch-size N] [--threads N]\n"
+    "\n"
+    "Runs the ops that the fetched variables need (a label is not needed to\n"
+    "predict) over every row of the data files, in batches.\n"
+    "\n"
+    "  --params DIR       parameters: a directory of NAME.npy files or a checkpoint\n"
+    "  --data VAR=FILE    a data variable and its .npy or IDX (.gz) file\n"
+    "  --fetch VAR[=OUT]  a variable to output: to OUT.npy, or as text to stdout\n"
+    "  --batch-size N     rows per batch (default 256)\n"
+    "  --threads N        threads for matrix products (default: all cores)\n",
+    run};
+
+typedef struct fetch {
+  int var;
+  const char *out; /* NULL: stdout */
+  pd_tensor acc;   /* all rows */
+  int64_t row_elems;
+} fetch;
+
+static void print_text(const char *name, const pd_tensor *t) {
+  char d[128];
+  printf("%s %s %s\n", name, pd_dtype_name(t->dtype), pd_dims_str(t->ndim, t->dims, d, sizeof d));
+  int64_t n = pd_tensor_numel(t), cols = t->ndim >= 2 ? n / (t->dims[0] ? t->dims[0] : 1) : n;
+  for (int64_t i = 0; i < n; i++) {
+    double v = pd_tensor_get(t, i);
+    if (pd_dtype_is_float(t->dtype)) printf("%s%.9g", i % cols ? " " : "", v);
+    else printf("%s%lld", i % cols ? " " : "", (long long)v);
+    if ((i + 1) % cols == 0) putchar('\n');
+  }
+}
+
+static int run(int argc, char **argv) {
+  enum { PARAMS, DATA, FETCH, BATCH, THREADS, NOPT };
+  pd_opt opts[NOPT] = {{.name = "--params", .has_value = true},
+                       {.name = "--data", .has_value = true, .repeat = true},
+                       {.name = "--fetch", .has_value = true, .repeat = true},
+                       {.name = "--batch-size", .has_value = true},
+                       {.name = "--threads", .has_value = true}};
+  char *pos[1];
+  int code = 0;
+  int npos = pd_cli_parse(&pd_cmd_infer, argc, argv, opts, NOPT, pos, 1, &code);
+  if (npos < 0) goto out;
+  code = 2;
+  if (npos != 1) {
+    pd_cli_usage_error("infer", "expected NET.pbtxt; see `paddle-run infer --help`");
+    goto out;
+  }
+  if (!opts[FETCH].n_values) {
+    pd_cli_usage_error("infer", "nothing to compute: give --fetch VAR[=OUT.npy]");
+    goto out;
+  }
+  long long batch = 256, threads = 0;
+  if ((opts[BATCH].value && !pd_cli_int("infer", "--batch-size", opts[BATCH].value, 1, &batch)) ||
+      (opts[THREADS].value && !pd_cli_int("infer", "--threads", opts[THREADS].value, 1, &threads)))
+    goto out;
+  pd_set_threads((int)threads);
+
+  pd_error err = {0};
+  pd_net *net = NULL;
+  pd_scope *scope = NULL;
+  pd_feed feed = {0};
+  pd_runner r = {0};
+  int nf = opts[FETCH].n_values;
+  fetch *f = calloc((size_t)nf, sizeof *f);
+  bool *active = NULL;
+  int *targets = calloc((size_t)nf, sizeof *targets);
+  int64_t *rows = NULL;
+  pd_status st = !f || !targets ? pd_errorf(&err, PD_ERR_RUNTIME, "out of memory") : PD_OK;
+  if (!st) st = pd_net_load(pos[0], NULL, &net, &err);
+  for (int i = 0; i < nf && !st; i++) {
+    pd_tensor_init(&f[i].acc, PD_F32);
+    char name[256];
+    const char *spec = opts[FETCH].values[i], *eq = strchr(spec, '=');
+    size_t len = eq ? (size_t)(eq - spec) : strlen(spec);
+    if (len == 0 || len >= sizeof name || (eq && !eq[1])) {
+      st = pd_errorf(&err, PD_ERR_INPUT, "--fetch \"%s\": expected VAR or VAR=OUT.npy", spec);
+      break;
+    }
+    memcpy(name, spec, len);
+    name[len] = '\0';
+    f[i].out = eq ? eq + 1 : NULL;
+    f[i].var = targets[i] = pd_net_var(net, name);
+    if (f[i].var < 0) st = pd_errorf(&err, PD_ERR_INPUT, "--fetch: the net has no variable \"%s\"", name);
+  }
+  if (!st && !(active = calloc((size_t)net->nops + 1, 1))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  if (!st) {
+    pd_net_prune(net, targets, nf, active);
+    st = pd_net_select_kernels(net, PD_CPU, &err);
+  }
+  for (int i = 0; i < opts[DATA].n_values && !st; i++) st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
+  if (!st) st = pd_feed_check(&feed, net, active, "give --data VAR=FILE", &err);
+  if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && !opts[PARAMS].value) {
+    bool any = false;
+    for (int v = 0; v < net->nvars; v++) any |= net->vars[v].kind == PD_VAR_PARAM;
+    if (any) st = pd_errorf(&err, PD_ERR_INPUT, "the net has parameters: give --params DIR");
+  }
+  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, &err);
+  if (!st) st = pd_runner_init(&r, net, scope, active, &err);
+  int64_t total = feed.n ? feed.rows : 1;
+  if (!feed.n) batch = 1;
+  if (!st) {
+    r.exec.training = false;
+    if (!(rows = malloc(sizeof *rows * (size_t)batch))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  }
+  for (int i = 0; i < nf && !st; i++) {
+    const pd_var_info *vi = &net->vars[f[i].var];
+    bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
+    if (!batched && total > batch)
+      st = pd_errorf(&err, PD_ERR_INPUT,
+                     "--fetch %s: \"%s\" has no batch dimension (shape %s), so it differs per batch; fetch it with "
+                     "--batch-size >= %lld (all rows in one batch)",
+                     vi->name, vi->name, "[...]", (long long)total);
+  }
+  for (int64_t start = 0; start < total && !st; start += batch) {
+    int64_t n = total - start < batch ? total - start : batch;
+    for (int64_t i = 0; i < n; i++) rows[i] = start + i;
+    if (feed.n) st = pd_feed_batch(&feed, &r, rows, n, &err);
+    if (!st) st = pd_runner_run(&r, 0, net->nops, &err);
+    for (int i = 0; i < nf && !st; i++) {
+      const pd_tensor *t = r.t[f[i].var];
+      const pd_var_info *vi = &net->vars[f[i].var];
+      bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
+      if (start == 0) {
+        int64_t dims[PD_MAX_DIMS];
+        memcpy(dims, t->dims, sizeof dims);
+        if (batched) dims[0] = total;
+        f[i].acc.dtype = t->dtype;
+        st = pd_tensor_set_dims(&f[i].acc, t->ndim, dims, &err);
+        if (!st) st = pd_tensor_alloc(&f[i].acc, &err);
+        f[i].row_elems = batched && t->dims[0] ? pd_tensor_numel(t) / t->dims[0] : pd_tensor_numel(t);
+      }
+      if (st) break;
+      size_t es = pd_dtype_size(t->dtype);
+      size_t off = batched ? (size_t)(start * f[i].row_elems) * es : 0;
+      memcpy((char *)pd_tensor_data(&f[i].acc) + off, pd_tensor_data(t), pd_tensor_bytes(t));
+    }
+  }
+  for (int i = 0; i < nf && !st; i++)
+    if (f[i].out) st = pd_npy_write(f[i].out, &f[i].acc, &err);
+  for (int i = 0; i < nf && !st; i++)
+    if (!f[i].out) print_text(net->vars[f[i].var].name, &f[i].acc);
+  code = st ? pd_cli_fail(&err) : 0;
+  if (!st && fflush(stdout)) code = 1;
+  for (int i = 0; f && i < nf; i++) pd_tensor_release(&f[i].acc);
+  free(f), free(targets), free(active), free(rows);
+  pd_runner_free(&r);
+  pd_feed_close(&feed);
+  pd_scope_free(scope);
+  pd_net_free(net);
+out:
+  pd_cli_free(opts, NOPT);
+  return code;
+}

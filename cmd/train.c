@@ -1,9 +1,497 @@
-/* train.c — `paddle-run train`: train a network and save its parameters. Not written yet: --help
- * describes it, running it says so and exits 2. */
+/* train.c — `paddle-run train`: load the net, add backward and optimizer
+ * ops, initialise (or load) parameters, then run mini-batches for the given
+ * epochs or iterations with per-epoch shuffling from the seed; evaluate,
+ * log, checkpoint, and stop cleanly on SIGINT/SIGTERM or a non-finite loss. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backward.h"
+#include "checkpoint.h"
 #include "cli.h"
+#include "feed.h"
+#include "initializer.h"
+#include "net.h"
+#include "params.h"
+#include "util.h"
 
 static int run(int argc, char **argv);
 
-const pd_command pd_cmd_train = {"train", "train a network and save its parameters", "usage: paddle-run train NET.pbtxt [--data VAR=FILE]... [--eval-data VAR=FILE]...\n       [--batch-size N] [--epochs N | --iterations N] [--optimizer NAME] [--lr F]\n       [--seed N] [--device cpu|gpu[:N]] [--threads N] [--save DIR] [--save-every N]\n       [--resume DIR] [--params DIR] [--log FILE.jsonl] [--set FIELD=VALUE]...\n", run};
+const pd_command pd_cmd_train = {
+    "train", "train a network and save its parameters",
+    "usage: paddle-run train NET.pbtxt [options]\n"
+    "\n"
+    "Trains NET.pbtxt with the data and defaults in its `train` section; flags\n"
+    "override them.\n"
+    "\n"
+    "  --data VAR=FILE       training data for a data variable (.npy, IDX, .gz)\n"
+    "  --eval-data VAR=FILE  evaluation data, evaluated after each epoch\n"
+    "  --batch-size N        examples per step\n"
+    "  --epochs N            passes over the data\n"
+    "  --iterations N        steps in total (instead of epochs)\n"
+    "  --optimizer NAME      sgd, momentum or adam\n"
+    "  --lr F                learning rate\n"
+    "  --seed N              seed for initialisation, shuffling and random ops\n"
+    "  --shuffle, --no-shuffle  shuffle each epoch (default: the file's, shuffle)\n"
+    "  --threads N           threads for matrix products (default: all cores)\n"
+    "  --save DIR            save checkpoints to DIR (DIR/latest is the newest)\n"
+    "  --save-every N        also save every N steps\n"
+    "  --keep N              checkpoints kept in DIR (default 3)\n"
+    "  --resume DIR          continue exactly where the checkpoint in DIR stopped\n"
+    "  --params DIR          start from these parameters (fine-tuning)\n"
+    "  --log FILE.jsonl      one JSON object per logged step and per epoch\n"
+    "  --log-every N         steps between log lines (default: the file's, 100)\n"
+    "  --device cpu          where to run (this build: cpu)\n"
+    "\n"
+    "Exit codes: 0 done; 1 a failure while running (I/O, non-finite loss);\n"
+    "2 bad usage or input; 130/143 interrupted by SIGINT/SIGTERM.\n",
+    run};
 
-static int run(int argc, char **argv) { return pd_cli_unfinished(&pd_cmd_train, argc, argv); }
+static volatile sig_atomic_t g_signal = 0;
+static void on_signal(int sig) { g_signal = sig; }
+
+enum { O_DATA, O_EVAL, O_BATCH, O_EPOCHS, O_ITERS, O_OPT, O_LR, O_SEED, O_SHUF, O_NOSHUF, O_THREADS, O_SAVE,
+       O_SAVE_EVERY, O_KEEP, O_RESUME, O_PARAMS, O_LOG, O_LOG_EVERY, O_DEVICE, O_SET, NOPT };
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct trainer {
+  pd_net *net;
+  Paddle__TrainDesc *td;
+  Paddle__OptimizerDesc *opt;
+  pd_scope *scope;
+  pd_runner r;        /* whole training step */
+  pd_runner er;       /* evaluation: forward only */
+  bool have_eval;
+  pd_feed feed, efeed;
+  int64_t batch, epochs, iterations, log_every, save_every, keep;
+  uint64_t seed;
+  bool shuffle;
+  const char *save_dir;
+  FILE *log;
+  bool tty;
+  int *metrics;       /* variables reported: loss first, then train.metrics */
+  int nmetrics;
+  int64_t *perm, *rows;
+  double t0;
+} trainer;
+
+static pd_status fill_persistables(trainer *t, const char *params_dir, const char *resume, pd_checkpoint **ck_out,
+                                   pd_error *err) {
+  pd_net *net = t->net;
+  pd_status st = PD_OK;
+  if (resume) {
+    st = pd_checkpoint_open(resume, ck_out, err);
+    if (!st) st = pd_params_load(net, t->scope, resume, NULL, true, NULL, err);
+    if (st) return st;
+  } else if (params_dir) {
+    pd_buf report = {0};
+    st = pd_params_load(net, t->scope, params_dir, NULL, false, &report, err);
+    if (!st && report.len) fprintf(stderr, "paddle-run: --params %s:\n%.*s", params_dir, (int)report.len, report.data);
+    pd_buf_free(&report);
+    if (st) return st;
+  }
+  /* initialise what was not loaded */
+  for (int v = 0; v < net->nvars && !st; v++) {
+    pd_var_info *vi = &net->vars[v];
+    if (vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE) continue;
+    pd_var *var = pd_scope_find(t->scope, vi->name);
+    if (var && var->tensor.storage) continue;
+    var = pd_scope_var(t->scope, vi->name);
+    if (!var) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    var->tensor.dtype = vi->meta.dtype;
+    st = pd_tensor_set_dims(&var->tensor, vi->meta.ndim, vi->meta.dims, err);
+    if (!st) st = pd_tensor_alloc(&var->tensor, err);
+    if (!st && vi->kind == PD_VAR_PARAM) st = pd_init_param(vi, t->td->default_init, t->seed, &var->tensor, err);
+  }
+  return st;
+}
+
+static void permutation(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch, bool shuffle) {
+  for (int64_t i = 0; i < n; i++) perm[i] = i;
+  if (!shuffle) return;
+  uint64_t s = seed ^ (0x2545f4914f6cdd1dull * (uint64_t)(epoch + 1));
+  for (int64_t i = n - 1; i > 0; i--) {
+    int64_t j = (int64_t)(pd_rng_next(&s) % (uint64_t)(i + 1));
+    int64_t tmp = perm[i];
+    perm[i] = perm[j];
+    perm[j] = tmp;
+  }
+}
+
+static double scalar(const pd_tensor *t) { return pd_tensor_numel(t) >= 1 ? pd_tensor_get(t, 0) : NAN; }
+
+/* The first forward op whose output holds a NaN or Inf, for the message. */
+static void find_nonfinite(trainer *t, char *buf, size_t size) {
+  pd_net *net = t->net;
+  snprintf(buf, size, "no op output was non-finite");
+  for (int o = 0; o < net->nops; o++) {
+    const pd_op *op = &net->ops[o];
+    for (int s = 0; s < op->def->n_outputs; s++)
+      for (int i = 0; i < op->out[s].n; i++) {
+        const pd_tensor *x = t->r.t[op->out[s].vars[i]];
+        if (!pd_dtype_is_float(x->dtype) || !x->storage) continue;
+        int64_t n = pd_tensor_numel(x);
+        for (int64_t k = 0; k < n; k++) {
+          double v = pd_tensor_get(x, k);
+          if (!isfinite(v)) {
+            char l[160];
+            snprintf(buf, size, "%s wrote %g into \"%s\" at element %lld", pd_net_op_label(net, o, l, sizeof l), v,
+                     net->vars[op->out[s].vars[i]].name, (long long)k);
+            return;
+          }
+        }
+      }
+  }
+}
+
+static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_epoch, double lr, pd_error *err) {
+  pd_net *net = t->net;
+  pd_ckpt_var *vars = malloc(sizeof *vars * (size_t)(net->nvars + 1));
+  if (!vars) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  int n = 0;
+  for (int v = 0; v < net->nvars; v++)
+    if (net->vars[v].kind == PD_VAR_PARAM || net->vars[v].kind == PD_VAR_STATE)
+      vars[n++] = (pd_ckpt_var){net->vars[v].name, t->r.t[v]};
+  pd_ckpt_state state = {.net = net->desc->name ? net->desc->name : "",
+                         .step = step,
+                         .epoch = epoch,
+                         .batch_in_epoch = batch_in_epoch,
+                         .optimizer = t->opt->type,
+                         .seed = t->seed,
+                         .lr = lr};
+  char path[4096];
+  pd_status st = pd_checkpoint_save(t->save_dir, vars, n, &state, (int)t->keep, path, sizeof path, err);
+  free(vars);
+  if (!st) fprintf(stderr, "%ssaved %s\n", t->tty ? "\n" : "", path);
+  return st;
+}
+
+static pd_status evaluate(trainer *t, double *values, pd_error *err) {
+  int64_t rows = t->efeed.rows, done = 0;
+  for (int m = 0; m < t->nmetrics; m++) values[m] = 0;
+  while (done < rows) {
+    int64_t n = rows - done < t->batch ? rows - done : t->batch;
+    for (int64_t i = 0; i < n; i++) t->rows[i] = done + i;
+    pd_status st = pd_feed_batch(&t->efeed, &t->er, t->rows, n, err);
+    if (!st) st = pd_runner_run(&t->er, 0, t->net->n_forward, err);
+    if (st) return st;
+    for (int m = 0; m < t->nmetrics; m++) values[m] += scalar(t->er.t[t->metrics[m]]) * (double)n;
+    done += n;
+  }
+  for (int m = 0; m < t->nmetrics; m++) values[m] /= (double)rows;
+  return PD_OK;
+}
+
+static void print_metrics(trainer *t, FILE *out, const double *values, const char *prefix) {
+  for (int m = 0; m < t->nmetrics; m++) fprintf(out, " %s%s %.4f", prefix, t->net->vars[t->metrics[m]].name, values[m]);
+}
+
+static void log_metrics(trainer *t, const double *values, const char *prefix) {
+  for (int m = 0; m < t->nmetrics; m++) {
+    double v = values[m];
+    if (isfinite(v)) fprintf(t->log, ",\"%s%s\":%.9g", prefix, t->net->vars[t->metrics[m]].name, v);
+    else fprintf(t->log, ",\"%s%s\":null", prefix, t->net->vars[t->metrics[m]].name);
+  }
+}
+
+static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
+  pd_net *net = t->net;
+  int64_t rows = t->feed.rows;
+  int64_t per_epoch = (rows + t->batch - 1) / t->batch;
+  int64_t total = t->iterations > 0 ? t->iterations : per_epoch * t->epochs;
+  int64_t step = 0, epoch = 0, bi = 0;
+  if (ck) {
+    const pd_ckpt_state *cs = pd_checkpoint_state(ck);
+    step = cs->step, epoch = cs->epoch, bi = cs->batch_in_epoch;
+  }
+  int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step");
+  double *sum = calloc((size_t)t->nmetrics + 1, sizeof *sum), *ev = calloc((size_t)t->nmetrics + 1, sizeof *ev);
+  if (!sum || !ev) {
+    free(sum), free(ev);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  pd_status st = PD_OK;
+  double lr = 0, tstep = now();
+  int64_t seen = 0, logged_examples = 0;
+  permutation(t->perm, rows, t->seed, epoch, t->shuffle);
+  while (step < total && !st) {
+    if (bi == per_epoch) {
+      /* end of an epoch: evaluate and report */
+      epoch++, bi = 0;
+      double el = now() - t->t0;
+      if (t->tty) fputc('\n', stderr);
+      fprintf(stderr, "epoch %lld done: step %lld, %.1f s", (long long)epoch, (long long)step, el);
+      if (t->have_eval) {
+        if ((st = evaluate(t, ev, err))) break;
+        print_metrics(t, stderr, ev, "eval_");
+      }
+      fputc('\n', stderr);
+      if (t->log) {
+        fprintf(t->log, "{\"type\":\"epoch\",\"epoch\":%lld,\"step\":%lld,\"elapsed\":%.3f", (long long)epoch,
+                (long long)step, el);
+        if (t->have_eval) log_metrics(t, ev, "eval_");
+        fputs("}\n", t->log);
+        fflush(t->log);
+      }
+      permutation(t->perm, rows, t->seed, epoch, t->shuffle);
+    }
+    int64_t start = bi * t->batch, n = rows - start < t->batch ? rows - start : t->batch;
+    lr = pd_schedule_lr(t->opt, step);
+    pd_tensor_set(t->r.t[lr_v], 0, lr);
+    pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
+    t->r.exec.step = step;
+    if ((st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
+    if ((st = pd_runner_run(&t->r, 0, net->nops, err))) break;
+    double loss = scalar(t->r.t[net->loss]);
+    if (!isfinite(loss)) {
+      char where[512];
+      find_nonfinite(t, where, sizeof where);
+      st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %g at step %lld (epoch %lld): %s", net->vars[net->loss].name,
+                     loss, (long long)step + 1, (long long)epoch + 1, where);
+      break;
+    }
+    for (int m = 0; m < t->nmetrics; m++) sum[m] += scalar(t->r.t[t->metrics[m]]) * (double)n;
+    seen += n;
+    step++, bi++;
+    bool last = step == total;
+    if (step % t->log_every == 0 || last || t->tty) {
+      double tn = now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
+      for (int m = 0; m < t->nmetrics; m++) ev[m] = sum[m] / (double)(seen ? seen : 1);
+      double eta = rate > 0 ? (double)(total - step) * (double)t->batch / rate : 0;
+      if (t->tty) {
+        fprintf(stderr, "\repoch %lld step %lld/%lld", (long long)epoch + 1, (long long)step, (long long)total);
+        print_metrics(t, stderr, ev, "");
+        fprintf(stderr, " %.0f ex/s ETA %.0fs   ", rate, eta);
+      }
+      if (step % t->log_every == 0 || last) {
+        if (!t->tty) {
+          fprintf(stderr, "epoch %lld step %lld/%lld", (long long)epoch + 1, (long long)step, (long long)total);
+          print_metrics(t, stderr, ev, "");
+          fprintf(stderr, " lr %.6g %.0f ex/s\n", lr, rate);
+        }
+        if (t->log) {
+          fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)epoch + 1,
+                  (long long)step, lr);
+          log_metrics(t, ev, "");
+          fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f}\n", rate, tn - t->t0);
+          fflush(t->log);
+        }
+        memset(sum, 0, sizeof *sum * (size_t)t->nmetrics);
+        logged_examples = seen = 0;
+        tstep = tn;
+      }
+    }
+    if (t->save_dir && t->save_every > 0 && step % t->save_every == 0 && !last)
+      st = save(t, step, epoch, bi, lr, err);
+    if (g_signal) break;
+  }
+  if (!st && !g_signal && bi == per_epoch) {
+    epoch++, bi = 0;
+    if (t->tty) fputc('\n', stderr);
+    fprintf(stderr, "epoch %lld done: step %lld, %.1f s", (long long)epoch, (long long)step, now() - t->t0);
+    if (t->have_eval && !(st = evaluate(t, ev, err))) print_metrics(t, stderr, ev, "eval_");
+    fputc('\n', stderr);
+    if (!st && t->log) {
+      fprintf(t->log, "{\"type\":\"epoch\",\"epoch\":%lld,\"step\":%lld,\"elapsed\":%.3f", (long long)epoch,
+              (long long)step, now() - t->t0);
+      if (t->have_eval) log_metrics(t, ev, "eval_");
+      fputs("}\n", t->log);
+    }
+  }
+  if (!st && t->save_dir) st = save(t, step, epoch, bi, lr, err);
+  if (!st && t->have_eval && t->tty) fputc('\n', stderr);
+  free(sum), free(ev);
+  return st;
+}
+
+static int run(int argc, char **argv) {
+  pd_opt opts[NOPT] = {
+      [O_DATA] = {.name = "--data", .has_value = true, .repeat = true},
+      [O_EVAL] = {.name = "--eval-data", .has_value = true, .repeat = true},
+      [O_BATCH] = {.name = "--batch-size", .has_value = true},
+      [O_EPOCHS] = {.name = "--epochs", .has_value = true},
+      [O_ITERS] = {.name = "--iterations", .has_value = true},
+      [O_OPT] = {.name = "--optimizer", .has_value = true},
+      [O_LR] = {.name = "--lr", .has_value = true},
+      [O_SEED] = {.name = "--seed", .has_value = true},
+      [O_SHUF] = {.name = "--shuffle"},
+      [O_NOSHUF] = {.name = "--no-shuffle"},
+      [O_THREADS] = {.name = "--threads", .has_value = true},
+      [O_SAVE] = {.name = "--save", .has_value = true},
+      [O_SAVE_EVERY] = {.name = "--save-every", .has_value = true},
+      [O_KEEP] = {.name = "--keep", .has_value = true},
+      [O_RESUME] = {.name = "--resume", .has_value = true},
+      [O_PARAMS] = {.name = "--params", .has_value = true},
+      [O_LOG] = {.name = "--log", .has_value = true},
+      [O_LOG_EVERY] = {.name = "--log-every", .has_value = true},
+      [O_DEVICE] = {.name = "--device", .has_value = true},
+      [O_SET] = {.name = "--set", .has_value = true, .repeat = true},
+  };
+  char *pos[1];
+  int code = 0;
+  int npos = pd_cli_parse(&pd_cmd_train, argc, argv, opts, NOPT, pos, 1, &code);
+  if (npos < 0) goto out;
+  code = 2;
+  if (npos != 1) {
+    pd_cli_usage_error("train", "expected NET.pbtxt; see `paddle-run train --help`");
+    goto out;
+  }
+  if (opts[O_DEVICE].value && strcmp(opts[O_DEVICE].value, "cpu") != 0) {
+    if (!strncmp(opts[O_DEVICE].value, "gpu", 3))
+      pd_cli_usage_error("train", "--device %s: this build of paddle-run has no GPU support", opts[O_DEVICE].value);
+    else
+      pd_cli_usage_error("train", "--device must be cpu or gpu[:N], got \"%s\"", opts[O_DEVICE].value);
+    goto out;
+  }
+  if (opts[O_SHUF].value && opts[O_NOSHUF].value) {
+    pd_cli_usage_error("train", "--shuffle and --no-shuffle exclude each other");
+    goto out;
+  }
+  if (opts[O_EPOCHS].value && opts[O_ITERS].value) {
+    pd_cli_usage_error("train", "give --epochs or --iterations, not both");
+    goto out;
+  }
+  if (opts[O_SET].n_values) {
+    pd_cli_usage_error("train", "--set is not supported in this version yet");
+    goto out;
+  }
+  long long batch = 0, epochs = 0, iters = 0, seed = 0, threads = 0, save_every = 0, keep = 3, log_every = 0;
+  double lr = 0;
+  if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, &batch)) ||
+      (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, &epochs)) ||
+      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 1, &iters)) ||
+      (opts[O_SEED].value && !pd_cli_int("train", "--seed", opts[O_SEED].value, 0, &seed)) ||
+      (opts[O_THREADS].value && !pd_cli_int("train", "--threads", opts[O_THREADS].value, 1, &threads)) ||
+      (opts[O_SAVE_EVERY].value && !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, &save_every)) ||
+      (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, &keep)) ||
+      (opts[O_LOG_EVERY].value && !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, &log_every)) ||
+      (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &lr)))
+    goto out;
+  if (opts[O_LR].value && !(lr > 0)) {
+    pd_cli_usage_error("train", "--lr must be > 0, got %s", opts[O_LR].value);
+    goto out;
+  }
+  if (opts[O_SAVE_EVERY].value && !opts[O_SAVE].value) {
+    pd_cli_usage_error("train", "--save-every needs --save DIR");
+    goto out;
+  }
+  pd_set_threads((int)threads);
+
+  trainer t = {.keep = keep};
+  pd_error err = {0};
+  pd_checkpoint *ck = NULL;
+  char *orig_type = NULL, *my_type = NULL;
+  pd_status st = pd_net_load(pos[0], NULL, &t.net, &err);
+  static Paddle__TrainDesc empty_train = PADDLE__TRAIN_DESC__INIT;
+  static Paddle__OptimizerDesc empty_opt = PADDLE__OPTIMIZER_DESC__INIT;
+  if (!st) {
+    t.td = t.net->desc->train ? t.net->desc->train : &empty_train;
+    t.opt = t.td->optimizer ? t.td->optimizer : &empty_opt;
+    if (opts[O_OPT].value) {
+      orig_type = t.opt->type;
+      if (!(my_type = strdup(opts[O_OPT].value))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+      else t.opt->type = my_type;
+    }
+    if (opts[O_LR].value) t.opt->lr = lr;
+    t.batch = batch ? batch : t.td->batch_size;
+    t.epochs = epochs ? epochs : t.td->epochs;
+    t.iterations = epochs ? 0 : iters ? iters : t.td->iterations;
+    if (!t.epochs && !t.iterations) t.epochs = 1;
+    t.seed = opts[O_SEED].value ? (uint64_t)seed : t.td->seed;
+    t.shuffle = opts[O_NOSHUF].value ? false : opts[O_SHUF].value ? true : t.td->shuffle;
+    t.log_every = log_every ? log_every : t.td->log_every > 0 ? t.td->log_every : 100;
+    t.save_every = save_every;
+    t.save_dir = opts[O_SAVE].value;
+    t.tty = isatty(2);
+    if (t.batch <= 0) st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.batch_size must be > 0", pos[0]);
+    if (!st && (!t.td->loss || !*t.td->loss))
+      st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
+  }
+  if (!st) st = pd_schedule_check(t.opt, &err);
+  if (!st) st = pd_net_add_backward(t.net, t.td->loss, &err);
+  if (!st) st = pd_net_add_optimizer(t.net, t.opt, &err);
+  if (!st) st = pd_net_select_kernels(t.net, PD_CPU, &err);
+  /* data: the file's bindings, then flags (which override) */
+  for (size_t i = 0; !st && i < t.td->n_data; i++)
+    st = pd_feed_bind_file(&t.feed, t.net, t.td->data[i]->var, t.td->data[i]->file, "train.data", &err);
+  for (int i = 0; !st && i < opts[O_DATA].n_values; i++)
+    st = pd_feed_bind_spec(&t.feed, t.net, opts[O_DATA].values[i], "--data", &err);
+  if (!st) st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
+  for (size_t i = 0; !st && i < t.td->n_eval_data; i++)
+    st = pd_feed_bind_file(&t.efeed, t.net, t.td->eval_data[i]->var, t.td->eval_data[i]->file, "train.eval_data", &err);
+  for (int i = 0; !st && i < opts[O_EVAL].n_values; i++)
+    st = pd_feed_bind_spec(&t.efeed, t.net, opts[O_EVAL].values[i], "--eval-data", &err);
+  /* metrics: the loss, then train.metrics */
+  if (!st) {
+    t.metrics = calloc(t.td->n_metrics + 1, sizeof *t.metrics);
+    if (!t.metrics) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+    else t.metrics[t.nmetrics++] = t.net->loss;
+    for (size_t i = 0; !st && i < t.td->n_metrics; i++) {
+      int v = pd_net_var(t.net, t.td->metrics[i]);
+      if (v < 0 || pd_tensor_numel(&t.net->vars[v].meta) != 1)
+        st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.metrics \"%s\" must be a one-element variable of the net", pos[0],
+                       t.td->metrics[i]);
+      else t.metrics[t.nmetrics++] = v;
+    }
+  }
+  bool *eval_ops = NULL;
+  if (!st && t.efeed.n) {
+    eval_ops = calloc((size_t)t.net->nops + 1, 1);
+    if (!eval_ops) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+    else pd_net_prune(t.net, t.metrics, t.nmetrics, eval_ops);
+    for (int o = t.net->n_forward; eval_ops && o < t.net->nops; o++) eval_ops[o] = false;
+    if (!st) st = pd_feed_check(&t.efeed, t.net, eval_ops, "give --eval-data for it too", &err);
+    t.have_eval = !st;
+  }
+  if (!st && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
+  if (!st && opts[O_LOG].value && !(t.log = fopen(opts[O_LOG].value, "w")))
+    st = pd_errorf(&err, PD_ERR_INPUT, "--log %s: cannot open for writing", opts[O_LOG].value);
+  if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
+  if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
+  if (!st && t.have_eval) st = pd_runner_init(&t.er, t.net, t.scope, eval_ops, &err);
+  if (!st) {
+    t.r.exec.training = true;
+    t.r.exec.seed = t.seed;
+    t.er.exec.training = false;
+    t.er.exec.seed = t.seed;
+    t.perm = malloc(sizeof *t.perm * (size_t)(t.feed.rows + 1));
+    t.rows = malloc(sizeof *t.rows * (size_t)(t.batch + 1));
+    if (!t.perm || !t.rows) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  }
+  if (!st) {
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    t.t0 = now();
+    st = train_loop(&t, ck, &err);
+  }
+  code = st ? pd_cli_fail(&err) : g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
+  if (g_signal) fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");
+  if (t.log) fclose(t.log);
+  if (my_type) {
+    t.opt->type = orig_type;
+    free(my_type);
+  }
+  free(t.metrics), free(t.perm), free(t.rows), free(eval_ops);
+  pd_runner_free(&t.r);
+  pd_runner_free(&t.er);
+  pd_feed_close(&t.feed);
+  pd_feed_close(&t.efeed);
+  pd_checkpoint_close(ck);
+  pd_scope_free(t.scope);
+  pd_net_free(t.net);
+out:
+  pd_cli_free(opts, NOPT);
+  return code;
+}

@@ -73,6 +73,15 @@ int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dty
   return net->nvars++;
 }
 
+void *pd_net_keep(pd_net *net, size_t bytes) {
+  void **keep = realloc(net->keep, sizeof *keep * (size_t)(net->nkeep + 1));
+  if (!keep) return NULL;
+  net->keep = keep;
+  void *p = calloc(1, bytes ? bytes : 1);
+  if (p) net->keep[net->nkeep++] = p;
+  return p;
+}
+
 const char *pd_net_op_label(const pd_net *net, int op, char *buf, size_t size) {
   const pd_op *o = &net->ops[op];
   if (o->line > 0)
@@ -118,6 +127,7 @@ pd_status pd_net_add_op(pd_net *net, const pd_op_def *def, const char *const *in
         int v = pd_net_add_var(net, name, PD_VAR_TEMP, net->float_dtype);
         if (v < 0) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
         args[s].vars[args[s].n++] = v;
+        if (side && net->vars[v].producer < 0) net->vars[v].producer = op->index;
       }
     }
   }
@@ -158,6 +168,12 @@ static pd_status fail_at(const pd_net *net, pd_error *err, int line, int col, co
   va_end(ap);
   if (line <= 0) return pd_errorf(err, PD_ERR_INPUT, "%s: %s", net->file, msg);
   return pd_error_at(err, PD_ERR_INPUT, net->file, net->src, net->src_len, line, col, "%s", msg);
+}
+
+/* "op #3 "fc"" — for messages that already carry the op's position. */
+static const char *op_short(const pd_net *net, int op, char *buf, size_t size) {
+  snprintf(buf, size, "op #%d \"%s\"", op, net->ops[op].def->type);
+  return buf;
 }
 
 static const char *slot_list(const pd_slot_def *slots, int n, char *buf, size_t size) {
@@ -378,11 +394,11 @@ static pd_status resolve_kinds(builder *b) {
         pd_var_info *vi = &net->vars[v];
         if (vi->kind == PD_VAR_DATA)
           st = fail_at(net, b->err, op->line, op->col, "%s writes \"%s\", which is declared as data",
-                       pd_net_op_label(net, o, l1, sizeof l1), vi->name);
-        else if (vi->producer >= 0 && !op_reads(op, v))
+                       op_short(net, o, l1, sizeof l1), vi->name);
+        else if (vi->producer >= 0 && vi->producer != o && !op_reads(op, v))
           st = fail_at(net, b->err, op->line, op->col, "%s writes \"%s\", which %s already writes",
-                       pd_net_op_label(net, o, l1, sizeof l1), vi->name,
-                       pd_net_op_label(net, vi->producer, l2, sizeof l2));
+                       op_short(net, o, l1, sizeof l1), vi->name,
+                       op_short(net, vi->producer, l2, sizeof l2));
         else if (vi->producer < 0)
           vi->producer = o;
       }
@@ -401,7 +417,7 @@ static pd_status resolve_kinds(builder *b) {
       st = fail_at(net, b->err, op->line, op->col,
                    "%s reads \"%s\", which is neither declared (var { name: \"%s\" shape: [...] }) nor written by an "
                    "earlier op",
-                   pd_net_op_label(net, reader[v], l1, sizeof l1), vi->name, vi->name);
+                   op_short(net, reader[v], l1, sizeof l1), vi->name, vi->name);
     }
   }
   for (int v = 0; v < net->nvars && !st; v++) {
@@ -429,7 +445,7 @@ pd_status pd_net_infer_shapes(pd_net *net, pd_error *err) {
         if (vi->meta.ndim < 0 && !(op->def->inputs[s].flags & PD_SLOT_PARAM) && vi->kind != PD_VAR_PARAM &&
             vi->kind != PD_VAR_STATE)
           st = fail_at(net, err, op->line, op->col, "%s reads \"%s\" before any op writes it",
-                       pd_net_op_label(net, o, l1, sizeof l1), vi->name);
+                       op_short(net, o, l1, sizeof l1), vi->name);
       }
     if (st) break;
     pd_ctx c = {.op = op, .vars = metas, .exec = NULL, .err = err};
@@ -468,7 +484,7 @@ pd_status pd_net_select_kernels(pd_net *net, pd_place_kind place, pd_error *err)
                                  op->def->kernels[k].key.place == PD_CPU ? "CPU" : "GPU",
                                  pd_dtype_name(op->def->kernels[k].key.dtype));
       st = fail_at(net, err, op->line, op->col, "%s has no kernel for {%s, %s}; it has %s",
-                   pd_net_op_label(net, o, l1, sizeof l1), place == PD_CPU ? "CPU" : "GPU", pd_dtype_name(dt),
+                   op_short(net, o, l1, sizeof l1), place == PD_CPU ? "CPU" : "GPU", pd_dtype_name(dt),
                    op->def->n_kernels ? have : "none");
     }
   }
@@ -548,6 +564,8 @@ void pd_net_free(pd_net *net) {
     for (int i = 0; i < 2; i++) pd_tensor_release(&net->ops[o].work[i]);
   }
   for (int v = 0; v < net->nvars; v++) free(net->vars[v].name);
+  for (int i = 0; i < net->nkeep; i++) free(net->keep[i]);
+  free(net->keep);
   free(net->ops);
   free(net->vars);
   free(net->names);
@@ -671,4 +689,43 @@ pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
     if ((st = c.op->kernel->fn(&c))) return st;
   }
   return PD_OK;
+}
+
+pd_status pd_net_shapes_at(const pd_net *net, int64_t batch, pd_tensor *shapes, pd_error *err) {
+  pd_tensor **ptrs = malloc(sizeof *ptrs * (size_t)(net->nvars + 1));
+  if (!ptrs) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int v = 0; v < net->nvars; v++) {
+    shapes[v] = net->vars[v].meta;
+    shapes[v].storage = NULL;
+    if (net->vars[v].kind == PD_VAR_DATA)
+      for (int d = 0; d < shapes[v].ndim; d++)
+        if (shapes[v].dims[d] < 0) shapes[v].dims[d] = batch;
+    ptrs[v] = &shapes[v];
+  }
+  pd_status st = PD_OK;
+  for (int o = 0; o < net->nops && !st; o++) {
+    pd_ctx c = {.op = &net->ops[o], .vars = ptrs, .err = err};
+    st = pd_op_infer_shape(&c);
+  }
+  free(ptrs);
+  return st;
+}
+
+double pd_net_flops(const pd_net *net, const pd_tensor *shapes, int begin, int end) {
+  pd_tensor **ptrs = malloc(sizeof *ptrs * (size_t)(net->nvars + 1));
+  if (!ptrs) return 0;
+  for (int v = 0; v < net->nvars; v++) ptrs[v] = (pd_tensor *)&shapes[v];
+  double total = 0;
+  for (int o = begin; o < end; o++) {
+    pd_ctx c = {.op = &net->ops[o], .vars = ptrs};
+    if (net->ops[o].def->flops) total += net->ops[o].def->flops(&c);
+    else
+      for (int s = 0; s < c.op->def->n_outputs; s++)
+        for (int i = 0; i < c.op->out[s].n; i++) {
+          int64_t n = pd_tensor_numel(pd_out_at(&c, s, i));
+          if (n > 0) total += (double)n;
+        }
+  }
+  free(ptrs);
+  return total;
 }

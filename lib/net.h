@@ -50,6 +50,9 @@ typedef struct pd_net {
   int n_forward;         /* ops [0, n_forward) are the forward net */
   int n_backward;        /* ops [n_forward, n_forward + n_backward) are gradients */
   int loss;              /* index of the loss variable once backward ops exist, else -1 */
+  int n_optimizer;       /* update ops after the gradients */
+  void **keep;           /* memory owned by the net (generated attribute values) */
+  int nkeep;
 } pd_net;
 
 typedef struct pd_net_opts {
@@ -71,6 +74,9 @@ int pd_net_var(const pd_net *net, const char *name);
 /* Adds a variable (or returns the existing one's index); -1 when out of memory. */
 int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dtype);
 
+/* Zeroed memory that lives as long as the net (for generated attributes). */
+void *pd_net_keep(pd_net *net, size_t bytes);
+
 /* AddOp: appends an op. `ins`/`outs` are variable names per slot, flattened,
  * with in_n/out_n counts per slot ("" = left out). `attrs` are values in def
  * order (NULL: defaults). Variables not yet known are created as temps. */
@@ -86,6 +92,13 @@ pd_status pd_net_select_kernels(pd_net *net, pd_place_kind place, pd_error *err)
 void pd_net_prune(const pd_net *net, const int *targets, int ntargets, bool *needed);
 /* Ops that write var i, for messages: "op #3 "fc"". */
 const char *pd_net_op_label(const pd_net *net, int op, char *buf, size_t size);
+
+/* Shapes of every variable (shapes[nvars]) with the batch set to `batch`;
+ * no storage. */
+pd_status pd_net_shapes_at(const pd_net *net, int64_t batch, pd_tensor *shapes, pd_error *err);
+/* FLOPs of ops [begin, end) for those shapes (def->flops, else one per
+ * output element). */
+double pd_net_flops(const pd_net *net, const pd_tensor *shapes, int begin, int end);
 
 /* ---- running ---- */
 typedef struct pd_runner {

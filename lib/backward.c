@@ -1,0 +1,228 @@
+/* backward.c — AddBackwardOps (seeds 001/004): appends, in reverse order,
+ * the grad op of every forward op through which a gradient flows from the
+ * loss to a parameter. The gradient of x is x@GRAD; a variable read by
+ * several ops gets the sum of their partial gradients (x@GRAD@RENAME@k, then
+ * a `sum` op), never the last one written. Data, integer tensors, no-grad
+ * variables and slots, and ops that do not lead to the loss get none. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backward.h"
+
+typedef struct bw {
+  pd_net *net;
+  int nf;          /* forward ops */
+  bool *leads;     /* per op: some output reaches the loss */
+  bool *needs;     /* per var: wants a gradient (forward propagation) */
+  bool *has_grad;  /* per var: some emitted grad op produced a (partial) gradient */
+  bool *emit;      /* per op */
+  int *contrib;    /* per var: partial gradients it will receive */
+  int *seen;       /* per var: partial gradients emitted so far */
+} bw;
+
+static bool slot_grad(const pd_op *op, int s) { return !(op->def->inputs[s].flags & PD_SLOT_NO_GRAD); }
+
+static void grad_name(const pd_net *net, int v, char *buf, size_t size) {
+  snprintf(buf, size, "%s@GRAD", net->vars[v].name);
+}
+
+pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
+  if (net->loss >= 0) return pd_errorf(err, PD_ERR_INPUT, "the net already has backward ops");
+  int L = pd_net_var(net, loss);
+  if (L < 0) return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not a variable of the net", net->file, loss);
+  const pd_var_info *li = &net->vars[L];
+  char d[128];
+  if (li->producer < 0)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not computed by any op", net->file, loss);
+  if (!pd_dtype_is_float(li->meta.dtype) || pd_tensor_numel(&li->meta) != 1)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: the loss \"%s\" must be one float number (e.g. the output of `mean`); it is %s %s",
+                     net->file, loss, pd_dtype_name(li->meta.dtype),
+                     pd_dims_str(li->meta.ndim, li->meta.dims, d, sizeof d));
+  bw b = {.net = net, .nf = net->n_forward};
+  size_t nv = (size_t)net->nvars + 1, no = (size_t)net->nops + 1;
+  b.leads = calloc(no, 1), b.emit = calloc(no, 1);
+  b.needs = calloc(nv, 1), b.has_grad = calloc(nv, 1);
+  b.contrib = calloc(nv, sizeof(int)), b.seen = calloc(nv, sizeof(int));
+  pd_status st = PD_OK;
+  if (!b.leads || !b.emit || !b.needs || !b.has_grad || !b.contrib || !b.seen) {
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    goto done;
+  }
+  /* ops leading to the loss: reverse reachability */
+  pd_net_prune(net, &L, 1, b.leads);
+  /* variables that want a gradient: trainable params, and what they feed */
+  for (int v = 0; v < net->nvars; v++) {
+    const pd_var_info *vi = &net->vars[v];
+    b.needs[v] = vi->kind == PD_VAR_PARAM && !vi->no_grad && pd_dtype_is_float(vi->meta.dtype);
+  }
+  for (int o = 0; o < b.nf; o++) {
+    const pd_op *op = &net->ops[o];
+    bool any = false;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) any |= slot_grad(op, s) && b.needs[op->in[s].vars[i]];
+    if (!any || !pd_op_grad_def(op->def)) continue;
+    for (int s = 0; s < op->def->n_outputs; s++)
+      for (int i = 0; i < op->out[s].n; i++) {
+        const pd_var_info *vi = &net->vars[op->out[s].vars[i]];
+        if (!vi->no_grad && pd_dtype_is_float(vi->meta.dtype)) b.needs[op->out[s].vars[i]] = true;
+      }
+  }
+  /* which grad ops run, and how many partial gradients each variable gets */
+  b.has_grad[L] = true;
+  for (int o = b.nf - 1; o >= 0; o--) {
+    const pd_op *op = &net->ops[o];
+    if (!b.leads[o]) continue;
+    bool out_grad = false, in_need = false;
+    for (int s = 0; s < op->def->n_outputs; s++)
+      for (int i = 0; i < op->out[s].n; i++) out_grad |= b.has_grad[op->out[s].vars[i]];
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) in_need |= slot_grad(op, s) && b.needs[op->in[s].vars[i]];
+    if (!out_grad || !in_need) continue;
+    if (!pd_op_grad_def(op->def)) {
+      char l[160];
+      st = pd_errorf(err, PD_ERR_INPUT, "%s has no gradient, but the loss \"%s\" depends on it and on parameters "
+                     "before it; mark its inputs no_gradient or remove it from the loss path",
+                     pd_net_op_label(net, o, l, sizeof l), loss);
+      goto done;
+    }
+    b.emit[o] = true;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) {
+        int v = op->in[s].vars[i];
+        if (slot_grad(op, s) && b.needs[v]) b.contrib[v]++, b.has_grad[v] = true;
+      }
+  }
+  /* seed: d loss / d loss = 1 */
+  {
+    char name[512];
+    grad_name(net, L, name, sizeof name);
+    const pd_op_def *fill = pd_op_find("fill_constant");
+    if (!fill) {
+      st = pd_errorf(err, PD_ERR_RUNTIME, "internal error: no fill_constant op");
+      goto done;
+    }
+    pd_attr attrs[PD_MAX_ATTRS];
+    memset(attrs, 0, sizeof attrs);
+    for (int a = 0; a < fill->n_attrs && !st; a++) {
+      const pd_attr_def *ad = &fill->attrs[a];
+      if (!strcmp(ad->name, "shape")) {
+        attrs[a].type = PD_ATTR_INTS;
+        attrs[a].n = li->meta.ndim;
+        attrs[a].ints = pd_net_keep(net, sizeof(int64_t) * PD_MAX_DIMS);
+        if (!attrs[a].ints) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+        else memcpy(attrs[a].ints, li->meta.dims, sizeof(int64_t) * (size_t)li->meta.ndim);
+      } else if (!strcmp(ad->name, "dtype")) {
+        attrs[a].type = PD_ATTR_STRING;
+        attrs[a].s = pd_dtype_name(li->meta.dtype);
+      } else if (!strcmp(ad->name, "value")) {
+        attrs[a].type = PD_ATTR_FLOAT;
+        attrs[a].f = 1.0;
+      } else
+        st = pd_attr_parse_default(ad, &attrs[a], err);
+    }
+    const char *outs[] = {name};
+    if (!st) st = pd_net_add_op(net, fill, NULL, NULL, outs, NULL, attrs, -1, err);
+    if (st) goto done;
+  }
+  /* the grad ops, in reverse order */
+  for (int o = b.nf - 1; o >= 0 && !st; o--) {
+    if (!b.emit[o]) continue;
+    const pd_op *op = &net->ops[o];
+    const pd_op_def *g = pd_op_grad_def(op->def);
+    int ni = op->def->n_inputs, no = op->def->n_outputs;
+    int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
+    const char **ins = calloc(256, sizeof *ins), **outs = calloc(128, sizeof *outs);
+    char (*names)[512] = calloc(256, sizeof *names);
+    int k = 0, q = 0, nn = 0;
+    if (!ins || !outs || !names) {
+      free(ins), free(outs), free(names);
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      break;
+    }
+    for (int s = 0; s < ni; s++) {
+      in_n[s] = op->in[s].n ? op->in[s].n : 1;
+      if (!op->in[s].n) ins[k++] = "";
+      for (int i = 0; i < op->in[s].n; i++) ins[k++] = net->vars[op->in[s].vars[i]].name;
+    }
+    for (int s = 0; s < no; s++) {
+      in_n[ni + s] = op->out[s].n ? op->out[s].n : 1;
+      if (!op->out[s].n) ins[k++] = "";
+      for (int i = 0; i < op->out[s].n; i++) ins[k++] = net->vars[op->out[s].vars[i]].name;
+    }
+    for (int s = 0; s < no; s++) {
+      in_n[ni + no + s] = op->out[s].n ? op->out[s].n : 1;
+      if (!op->out[s].n) ins[k++] = "";
+      for (int i = 0; i < op->out[s].n; i++) {
+        int v = op->out[s].vars[i];
+        if (b.has_grad[v]) {
+          grad_name(net, v, names[nn], sizeof names[nn]);
+          ins[k++] = names[nn++];
+        } else
+          ins[k++] = "";
+      }
+    }
+    /* partial gradients to sum afterwards: (var, count) */
+    int sums[PD_MAX_SLOTS * 8], nsums = 0;
+    for (int s = 0; s < ni; s++) {
+      out_n[s] = op->in[s].n ? op->in[s].n : 1;
+      if (!op->in[s].n) outs[q++] = "";
+      for (int i = 0; i < op->in[s].n; i++) {
+        int v = op->in[s].vars[i];
+        if (!slot_grad(op, s) || !b.needs[v]) {
+          outs[q++] = "";
+          continue;
+        }
+        if (b.contrib[v] == 1) grad_name(net, v, names[nn], sizeof names[nn]);
+        else {
+          snprintf(names[nn], sizeof names[nn], "%s@GRAD@RENAME@%d", net->vars[v].name, b.seen[v]);
+          if (++b.seen[v] == b.contrib[v] && nsums < (int)(sizeof sums / sizeof sums[0])) sums[nsums++] = v;
+        }
+        outs[q++] = names[nn++];
+      }
+    }
+    st = pd_net_add_op(net, g, ins, in_n, outs, out_n, op->attrs, o, err);
+    net->ops[net->nops - 1].line = op->line;
+    net->ops[net->nops - 1].col = op->col;
+    for (int j = 0; j < nsums && !st; j++) {
+      int v = sums[j], c = b.contrib[v];
+      const char **parts = calloc((size_t)c, sizeof *parts);
+      char (*pn)[512] = calloc((size_t)c, sizeof *pn);
+      char total[512];
+      if (!parts || !pn) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      for (int i = 0; i < c && !st; i++) {
+        snprintf(pn[i], sizeof pn[i], "%s@GRAD@RENAME@%d", net->vars[v].name, i);
+        parts[i] = pn[i];
+      }
+      grad_name(net, v, total, sizeof total);
+      const char *outs1[] = {total};
+      if (!st) st = pd_net_add_op(net, pd_op_find("sum"), parts, &c, outs1, NULL, NULL, -1, err);
+      free(parts), free(pn);
+    }
+    free(ins), free(outs), free(names);
+  }
+  if (!st) {
+    net->n_backward = net->nops - net->n_forward;
+    net->loss = L;
+    st = pd_net_infer_shapes(net, err);
+  }
+done:
+  free(b.leads), free(b.emit), free(b.needs), free(b.has_grad), free(b.contrib), free(b.seen);
+  return st;
+}
+
+int pd_net_param_grads(const pd_net *net, int *params, int *grads, int max) {
+  int n = 0;
+  for (int v = 0; v < net->nvars && n < max; v++) {
+    if (net->vars[v].kind != PD_VAR_PARAM) continue;
+    char name[512];
+    grad_name(net, v, name, sizeof name);
+    int g = pd_net_var(net, name);
+    if (g < 0 || net->vars[g].producer < 0) continue;
+    params[n] = v;
+    grads[n] = g;
+    n++;
+  }
+  return n;
+}

@@ -1,0 +1,35 @@
+/* feed.h — binds a network's data variables to data files and fills them,
+ * one mini-batch of rows at a time, in the dtype and row shape the variable
+ * declares. Used by infer, train (and its evaluation) and gradcheck. */
+#ifndef PD_FEED_H
+#define PD_FEED_H
+
+#include "dataset.h"
+#include "net.h"
+
+typedef struct pd_feed_bind {
+  int var;
+  char *file;
+  pd_dataset *ds;
+} pd_feed_bind;
+
+typedef struct pd_feed {
+  pd_feed_bind *b;
+  int n;
+  int64_t rows; /* rows in every bound file */
+} pd_feed;
+
+/* Adds or replaces the binding of a data variable ("VAR=FILE" from a flag,
+ * or var/file from the NetDesc's train.data); `what` names the source for
+ * messages ("--data", "train.data"). Opens and checks the file. */
+pd_status pd_feed_bind_spec(pd_feed *f, const pd_net *net, const char *spec, const char *what, pd_error *err);
+pd_status pd_feed_bind_file(pd_feed *f, const pd_net *net, const char *var, const char *file, const char *what,
+                            pd_error *err);
+/* Checks that every data variable read by an active op is bound and that
+ * all files have the same number of rows. `active` may be NULL (all ops). */
+pd_status pd_feed_check(pd_feed *f, const pd_net *net, const bool *active, const char *hint, pd_error *err);
+/* Reads rows[0..n) of every bound file into the runner's data tensors. */
+pd_status pd_feed_batch(pd_feed *f, pd_runner *r, const int64_t *rows, int64_t n, pd_error *err);
+void pd_feed_close(pd_feed *f);
+
+#endif

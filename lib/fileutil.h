@@ -1,0 +1,82 @@
+/* fileutil.h — file helpers shared by the data readers and writers: a
+ * read-only image of a whole file (mmap'd, or inflated into memory when it is
+ * gzip), gzip inflation bounded by what the format's header promises, and
+ * atomic writes (temp file + fsync + rename) so no reader ever sees half a file. */
+#ifndef PD_FILEUTIL_H
+#define PD_FILEUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* gzip's magic bytes (1f 8b) at the start of buf. */
+bool pd_is_gzip(const void *buf, size_t len);
+
+/* The most decompressed bytes a format may need to see before it knows from
+ * its header how long the whole file is (npy: 12 + a 64 KiB dict). */
+#define PD_HEAD_MAX ((size_t)1 << 17)
+
+/* Told the first `len` decompressed bytes of a file (all of them when the
+ * stream is shorter than PD_HEAD_MAX), sets *total to the exact size the whole
+ * decompressed file must have, or fails with the format's own message about
+ * a bad or truncated header. `name` is the file name for messages. */
+typedef pd_status (*pd_size_fn)(const char *name, const uint8_t *head, size_t len, uint64_t *total,
+                                pd_error *err);
+
+/* Inflates gzip data (one or more members) into a new malloc'd buffer that
+ * the caller frees. The size comes from the header through size_fn; the
+ * buffer grows with the data actually inflated, so a header that lies costs
+ * no memory, and a stream that inflates to more or fewer bytes than promised
+ * (a decompression bomb, a truncated file) is refused. */
+pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn size_fn, uint8_t **out,
+                    size_t *out_len, pd_error *err);
+
+/* Inflates at most `max` bytes from the start of gzip data, for reading a
+ * header without inflating the whole file. *out is malloc'd (caller frees). */
+pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t max, uint8_t **out,
+                         size_t *out_len, pd_error *err);
+
+/* A whole file as bytes. Regular files are mmap'd read-only, so a data set
+ * need not fit in memory; pipes are read into memory. When size_fn is given
+ * and the file is gzip, `data` is the inflated file instead (in memory).
+ * Reading from several threads at once is safe: nothing changes after open. */
+typedef struct pd_file_image {
+  const uint8_t *data;
+  size_t size;
+  bool inflated; /* data came out of gzip */
+  /* private */
+  void *map_;
+  size_t map_len_;
+  uint8_t *heap_;
+} pd_file_image;
+
+pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image *img, pd_error *err);
+/* The same over bytes already in memory; the image borrows buf (which must
+ * outlive it) unless it had to inflate it. */
+pd_status pd_file_image_from_memory(const char *name, const void *buf, size_t len, pd_size_fn size_fn,
+                                    pd_file_image *img, pd_error *err);
+void pd_file_image_close(pd_file_image *img);
+
+/* Atomic write: bytes go to a hidden temp file in the target's directory;
+ * commit fsyncs it, renames it over `path` and fsyncs the directory. Any
+ * failure (or abort) removes the temp file, so `path` holds either its old
+ * contents or the complete new ones, never a part. */
+typedef struct pd_atomic_file {
+  int fd;
+  char *path;
+  char *tmp;
+} pd_atomic_file;
+
+pd_status pd_atomic_begin(pd_atomic_file *f, const char *path, pd_error *err);
+/* On failure the temp file is already removed (no abort needed). */
+pd_status pd_atomic_write(pd_atomic_file *f, const void *buf, size_t len, pd_error *err);
+pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err);
+/* Drops the temp file; safe to call after a failed write or commit. */
+void pd_atomic_abort(pd_atomic_file *f);
+
+/* begin + write + commit for a buffer already in memory. */
+pd_status pd_write_file_atomic(const char *path, const void *buf, size_t len, pd_error *err);
+
+#endif

@@ -1,0 +1,84 @@
+/* params.c — parameters in by name (see params.h). Float parameters are
+ * converted to the net's float type (gradcheck runs in float64). */
+#include "params.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+
+pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, const bool *active, bool required,
+                         pd_buf *report, pd_error *err) {
+  pd_checkpoint *ck = NULL;
+  pd_status st = pd_checkpoint_open(dir, &ck, err);
+  if (st) return st;
+  bool *used = calloc((size_t)net->nvars + 1, 1);
+  if (!used) {
+    pd_checkpoint_close(ck);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  if (active)
+    for (int o = 0; o < net->nops; o++) {
+      if (!active[o]) continue;
+      const pd_op *op = &net->ops[o];
+      for (int s = 0; s < op->def->n_inputs; s++)
+        for (int i = 0; i < op->in[s].n; i++) used[op->in[s].vars[i]] = true;
+    }
+  char d1[128], d2[128];
+  for (int v = 0; v < net->nvars && !st; v++) {
+    const pd_var_info *vi = &net->vars[v];
+    if (vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE) continue;
+    if (active && !used[v]) continue;
+    const pd_ckpt_file *f = pd_checkpoint_find(ck, vi->name);
+    if (!f) {
+      if (required)
+        st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter \"%s\" (%s %s) in this directory", pd_checkpoint_dir(ck),
+                       vi->name, pd_dtype_name(vi->meta.dtype), pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1));
+      else if (report)
+        pd_buf_printf(report, "missed %s (not in %s; initialised)\n", vi->name, pd_checkpoint_dir(ck));
+      continue;
+    }
+    if (!pd_dims_equal(f->ndim, f->dims, vi->meta.ndim, vi->meta.dims)) {
+      st = pd_errorf(err, PD_ERR_INPUT, "%s: parameter \"%s\" has shape %s, but the net needs %s", f->path, vi->name,
+                     pd_dims_str(f->ndim, f->dims, d1, sizeof d1), pd_dims_str(vi->meta.ndim, vi->meta.dims, d2, sizeof d2));
+      break;
+    }
+    if (f->dtype != vi->meta.dtype && !(pd_dtype_is_float(f->dtype) && pd_dtype_is_float(vi->meta.dtype))) {
+      st = pd_errorf(err, PD_ERR_INPUT, "%s: parameter \"%s\" is %s, but the net needs %s", f->path, vi->name,
+                     pd_dtype_name(f->dtype), pd_dtype_name(vi->meta.dtype));
+      break;
+    }
+    pd_var *var = pd_scope_var(scope, vi->name);
+    if (!var) {
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      break;
+    }
+    if (f->dtype == vi->meta.dtype) {
+      st = pd_checkpoint_read(ck, vi->name, &var->tensor, err);
+      continue;
+    }
+    pd_tensor tmp;
+    pd_tensor_init(&tmp, f->dtype);
+    st = pd_checkpoint_read(ck, vi->name, &tmp, err);
+    if (!st) {
+      var->tensor.dtype = vi->meta.dtype;
+      st = pd_tensor_set_dims(&var->tensor, tmp.ndim, tmp.dims, err);
+      if (!st) st = pd_tensor_alloc(&var->tensor, err);
+      int64_t n = pd_tensor_numel(&tmp);
+      for (int64_t i = 0; i < n && !st; i++) pd_tensor_set(&var->tensor, i, pd_tensor_get(&tmp, i));
+    }
+    pd_tensor_release(&tmp);
+  }
+  if (!st && report) {
+    size_t n;
+    const char *const *names = pd_checkpoint_vars(ck, &n);
+    for (size_t i = 0; i < n; i++) {
+      int v = pd_net_var(net, names[i]);
+      if (v < 0 || (net->vars[v].kind != PD_VAR_PARAM && net->vars[v].kind != PD_VAR_STATE))
+        pd_buf_printf(report, "skipped %s (no such parameter in the net)\n", names[i]);
+    }
+  }
+  free(used);
+  pd_checkpoint_close(ck);
+  return st;
+}

@@ -1,0 +1,92 @@
+/* adam.c — Adam with bias correction, per element, at update count t (input Step):
+ * g' = g + wd p;  m = b1 m + (1 - b1) g';  v = b2 v + (1 - b2) g'^2;
+ * p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). Outputs may be the inputs. */
+#include <tgmath.h>
+
+#include "optim.h"
+
+enum { PARAM, GRAD, MOMENT1, MOMENT2, LR, STEP, N_IN };
+enum { PARAM_OUT, MOMENT1_OUT, MOMENT2_OUT, N_OUT };
+enum { A_BETA1, A_BETA2, A_EPS, A_WD, N_ATTR };
+
+static const pd_slot_def inputs[] = {
+    {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
+    {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
+    {"Moment1", "running mean of the gradient m, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
+    {"Moment2", "running mean of the squared gradient v, the shape of Param (zeros at the start)",
+     PD_SLOT_NO_GRAD},
+    {"LearningRate", "the step size lr, [1], the dtype of Param", PD_SLOT_NO_GRAD},
+    {"Step", "the update count t >= 1 (1 at the first update), [1], float64; kept by the trainer",
+     PD_SLOT_NO_GRAD},
+};
+static const pd_slot_def outputs[] = {
+    {"ParamOut", "the updated parameter; usually Param itself", 0},
+    {"Moment1Out", "the updated m; usually Moment1 itself", 0},
+    {"Moment2Out", "the updated v; usually Moment2 itself", 0},
+};
+static const pd_attr_def attrs[] = {
+    {"beta1", "decay of the first moment", PD_ATTR_FLOAT, .def = "f: 0.9", .min_kind = PD_GE, .min = 0,
+     .max_kind = PD_GT, .max = 1},
+    {"beta2", "decay of the second moment", PD_ATTR_FLOAT, .def = "f: 0.999", .min_kind = PD_GE, .min = 0,
+     .max_kind = PD_GT, .max = 1},
+    {"epsilon", "added to the denominator", PD_ATTR_FLOAT, .def = "f: 1e-8", .min_kind = PD_GT, .min = 0},
+    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
+     .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
+};
+
+static pd_status infer(pd_ctx *c) {
+  pd_status st = pd_optim_check_param(c, PARAM);
+  if (!st) st = pd_optim_check_like(c, GRAD, PARAM);
+  if (!st) st = pd_optim_check_like(c, MOMENT1, PARAM);
+  if (!st) st = pd_optim_check_like(c, MOMENT2, PARAM);
+  if (!st) st = pd_optim_check_scalar(c, LR, (int)pd_in(c, PARAM)->dtype);
+  if (!st) st = pd_optim_check_scalar(c, STEP, PD_F64);
+  if (!st) st = pd_optim_out_like(c, PARAM_OUT, PARAM);
+  if (!st) st = pd_optim_out_like(c, MOMENT1_OUT, PARAM);
+  if (!st) st = pd_optim_out_like(c, MOMENT2_OUT, PARAM);
+  return st;
+}
+
+/* The bias corrections are folded into two scalars, in double:
+ * p -= lr_t m / (sqrt(v) + eps_t), lr_t = lr sqrt(1 - b2^t) / (1 - b1^t), eps_t = eps sqrt(1 - b2^t). */
+#define ADAM_UPDATE(T)                                                                             \
+  static pd_status update_##T(pd_ctx *c) {                                                         \
+    double t = PD_DATA(pd_in(c, STEP), double)[0];                                                 \
+    if (!(t >= 1))                                                                                 \
+      return pd_ctx_fail(c, PD_ERR_INPUT, "Step \"%s\" must hold the update count t >= 1, got %g", \
+                         pd_ctx_in_name(c, STEP, 0), t);                                           \
+    double b1 = pd_attr_f(c, A_BETA1), b2 = pd_attr_f(c, A_BETA2);                                 \
+    double lr = PD_DATA(pd_in(c, LR), T)[0], c2 = sqrt(1 - pow(b2, t));                            \
+    T lr_t = (T)(lr * c2 / (1 - pow(b1, t))), eps_t = (T)(pd_attr_f(c, A_EPS) * c2);               \
+    T wd = (T)pd_attr_f(c, A_WD), tb1 = (T)b1, tb2 = (T)b2;                                        \
+    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                                  \
+    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T);                     \
+    const T *m = PD_DATA(pd_in(c, MOMENT1), T), *v = PD_DATA(pd_in(c, MOMENT2), T);                \
+    T *p_out = PD_DATA(pd_out(c, PARAM_OUT), T);                                                   \
+    T *m_out = PD_DATA(pd_out(c, MOMENT1_OUT), T), *v_out = PD_DATA(pd_out(c, MOMENT2_OUT), T);    \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      T pi = p[i], gi = g[i] + wd * pi;                                                            \
+      T mi = tb1 * m[i] + (1 - tb1) * gi, vi = tb2 * v[i] + (1 - tb2) * gi * gi;                   \
+      m_out[i] = mi;                                                                               \
+      v_out[i] = vi;                                                                               \
+      p_out[i] = pi - lr_t * mi / (sqrt(vi) + eps_t);                                              \
+    }                                                                                              \
+    return PD_OK;                                                                                  \
+  }
+ADAM_UPDATE(float)
+ADAM_UPDATE(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(update_float), PD_CPU_F64(update_double)};
+
+const pd_op_def pd_op_adam = {
+    .type = "adam",
+    .comment = "Adam step with bias correction at update count t (input Step, t >= 1): with "
+               "g' = Grad + weight_decay Param, m = b1 m + (1 - b1) g', v = b2 v + (1 - b2) g'^2, "
+               "ParamOut = Param - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). "
+               "Outputs may be the same variables as the inputs.",
+    .inputs = inputs, .n_inputs = N_IN,
+    .outputs = outputs, .n_outputs = N_OUT,
+    .attrs = attrs, .n_attrs = N_ATTR,
+    .infer_shape = infer,
+    .kernels = kernels, .n_kernels = 2,
+};

@@ -1,0 +1,115 @@
+/* cast.c — Out = X converted to `dtype` (float32, float64, int32, int64,
+ * uint8), any to any. Floats become integers by truncation toward zero,
+ * saturated to the target's range (NaN gives 0); so do integers narrowed.
+ * Backward (float X only): dX = dOut converted back to X's dtype. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+
+enum { X, N_IN };
+enum { OUT, N_OUT };
+enum { A_DTYPE, N_ATTRS };
+
+static const char *const dtype_names[] = {"float32", "float64", "int32", "int64", "uint8", 0};
+
+static const pd_slot_def inputs[] = {{"X", "input tensor of any dtype", 0}};
+static const pd_slot_def outputs[] = {{"Out", "X's values as `dtype`, X's shape", 0}};
+static const pd_attr_def attrs[] = {
+    {"dtype", "the dtype of Out", PD_ATTR_STRING, .required = true, .one_of = dtype_names},
+};
+
+static pd_dtype out_dtype(pd_ctx *c) {
+  pd_dtype d = PD_F32;
+  pd_dtype_parse(pd_attr_s(c, A_DTYPE), &d); /* one of the names: checked with the attribute */
+  return d;
+}
+
+static pd_status infer(pd_ctx *c) {
+  pd_tensor *x = pd_in(c, X);
+  return pd_ctx_set_shape(c, pd_out(c, OUT), out_dtype(c), x->ndim, x->dims);
+}
+
+/* The kernel is chosen by X's dtype; each one converts to any dtype. */
+static pd_dtype key_dtype(pd_ctx *c) { return pd_in(c, X)->dtype; }
+
+/* Integer targets go through double: exact for every source except int64
+ * beyond 2^53, which saturates anyway when narrowed. */
+#define SAT(D, LO, HI)                                                                      \
+  static inline D sat_##D(double v) {                                                       \
+    return isnan(v) ? 0 : v <= (double)(LO) ? (D)(LO) : v >= (double)(HI) ? (D)(HI) : (D)v; \
+  }
+SAT(int32_t, INT32_MIN, INT32_MAX)
+SAT(int64_t, INT64_MIN, INT64_MAX)
+SAT(uint8_t, 0, UINT8_MAX)
+
+#define CVT_float(v) ((float)(v))
+#define CVT_double(v) ((double)(v))
+#define CVT_int32_t(v) sat_int32_t((double)(v))
+#define CVT_int64_t(v) sat_int64_t((double)(v))
+#define CVT_uint8_t(v) sat_uint8_t((double)(v))
+
+typedef void (*convert_fn)(const void *src, void *dst, int64_t n);
+
+#define CONVERT(S, D)                                             \
+  static void S##_to_##D(const void *src, void *dst, int64_t n) { \
+    const S *s = src;                                             \
+    D *d = dst;                                                   \
+    for (int64_t i = 0; i < n; i++) d[i] = CVT_##D(s[i]);         \
+  }
+#define ALL_TARGETS(M, S) M(S, float) M(S, double) M(S, int32_t) M(S, int64_t) M(S, uint8_t)
+ALL_TARGETS(CONVERT, float)
+ALL_TARGETS(CONVERT, double)
+ALL_TARGETS(CONVERT, int32_t)
+ALL_TARGETS(CONVERT, int64_t)
+ALL_TARGETS(CONVERT, uint8_t)
+
+/* Indexed [from][to] by pd_dtype: float32, float64, int32, int64, uint8. */
+#define ROW(S) {S##_to_float, S##_to_double, S##_to_int32_t, S##_to_int64_t, S##_to_uint8_t},
+static const convert_fn converters[PD_NUM_DTYPES][PD_NUM_DTYPES] = {
+    ROW(float) ROW(double) ROW(int32_t) ROW(int64_t) ROW(uint8_t)};
+
+static void convert(const pd_tensor *from, pd_tensor *to) {
+  const void *src = pd_tensor_data(from);
+  void *dst = pd_tensor_data(to);
+  int64_t n = pd_tensor_numel(from);
+  if (from->dtype == to->dtype) {
+    if (src != dst) memcpy(dst, src, (size_t)n * pd_dtype_size(from->dtype));
+    return;
+  }
+  converters[from->dtype][to->dtype](src, dst, n);
+}
+
+static pd_status forward(pd_ctx *c) {
+  convert(pd_in(c, X), pd_out(c, OUT));
+  return PD_OK;
+}
+
+/* Grad op slots (see op.h): inputs X Out dOut, output dX (X's dtype). */
+enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
+
+static pd_status backward(pd_ctx *c) {
+  pd_tensor *dx = pd_out(c, X);
+  if (dx) convert(pd_in(c, G_DOUT), dx);
+  return PD_OK;
+}
+
+static const pd_kernel kernels[] = {
+    {{PD_CPU, PD_F32}, forward}, {{PD_CPU, PD_F64}, forward}, {{PD_CPU, PD_I32}, forward},
+    {{PD_CPU, PD_I64}, forward}, {{PD_CPU, PD_U8}, forward},
+};
+/* Integer inputs get no gradient: there is no kernel for them. */
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+
+const pd_op_def pd_op_cast = {
+    .type = "cast",
+    .comment = "Out = X converted to `dtype`. To an integer dtype values truncate toward zero and saturate "
+               "at the type's range (NaN gives 0). The gradient converts dOut back to X's dtype.",
+    .inputs = inputs, .n_inputs = N_IN,
+    .outputs = outputs, .n_outputs = N_OUT,
+    .attrs = attrs, .n_attrs = N_ATTRS,
+    .infer_shape = infer,
+    .kernel_dtype = key_dtype,
+    .kernels = kernels, .n_kernels = 5,
+    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+};

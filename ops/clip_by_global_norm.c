@@ -1,0 +1,82 @@
+/* clip_by_global_norm.c — rescales a set of tensors (the gradients) together:
+ * norm = sqrt(sum of the squares of every element of every X), summed in double in
+ * slot order; if norm > max_norm, Out_i = X_i max_norm / norm, else Out_i = X_i.
+ * Out may be the X variables themselves. No gradient. */
+#include <math.h>
+
+#include "op.h"
+
+enum { X, N_IN };
+enum { OUT, N_OUT };
+enum { A_MAX_NORM, N_ATTR };
+
+static const pd_slot_def inputs[] = {
+    {"X", "the tensors to clip together (all gradients), of one float dtype",
+     PD_SLOT_DUPLICABLE | PD_SLOT_NO_GRAD},
+};
+static const pd_slot_def outputs[] = {
+    {"Out", "the clipped tensors, one per X in the same order; usually the X variables themselves",
+     PD_SLOT_DUPLICABLE},
+};
+static const pd_attr_def attrs[] = {
+    {"max_norm", "largest global L2 norm let through", PD_ATTR_FLOAT, .required = true, .min_kind = PD_GT,
+     .min = 0},
+};
+
+static pd_status infer(pd_ctx *c) {
+  int n = pd_in_count(c, X);
+  if (pd_out_count(c, OUT) != n)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "Out must list as many variables as X (%d), got %d", n,
+                       pd_out_count(c, OUT));
+  if (n == 0) return pd_ctx_fail(c, PD_ERR_INPUT, "X must list at least one variable");
+  pd_dtype dt = pd_in(c, X)->dtype;
+  if (!pd_dtype_is_float(dt))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "X \"%s\" must be float32 or float64, got %s",
+                       pd_ctx_in_name(c, X, 0), pd_dtype_name(dt));
+  for (int i = 0; i < n; i++) {
+    pd_tensor *x = pd_in_at(c, X, i);
+    if (x->dtype != dt)
+      return pd_ctx_fail(c, PD_ERR_INPUT, "all X must have one dtype: X \"%s\" is %s but X \"%s\" is %s",
+                         pd_ctx_in_name(c, X, 0), pd_dtype_name(dt), pd_ctx_in_name(c, X, i),
+                         pd_dtype_name(x->dtype));
+    pd_status st = pd_ctx_set_shape(c, pd_out_at(c, OUT, i), x->dtype, x->ndim, x->dims);
+    if (st) return st;
+  }
+  return PD_OK;
+}
+
+#define CLIP_FORWARD(T)                                                                        \
+  static pd_status forward_##T(pd_ctx *c) {                                                    \
+    int n = pd_in_count(c, X);                                                                 \
+    double sum = 0;                                                                            \
+    for (int i = 0; i < n; i++) {                                                              \
+      const pd_tensor *xt = pd_in_at(c, X, i);                                                 \
+      const T *x = PD_DATA(xt, T);                                                             \
+      for (int64_t j = 0, len = pd_tensor_numel(xt); j < len; j++) sum += (double)x[j] * x[j]; \
+    }                                                                                          \
+    double norm = sqrt(sum), max_norm = pd_attr_f(c, A_MAX_NORM);                              \
+    T scale = (T)(norm > max_norm ? max_norm / norm : 1);                                      \
+    for (int i = 0; i < n; i++) {                                                              \
+      const pd_tensor *xt = pd_in_at(c, X, i);                                                 \
+      const T *x = PD_DATA(xt, T);                                                             \
+      T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                               \
+      if (scale == 1 && out == x) continue; /* in place, nothing to do */                      \
+      for (int64_t j = 0, len = pd_tensor_numel(xt); j < len; j++) out[j] = x[j] * scale;      \
+    }                                                                                          \
+    return PD_OK;                                                                              \
+  }
+CLIP_FORWARD(float)
+CLIP_FORWARD(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+
+const pd_op_def pd_op_clip_by_global_norm = {
+    .type = "clip_by_global_norm",
+    .comment = "Gradient clipping by the global norm of all X together: if sqrt(sum of squares) > max_norm, "
+               "every X is scaled by max_norm / norm. Out may be the same variables as X.",
+    .inputs = inputs, .n_inputs = N_IN,
+    .outputs = outputs, .n_outputs = N_OUT,
+    .attrs = attrs, .n_attrs = N_ATTR,
+    .infer_shape = infer,
+    .kernels = kernels, .n_kernels = 2,
+};

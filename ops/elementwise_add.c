@@ -1,0 +1,169 @@
+/* elementwise_add.c — Out = X + Y, where Y's dims line up with X's dims
+ * axis, axis+1, ... (axis -1: Y's dims are X's trailing dims) and a Y dim of
+ * 1 repeats along X's; Out has X's shape. A bias [C] added to [N, C] is the
+ * common case. Backward: dX = dOut, dY = dOut summed over the repeated dims. */
+#include <string.h>
+
+#include "op.h"
+
+enum { X, Y, N_IN };
+enum { OUT, N_OUT };
+enum { A_AXIS, N_ATTRS };
+
+static const pd_slot_def inputs[] = {
+    {"X", "first operand; Out has its shape", 0},
+    {"Y", "second operand; its dims match a run of X's dims starting at `axis`, or are 1", 0},
+};
+static const pd_slot_def outputs[] = {{"Out", "X + Y broadcast to X's shape", 0}};
+static const pd_attr_def attrs[] = {
+    {"axis", "the dim of X that Y's first dim lines up with; -1: align Y with X's trailing dims", PD_ATTR_INT,
+     .def = "i: -1", .min_kind = PD_GE, .min = -1},
+};
+
+static int start_axis(pd_ctx *c, const pd_tensor *x, const pd_tensor *y) {
+  int axis = (int)pd_attr_i(c, A_AXIS);
+  return axis == -1 ? x->ndim - y->ndim : axis;
+}
+
+static pd_status infer(pd_ctx *c) {
+  pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y);
+  char a[128], b[128];
+  if (!pd_dtype_is_float(x->dtype) || x->dtype != y->dtype)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "X and Y must both be float32 or both float64, got %s and %s",
+                       pd_dtype_name(x->dtype), pd_dtype_name(y->dtype));
+  int axis = start_axis(c, x, y);
+  if (y->ndim > x->ndim || axis < 0 || axis + y->ndim > x->ndim)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "Y of shape %s does not fit inside X of shape %s at axis %lld: Y's %d dims "
+                       "must line up with dims of X starting at axis",
+                       pd_dims_str(y->ndim, y->dims, b, sizeof b), pd_dims_str(x->ndim, x->dims, a, sizeof a),
+                       (long long)pd_attr_i(c, A_AXIS), y->ndim);
+  /* Only known dims are checked; a -1 (the batch) is checked per mini-batch. */
+  for (int j = 0; j < y->ndim; j++) {
+    int64_t xd = x->dims[axis + j], yd = y->dims[j];
+    if (xd >= 0 && yd >= 0 && yd != xd && yd != 1)
+      return pd_ctx_fail(c, PD_ERR_INPUT,
+                         "Y of shape %s cannot be added to X of shape %s at axis %d: Y's dim %d is %lld, X's dim %d "
+                         "is %lld (each dim of Y must equal X's or be 1)",
+                         pd_dims_str(y->ndim, y->dims, b, sizeof b), pd_dims_str(x->ndim, x->dims, a, sizeof a),
+                         axis, j, (long long)yd, axis + j, (long long)xd);
+  }
+  return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, x->dims);
+}
+
+/* How the kernels walk X: its dims with size-1 dims dropped and neighbours
+ * that Y repeats along (or does not) merged, so a bias add becomes [N, C] or
+ * [N, C, HW]. Rows of the last dim are the inner loop (`inner` long, Y the
+ * same all along it when `inner_rep`); walk_step moves to the next row and
+ * keeps Y's offset for it in `yoff`. */
+typedef struct walk {
+  int nd;
+  int64_t size[PD_MAX_DIMS];
+  bool repeat[PD_MAX_DIMS];     /* Y is the same along this dim */
+  int64_t ystride[PD_MAX_DIMS]; /* Y's step along this dim (0 where repeated) */
+  int64_t numel, inner, rows;
+  bool inner_rep;
+  int64_t idx[PD_MAX_DIMS], yoff;
+} walk;
+
+static void walk_init(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, walk *w) {
+  int axis = start_axis(c, x, y);
+  memset(w, 0, sizeof *w);
+  w->numel = 1;
+  for (int d = 0; d < x->ndim; d++) {
+    int64_t n = x->dims[d];
+    w->numel *= n;
+    if (n == 1) continue;
+    bool rep = d < axis || d >= axis + y->ndim || y->dims[d - axis] == 1;
+    if (w->nd > 0 && w->repeat[w->nd - 1] == rep) {
+      w->size[w->nd - 1] *= n;
+    } else {
+      w->size[w->nd] = n;
+      w->repeat[w->nd++] = rep;
+    }
+  }
+  int64_t stride = 1;
+  for (int d = w->nd - 1; d >= 0; d--) {
+    w->ystride[d] = w->repeat[d] ? 0 : stride;
+    if (!w->repeat[d]) stride *= w->size[d];
+  }
+  w->inner = w->nd ? w->size[w->nd - 1] : 1;
+  w->inner_rep = w->nd ? w->repeat[w->nd - 1] : true;
+  w->rows = w->inner ? w->numel / w->inner : 0;
+}
+
+static void walk_step(walk *w) {
+  for (int d = w->nd - 2; d >= 0; d--) {
+    w->yoff += w->ystride[d];
+    if (++w->idx[d] < w->size[d]) return;
+    w->yoff -= w->ystride[d] * w->size[d];
+    w->idx[d] = 0;
+  }
+}
+
+#define ADD_FORWARD(T)                                                 \
+  static pd_status forward_##T(pd_ctx *c) {                            \
+    pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y);                      \
+    const T *xs = PD_DATA(x, T), *ys = PD_DATA(y, T);                  \
+    T *out = PD_DATA(pd_out(c, OUT), T);                               \
+    walk w;                                                            \
+    walk_init(c, x, y, &w);                                            \
+    for (int64_t o = 0; o < w.rows; o++, walk_step(&w)) {              \
+      const T *xr = xs + o * w.inner, *yr = ys + w.yoff;               \
+      T *orow = out + o * w.inner;                                     \
+      if (w.inner_rep) {                                               \
+        T v = yr[0];                                                   \
+        for (int64_t k = 0; k < w.inner; k++) orow[k] = xr[k] + v;     \
+      } else {                                                         \
+        for (int64_t k = 0; k < w.inner; k++) orow[k] = xr[k] + yr[k]; \
+      }                                                                \
+    }                                                                  \
+    return PD_OK;                                                      \
+  }
+ADD_FORWARD(float)
+ADD_FORWARD(double)
+
+/* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
+enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
+
+#define ADD_BACKWARD(T)                                                                    \
+  static pd_status backward_##T(pd_ctx *c) {                                               \
+    pd_tensor *x = pd_in(c, G_X), *y = pd_in(c, G_Y), *dout = pd_in(c, G_DOUT);            \
+    pd_tensor *dx = pd_out(c, X), *dy = pd_out(c, Y);                                      \
+    const T *g = PD_DATA(dout, T);                                                         \
+    walk w;                                                                                \
+    walk_init(c, x, y, &w);                                                                \
+    if (dx && PD_DATA(dx, T) != g) memcpy(PD_DATA(dx, T), g, (size_t)w.numel * sizeof(T)); \
+    if (!dy) return PD_OK;                                                                 \
+    T *gy = PD_DATA(dy, T);                                                                \
+    int64_t ny = pd_tensor_numel(y);                                                       \
+    for (int64_t j = 0; j < ny; j++) gy[j] = 0;                                            \
+    for (int64_t o = 0; o < w.rows; o++, walk_step(&w)) {                                  \
+      const T *gr = g + o * w.inner;                                                       \
+      T *yr = gy + w.yoff;                                                                 \
+      if (w.inner_rep) {                                                                   \
+        T s = 0;                                                                           \
+        for (int64_t k = 0; k < w.inner; k++) s += gr[k];                                  \
+        yr[0] += s;                                                                        \
+      } else {                                                                             \
+        for (int64_t k = 0; k < w.inner; k++) yr[k] += gr[k];                              \
+      }                                                                                    \
+    }                                                                                      \
+    return PD_OK;                                                                          \
+  }
+ADD_BACKWARD(float)
+ADD_BACKWARD(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+
+const pd_op_def pd_op_elementwise_add = {
+    .type = "elementwise_add",
+    .comment = "Out = X + Y, Y broadcast to X's shape: Y's dims line up with X's from `axis` on (-1: with "
+               "X's trailing dims), and a Y dim of 1 repeats. E.g. a bias [C] added to every row of [N, C].",
+    .inputs = inputs, .n_inputs = N_IN,
+    .outputs = outputs, .n_outputs = N_OUT,
+    .attrs = attrs, .n_attrs = N_ATTRS,
+    .infer_shape = infer,
+    .kernels = kernels, .n_kernels = 2,
+    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+};

@@ -1,0 +1,65 @@
+/* fill_constant.c — Out = a tensor of dims `shape` and dtype `dtype` with
+ * every element equal to `value`. No inputs; the kernel is chosen by the
+ * `dtype` attribute. An integer dtype needs a whole `value` in its range. */
+#include <math.h>
+
+#include "op.h"
+
+enum { OUT, N_OUT };
+enum { A_SHAPE, A_DTYPE, A_VALUE, N_ATTRS };
+
+static const char *const dtype_names[] = {"float32", "float64", "int32", "int64", "uint8", 0};
+
+static const pd_slot_def outputs[] = {{"Out", "the filled tensor", 0}};
+static const pd_attr_def attrs[] = {
+    {"shape", "dims of Out, each >= 0", PD_ATTR_INTS, .required = true, .min_kind = PD_GE, .min = 0},
+    {"dtype", "dtype of Out", PD_ATTR_STRING, .def = "s: \"float32\"", .one_of = dtype_names},
+    {"value", "the value of every element", PD_ATTR_FLOAT, .def = "f: 0.0"},
+};
+
+static pd_dtype key_dtype(pd_ctx *c) {
+  pd_dtype d = PD_F32;
+  pd_dtype_parse(pd_attr_s(c, A_DTYPE), &d); /* one of the names: checked with the attribute */
+  return d;
+}
+
+static pd_status infer(pd_ctx *c) {
+  const pd_attr *shape = pd_attr_at(c, A_SHAPE);
+  pd_dtype dt = key_dtype(c);
+  double v = pd_attr_f(c, A_VALUE);
+  double lo = dt == PD_I32 ? -2147483648.0 : dt == PD_I64 ? -9223372036854775808.0 : 0;
+  double hi = dt == PD_I32 ? 2147483647.0 : dt == PD_I64 ? 9223372036854775807.0 : 255;
+  if (!pd_dtype_is_float(dt) && !(v == floor(v) && v >= lo && v <= hi))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "value %g cannot be stored as %s: it must be a whole number in [%.0f, %.0f]",
+                       v, pd_dtype_name(dt), lo, hi);
+  return pd_ctx_set_shape(c, pd_out(c, OUT), dt, shape->n, shape->ints);
+}
+
+#define FILL(T)                                           \
+  static pd_status fill_##T(pd_ctx *c) {                  \
+    pd_tensor *y = pd_out(c, OUT);                        \
+    T *out = PD_DATA(y, T), v = (T)pd_attr_f(c, A_VALUE); \
+    int64_t n = pd_tensor_numel(y);                       \
+    for (int64_t i = 0; i < n; i++) out[i] = v;           \
+    return PD_OK;                                         \
+  }
+FILL(float)
+FILL(double)
+FILL(int32_t)
+FILL(int64_t)
+FILL(uint8_t)
+
+static const pd_kernel kernels[] = {
+    {{PD_CPU, PD_F32}, fill_float}, {{PD_CPU, PD_F64}, fill_double}, {{PD_CPU, PD_I32}, fill_int32_t},
+    {{PD_CPU, PD_I64}, fill_int64_t}, {{PD_CPU, PD_U8}, fill_uint8_t},
+};
+
+const pd_op_def pd_op_fill_constant = {
+    .type = "fill_constant",
+    .comment = "Out = a tensor of dims `shape` and dtype `dtype`, every element `value`.",
+    .outputs = outputs, .n_outputs = N_OUT,
+    .attrs = attrs, .n_attrs = N_ATTRS,
+    .infer_shape = infer,
+    .kernel_dtype = key_dtype,
+    .kernels = kernels, .n_kernels = 5,
+};

@@ -1,0 +1,68 @@
+/* momentum.c — gradient descent with momentum (heavy ball or Nesterov), per element:
+ * g' = g + weight_decay p;  v = mu v + g';  p -= lr (nesterov ? g' + mu v : v).
+ * ParamOut and VelocityOut may be Param and Velocity themselves. No gradient. */
+#include "optim.h"
+
+enum { PARAM, GRAD, VELOCITY, LR, N_IN };
+enum { PARAM_OUT, VELOCITY_OUT, N_OUT };
+enum { A_MU, A_NESTEROV, A_WD, N_ATTR };
+
+static const pd_slot_def inputs[] = {
+    {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
+    {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
+    {"Velocity", "the running velocity v, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
+    {"LearningRate", "the step size lr, [1], the dtype of Param", PD_SLOT_NO_GRAD},
+};
+static const pd_slot_def outputs[] = {
+    {"ParamOut", "the updated parameter; usually Param itself", 0},
+    {"VelocityOut", "the updated velocity; usually Velocity itself", 0},
+};
+static const pd_attr_def attrs[] = {
+    {"mu", "momentum: the fraction of the velocity kept each step", PD_ATTR_FLOAT, .def = "f: 0.9",
+     .min_kind = PD_GE, .min = 0},
+    {"use_nesterov", "Nesterov's variant: step along g' + mu v instead of v", PD_ATTR_BOOL,
+     .def = "b: false"},
+    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
+     .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
+};
+
+static pd_status infer(pd_ctx *c) {
+  pd_status st = pd_optim_check_param(c, PARAM);
+  if (!st) st = pd_optim_check_like(c, GRAD, PARAM);
+  if (!st) st = pd_optim_check_like(c, VELOCITY, PARAM);
+  if (!st) st = pd_optim_check_scalar(c, LR, (int)pd_in(c, PARAM)->dtype);
+  if (!st) st = pd_optim_out_like(c, PARAM_OUT, PARAM);
+  if (!st) st = pd_optim_out_like(c, VELOCITY_OUT, PARAM);
+  return st;
+}
+
+#define MOMENTUM_UPDATE(T)                                                                      \
+  static pd_status update_##T(pd_ctx *c) {                                                      \
+    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                               \
+    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T);                  \
+    const T *v = PD_DATA(pd_in(c, VELOCITY), T);                                                \
+    T *p_out = PD_DATA(pd_out(c, PARAM_OUT), T), *v_out = PD_DATA(pd_out(c, VELOCITY_OUT), T);  \
+    T lr = PD_DATA(pd_in(c, LR), T)[0], mu = (T)pd_attr_f(c, A_MU), wd = (T)pd_attr_f(c, A_WD); \
+    bool nesterov = pd_attr_b(c, A_NESTEROV);                                                   \
+    for (int64_t i = 0; i < n; i++) {                                                           \
+      T pi = p[i], gi = g[i] + wd * pi, vi = mu * v[i] + gi;                                    \
+      v_out[i] = vi;                                                                            \
+      p_out[i] = pi - lr * (nesterov ? gi + mu * vi : vi);                                      \
+    }                                                                                           \
+    return PD_OK;                                                                               \
+  }
+MOMENTUM_UPDATE(float)
+MOMENTUM_UPDATE(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(update_float), PD_CPU_F64(update_double)};
+
+const pd_op_def pd_op_momentum = {
+    .type = "momentum",
+    .comment = "Momentum step: g' = Grad + weight_decay Param; v = mu v + g'; ParamOut = Param - lr v "
+               "(use_nesterov: Param - lr (g' + mu v)). Outputs may be the same variables as the inputs.",
+    .inputs = inputs, .n_inputs = N_IN,
+    .outputs = outputs, .n_outputs = N_OUT,
+    .attrs = attrs, .n_attrs = N_ATTR,
+    .infer_shape = infer,
+    .kernels = kernels, .n_kernels = 2,
+};

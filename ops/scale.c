@@ -1,0 +1,69 @@
+/* scale.c — Out = scale * X + bias, or scale * (X + bias) when
+ * bias_after_scale is false (Paddle's scale op). Backward: dX = scale * dOut.
+ * One body for float and double. */
+#include "op.h"
+
+enum { X, N_IN };
+enum { OUT, N_OUT };
+enum { A_SCALE, A_BIAS, A_AFTER, N_ATTRS };
+
+static const pd_slot_def inputs[] = {{"X", "input tensor", 0}};
+static const pd_slot_def outputs[] = {{"Out", "scale * X + bias (or scale * (X + bias)), X's shape", 0}};
+static const pd_attr_def attrs[] = {
+    {"scale", "the factor X is multiplied by", PD_ATTR_FLOAT, .def = "f: 1.0"},
+    {"bias", "the constant added", PD_ATTR_FLOAT, .def = "f: 0.0"},
+    {"bias_after_scale", "true: scale * X + bias; false: scale * (X + bias)", PD_ATTR_BOOL, .def = "b: true"},
+};
+
+static pd_status infer(pd_ctx *c) {
+  pd_tensor *x = pd_in(c, X);
+  if (!pd_dtype_is_float(x->dtype))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "input X must be float32 or float64, got %s (add a cast op)",
+                       pd_dtype_name(x->dtype));
+  return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, x->dims);
+}
+
+/* scale * (X + bias) = scale * X + scale * bias: one loop either way. */
+#define SCALE_FORWARD(T)                                        \
+  static pd_status forward_##T(pd_ctx *c) {                     \
+    pd_tensor *x = pd_in(c, X);                                 \
+    const T *xs = PD_DATA(x, T);                                \
+    T *out = PD_DATA(pd_out(c, OUT), T);                        \
+    double s = pd_attr_f(c, A_SCALE), b = pd_attr_f(c, A_BIAS); \
+    T a = (T)s, d = (T)(pd_attr_b(c, A_AFTER) ? b : s * b);     \
+    int64_t n = pd_tensor_numel(x);                             \
+    for (int64_t i = 0; i < n; i++) out[i] = a * xs[i] + d;     \
+    return PD_OK;                                               \
+  }
+SCALE_FORWARD(float)
+SCALE_FORWARD(double)
+
+/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
+enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
+
+#define SCALE_BACKWARD(T)                                 \
+  static pd_status backward_##T(pd_ctx *c) {              \
+    pd_tensor *dy = pd_in(c, G_DOUT), *dx = pd_out(c, X); \
+    if (!dx) return PD_OK;                                \
+    const T *g = PD_DATA(dy, T);                          \
+    T *gx = PD_DATA(dx, T), a = (T)pd_attr_f(c, A_SCALE); \
+    int64_t n = pd_tensor_numel(dy);                      \
+    for (int64_t i = 0; i < n; i++) gx[i] = a * g[i];     \
+    return PD_OK;                                         \
+  }
+SCALE_BACKWARD(float)
+SCALE_BACKWARD(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+
+const pd_op_def pd_op_scale = {
+    .type = "scale",
+    .comment = "Out = scale * X + bias (bias_after_scale, the default) or scale * (X + bias).",
+    .inputs = inputs, .n_inputs = N_IN,
+    .outputs = outputs, .n_outputs = N_OUT,
+    .attrs = attrs, .n_attrs = N_ATTRS,
+    .infer_shape = infer,
+    .kernels = kernels, .n_kernels = 2,
+    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+};

@@ -1,0 +1,55 @@
+/* sgd.c — plain gradient descent with optional weight decay (L2):
+ * ParamOut = Param - lr (Grad + weight_decay Param). ParamOut may be Param
+ * itself (each element is read before it is written). No gradient. */
+#include "optim.h"
+
+enum { PARAM, GRAD, LR, N_IN };
+enum { PARAM_OUT, N_OUT };
+enum { A_WD, N_ATTR };
+
+static const pd_slot_def inputs[] = {
+    {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
+    {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
+    {"LearningRate", "the step size lr, [1], the dtype of Param", PD_SLOT_NO_GRAD},
+};
+static const pd_slot_def outputs[] = {{"ParamOut", "the updated parameter; usually Param itself", 0}};
+static const pd_attr_def attrs[] = {
+    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
+     .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
+};
+
+static pd_status infer(pd_ctx *c) {
+  pd_status st = pd_optim_check_param(c, PARAM);
+  if (!st) st = pd_optim_check_like(c, GRAD, PARAM);
+  if (!st) st = pd_optim_check_scalar(c, LR, (int)pd_in(c, PARAM)->dtype);
+  if (!st) st = pd_optim_out_like(c, PARAM_OUT, PARAM);
+  return st;
+}
+
+#define SGD_UPDATE(T)                                                          \
+  static pd_status update_##T(pd_ctx *c) {                                     \
+    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                              \
+    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T); \
+    T *out = PD_DATA(pd_out(c, PARAM_OUT), T);                                 \
+    T lr = PD_DATA(pd_in(c, LR), T)[0], wd = (T)pd_attr_f(c, A_WD);            \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      T pi = p[i];                                                             \
+      out[i] = pi - lr * (g[i] + wd * pi);                                     \
+    }                                                                          \
+    return PD_OK;                                                              \
+  }
+SGD_UPDATE(float)
+SGD_UPDATE(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(update_float), PD_CPU_F64(update_double)};
+
+const pd_op_def pd_op_sgd = {
+    .type = "sgd",
+    .comment = "Stochastic gradient descent step: ParamOut = Param - lr (Grad + weight_decay Param). "
+               "ParamOut may be the same variable as Param.",
+    .inputs = inputs, .n_inputs = N_IN,
+    .outputs = outputs, .n_outputs = N_OUT,
+    .attrs = attrs, .n_attrs = N_ATTR,
+    .infer_shape = infer,
+    .kernels = kernels, .n_kernels = 2,
+};

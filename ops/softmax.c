@@ -1,0 +1,90 @@
+/* softmax.c — softmax over the last dim: Out[r, j] = exp(X[r, j] - m_r) /
+ * sum_k exp(X[r, k] - m_r), with m_r the row's max so no exp overflows.
+ * Backward in terms of the output: dX = Out * (dOut - sum_k dOut[r, k] Out[r, k]). */
+#include <tgmath.h>
+
+#include "op.h"
+
+enum { X, N_IN };
+enum { OUT, N_OUT };
+
+static const pd_slot_def inputs[] = {{"X", "input [..., D]; each row along the last dim is normalised", 0}};
+static const pd_slot_def outputs[] = {{"Out", "softmax of X, same shape; every row sums to 1", 0}};
+
+static pd_status infer(pd_ctx *c) {
+  pd_tensor *x = pd_in(c, X);
+  if (x->ndim < 1) return pd_ctx_fail(c, PD_ERR_INPUT, "input X must have at least 1 dim, got %d", x->ndim);
+  if (!pd_dtype_is_float(x->dtype))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "input X must be float32 or float64, got %s (add a cast op)",
+                       pd_dtype_name(x->dtype));
+  return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, x->dims);
+}
+
+/* x read as [rows, d], d the last dim. */
+static void rows_of(const pd_tensor *x, int64_t *rows, int64_t *d) {
+  *d = x->dims[x->ndim - 1];
+  *rows = *d > 0 ? pd_tensor_numel(x) / *d : 0;
+}
+
+#define SOFTMAX_FORWARD(T)                                          \
+  static pd_status forward_##T(pd_ctx *c) {                         \
+    int64_t rows, d;                                                \
+    rows_of(pd_in(c, X), &rows, &d);                                \
+    const T *x = PD_DATA(pd_in(c, X), T);                           \
+    T *y = PD_DATA(pd_out(c, OUT), T);                              \
+    for (int64_t r = 0; r < rows; r++, x += d, y += d) {            \
+      T m = x[0], sum = 0;                                          \
+      for (int64_t j = 1; j < d; j++) m = x[j] > m ? x[j] : m;      \
+      for (int64_t j = 0; j < d; j++) {                             \
+        y[j] = exp(x[j] - m);                                       \
+        sum += y[j];                                                \
+      }                                                             \
+      T inv = 1 / sum; /* sum >= 1: the max's own term is exp(0) */ \
+      for (int64_t j = 0; j < d; j++) y[j] *= inv;                  \
+    }                                                               \
+    return PD_OK;                                                   \
+  }
+SOFTMAX_FORWARD(float)
+SOFTMAX_FORWARD(double)
+
+/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
+enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT),
+       G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
+
+#define SOFTMAX_BACKWARD(T)                                                       \
+  static pd_status backward_##T(pd_ctx *c) {                                      \
+    pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_in(c, G_DOUT);                    \
+    if (!dxt) return PD_OK;                                                       \
+    int64_t rows, d;                                                              \
+    rows_of(pd_in(c, G_OUT), &rows, &d);                                          \
+    const T *y = PD_DATA(pd_in(c, G_OUT), T), *dy = dyt ? PD_DATA(dyt, T) : NULL; \
+    T *dx = PD_DATA(dxt, T);                                                      \
+    for (int64_t r = 0; r < rows; r++, y += d, dx += d) {                         \
+      if (!dy) { /* no gradient reaches Out */                                    \
+        for (int64_t j = 0; j < d; j++) dx[j] = 0;                                \
+        continue;                                                                 \
+      }                                                                           \
+      T dot = 0;                                                                  \
+      for (int64_t j = 0; j < d; j++) dot += dy[j] * y[j];                        \
+      for (int64_t j = 0; j < d; j++) dx[j] = y[j] * (dy[j] - dot);               \
+      dy += d;                                                                    \
+    }                                                                             \
+    return PD_OK;                                                                 \
+  }
+SOFTMAX_BACKWARD(float)
+SOFTMAX_BACKWARD(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+
+const pd_op_def pd_op_softmax = {
+    .type = "softmax",
+    .comment = "Softmax over the last dim, computed stably (the row max is subtracted first). For a "
+               "classification loss prefer softmax_with_cross_entropy, which is fused and exact for "
+               "huge logits.",
+    .inputs = inputs, .n_inputs = N_IN,
+    .outputs = outputs, .n_outputs = N_OUT,
+    .infer_shape = infer,
+    .kernels = kernels, .n_kernels = 2,
+    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+};

@@ -1,0 +1,2 @@
+# a mistyped command exits 2 with a suggestion
+$PR trian net.pbtxt
