@@ -111,15 +111,27 @@ $(BUILD)/test/%: $(BUILD)/obj/test/tools/%.o $(LIB) $(TEST_GEN_OBJS)
 
 tests: $(BIN) $(UNIT_BINS) $(TOOL_BINS)
 
-test: deps
+test: deps data
 	@$(MAKE) --no-print-directory tests
 	@sh test/run.sh $(BUILD)
 
 # ---- demo ---------------------------------------------------------------------
-demo: deps
+demo: deps data
 	@sh mk/deps.sh $(DEPS_DEMO)
 	@$(MAKE) --no-print-directory all
 	$(BIN) train netdescs/fashion_mlp.pbtxt
+
+# ---- data: the small generated data set netdescs/fit_a_line.pbtxt reads -------------
+# netdescs/data/*.npy (git-ignored), identical bytes on every build; `make test`
+# and `make demo` make it, so the shipped netdescs run with no flags.
+.PHONY: data
+data: $(BUILD)/gen_data
+	@mkdir -p netdescs/data
+	$(BUILD)/gen_data netdescs/data
+
+$(BUILD)/gen_data: netdescs/gen_data.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -o $@ $<
 
 # ---- docs: docs/ops.md is generated from the registry ----------------------------
 docs: $(BIN)

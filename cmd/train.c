@@ -46,6 +46,8 @@ const pd_command pd_cmd_train = {
     "  --log FILE.jsonl      one JSON object per logged step and per epoch\n"
     "  --log-every N         steps between log lines (default: the file's, 100)\n"
     "  --device cpu          where to run (this build: cpu)\n"
+    "  --set FIELD=VALUE     set any field of the file by its path, e.g.\n"
+    "                        --set train.optimizer.lr=0.01 --set train.optimizer.type=adam\n"
     "\n"
     "Exit codes: 0 done; 1 a failure while running (I/O, non-finite loss);\n"
     "2 bad usage or input; 130/143 interrupted by SIGINT/SIGTERM.\n",
@@ -90,6 +92,10 @@ static pd_status fill_persistables(trainer *t, const char *params_dir, const cha
   pd_status st = PD_OK;
   if (resume) {
     st = pd_checkpoint_open(resume, ck_out, err);
+    const pd_ckpt_state *cs = st ? NULL : pd_checkpoint_state(*ck_out);
+    if (cs && cs->optimizer && t->opt->type && strcmp(cs->optimizer, t->opt->type) != 0)
+      st = pd_errorf(err, PD_ERR_INPUT, "--resume %s: the checkpoint was trained with optimizer \"%s\", this run uses \"%s\"",
+                     resume, cs->optimizer, t->opt->type);
     if (!st) st = pd_params_load(net, t->scope, resume, NULL, true, NULL, err);
     if (st) return st;
   } else if (params_dir) {
@@ -99,20 +105,7 @@ static pd_status fill_persistables(trainer *t, const char *params_dir, const cha
     pd_buf_free(&report);
     if (st) return st;
   }
-  /* initialise what was not loaded */
-  for (int v = 0; v < net->nvars && !st; v++) {
-    pd_var_info *vi = &net->vars[v];
-    if (vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE) continue;
-    pd_var *var = pd_scope_find(t->scope, vi->name);
-    if (var && var->tensor.storage) continue;
-    var = pd_scope_var(t->scope, vi->name);
-    if (!var) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-    var->tensor.dtype = vi->meta.dtype;
-    st = pd_tensor_set_dims(&var->tensor, vi->meta.ndim, vi->meta.dims, err);
-    if (!st) st = pd_tensor_alloc(&var->tensor, err);
-    if (!st && vi->kind == PD_VAR_PARAM) st = pd_init_param(vi, t->td->default_init, t->seed, &var->tensor, err);
-  }
-  return st;
+  return pd_init_persistables(net, t->scope, t->td->default_init, t->seed, err);
 }
 
 static void permutation(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch, bool shuffle) {
@@ -313,6 +306,16 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   return st;
 }
 
+/* A binding from the file: relative paths are relative to the NetDesc. */
+static pd_status bind_beside(pd_feed *f, const pd_net *net, const char *net_path, const Paddle__DataBinding *b,
+                             const char *what, pd_error *err) {
+  char *path = pd_path_beside(net_path, b->file);
+  if (!path) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  pd_status st = pd_feed_bind_file(f, net, b->var, path, what, err);
+  free(path);
+  return st;
+}
+
 static int run(int argc, char **argv) {
   pd_opt opts[NOPT] = {
       [O_DATA] = {.name = "--data", .has_value = true, .repeat = true},
@@ -360,10 +363,6 @@ static int run(int argc, char **argv) {
     pd_cli_usage_error("train", "give --epochs or --iterations, not both");
     goto out;
   }
-  if (opts[O_SET].n_values) {
-    pd_cli_usage_error("train", "--set is not supported in this version yet");
-    goto out;
-  }
   long long batch = 0, epochs = 0, iters = 0, seed = 0, threads = 0, save_every = 0, keep = 3, log_every = 0;
   double lr = 0;
   if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, &batch)) ||
@@ -390,7 +389,8 @@ static int run(int argc, char **argv) {
   pd_error err = {0};
   pd_checkpoint *ck = NULL;
   char *orig_type = NULL, *my_type = NULL;
-  pd_status st = pd_net_load(pos[0], NULL, &t.net, &err);
+  pd_net_opts nopts = {.float_dtype = PD_F32, .overrides = opts[O_SET].values, .n_overrides = opts[O_SET].n_values};
+  pd_status st = pd_net_load(pos[0], &nopts, &t.net, &err);
   static Paddle__TrainDesc empty_train = PADDLE__TRAIN_DESC__INIT;
   static Paddle__OptimizerDesc empty_opt = PADDLE__OPTIMIZER_DESC__INIT;
   if (!st) {
@@ -417,17 +417,19 @@ static int run(int argc, char **argv) {
       st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
   }
   if (!st) st = pd_schedule_check(t.opt, &err);
-  if (!st) st = pd_net_add_backward(t.net, t.td->loss, &err);
-  if (!st) st = pd_net_add_optimizer(t.net, t.opt, &err);
+  /* a net printed by `desc --backward --optimizer` already has them */
+  if (!st) st = pd_net_find_training(t.net, t.td->loss, &err);
+  if (!st && t.net->loss < 0) st = pd_net_add_backward(t.net, t.td->loss, &err);
+  if (!st && !t.net->n_optimizer) st = pd_net_add_optimizer(t.net, t.opt, &err);
   if (!st) st = pd_net_select_kernels(t.net, PD_CPU, &err);
   /* data: the file's bindings, then flags (which override) */
   for (size_t i = 0; !st && i < t.td->n_data; i++)
-    st = pd_feed_bind_file(&t.feed, t.net, t.td->data[i]->var, t.td->data[i]->file, "train.data", &err);
+    st = bind_beside(&t.feed, t.net, pos[0], t.td->data[i], "train.data", &err);
   for (int i = 0; !st && i < opts[O_DATA].n_values; i++)
     st = pd_feed_bind_spec(&t.feed, t.net, opts[O_DATA].values[i], "--data", &err);
   if (!st) st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
   for (size_t i = 0; !st && i < t.td->n_eval_data; i++)
-    st = pd_feed_bind_file(&t.efeed, t.net, t.td->eval_data[i]->var, t.td->eval_data[i]->file, "train.eval_data", &err);
+    st = bind_beside(&t.efeed, t.net, pos[0], t.td->eval_data[i], "train.eval_data", &err);
   for (int i = 0; !st && i < opts[O_EVAL].n_values; i++)
     st = pd_feed_bind_spec(&t.efeed, t.net, opts[O_EVAL].values[i], "--eval-data", &err);
   /* metrics: the loss, then train.metrics */

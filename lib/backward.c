@@ -226,3 +226,25 @@ int pd_net_param_grads(const pd_net *net, int *params, int *grads, int max) {
   }
   return n;
 }
+
+pd_status pd_net_find_training(pd_net *net, const char *loss, pd_error *err) {
+  int L = pd_net_var(net, loss);
+  if (L < 0) return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not a variable of the net", net->file, loss);
+  char name[512];
+  grad_name(net, L, name, sizeof name);
+  int g = pd_net_var(net, name);
+  if (g < 0 || net->vars[g].producer < 0) return PD_OK; /* a forward net */
+  int first = net->vars[g].producer, opt = net->nops;
+  for (int o = first; o < net->nops; o++) {
+    const char *t = net->ops[o].def->type;
+    if (!strcmp(t, "sgd") || !strcmp(t, "momentum") || !strcmp(t, "adam") || !strcmp(t, "clip_by_global_norm")) {
+      opt = o;
+      break;
+    }
+  }
+  net->n_forward = first;
+  net->n_backward = opt - first;
+  net->n_optimizer = net->nops - opt;
+  net->loss = L;
+  return PD_OK;
+}

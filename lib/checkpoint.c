@@ -155,9 +155,9 @@ static pd_status make_dirs(const char *dir, pd_error *err) {
         st = os_error(err, e, dir, "cannot create directory");
       } else if (stat(p, &sb) != 0) {
         st = os_error(err, errno, dir, "cannot create directory");
-      } else if (!S_ISDIR(sb.st_mode)) {
-        st = pd_errorf(err, PD_ERR_INPUT, "%s: cannot create directory: %s is not a directory", dir, p);
-      }
+      } else if (!S_ISDIR(sb.st_mode) && c == '\0') {
+        st = pd_errorf(err, PD_ERR_INPUT, "%s: exists and is not a directory", dir);
+      } /* a file in the middle: the next mkdir says ENOTDIR */
     }
     *s = c;
     if (st || c == '\0') break;
@@ -372,14 +372,17 @@ static void restore_latest(const char *dir, const char *old_target) {
 static pd_status install(const char *dir, const char *tmp, const char *tmp_name, const char *final,
                          const char *aside, const char *aside_name, bool *moved_aside, pd_error *err) {
   *moved_aside = false;
-  if (rename(tmp, final) == 0) return fsync_dir(dir, err);
+  pd_status st;
+  if (rename(tmp, final) == 0) {
+    if ((st = fsync_dir(dir, err))) rename(final, tmp); /* back, for the caller to remove */
+    return st;
+  }
   if (errno != EEXIST && errno != ENOTEMPTY) return os_error(err, errno, final, "cannot rename the new checkpoint into place");
   struct stat sb;
   if (lstat(final, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return pd_errorf(err, PD_ERR_INPUT, "%s: exists and is not a checkpoint directory", final);
   char old[PATH_MAX];
   read_latest(dir, old, sizeof old);
-  pd_status st;
   if ((st = set_latest(dir, tmp_name, err))) return st;
   rm_tree(aside);
   if (rename(final, aside) != 0) {
@@ -398,8 +401,14 @@ static pd_status install(const char *dir, const char *tmp, const char *tmp_name,
     restore_latest(dir, old);
     return st;
   }
+  if ((st = fsync_dir(dir, err))) { /* a failing disk: undo, best effort */
+    rename(final, tmp);
+    rename(aside, final);
+    restore_latest(dir, old);
+    return st;
+  }
   *moved_aside = true;
-  return fsync_dir(dir, err);
+  return PD_OK;
 }
 
 typedef struct step_entry {
@@ -450,7 +459,7 @@ static void prune(const char *dir, int64_t step, int keep) {
     n++;
   }
   closedir(d);
-  qsort(older, n, sizeof *older, step_desc);
+  if (n) qsort(older, n, sizeof *older, step_desc);
   for (size_t i = 0; i < n; i++) {
     if (i + 1 >= (size_t)keep) {
       /* Renamed first, so a kill mid-delete leaves a temp name, not a
@@ -775,6 +784,7 @@ static pd_status read_small_file(const char *path, size_t max, char **out, size_
   *out = NULL;
   *len = 0;
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ELOOP) return pd_errorf(err, PD_ERR_INPUT, "%s: is a symlink; expected a regular file", path);
   if (fd < 0) return os_error(err, errno, path, "cannot open");
   struct stat sb;
   pd_status st = PD_OK;
@@ -938,7 +948,7 @@ static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
     }
     f->dtype = (pd_dtype)e->dtype;
     f->ndim = (int)e->n_shape;
-    memcpy(f->dims, e->shape, e->n_shape * sizeof *f->dims);
+    if (e->n_shape) memcpy(f->dims, e->shape, e->n_shape * sizeof *f->dims);
     f->has_crc32 = e->has_crc32;
     f->crc32 = e->crc32;
     f->bytes = e->bytes;

@@ -19,6 +19,9 @@
 
 typedef struct pd_dataset pd_dataset;
 
+/* Opens a data file and checks it all up front: header against file size
+ * (or inflated size), and that it has rows: a scalar, a file of 0 rows or
+ * rows of 0 elements is refused with a message naming the file. */
 pd_status pd_dataset_open(const char *path, pd_dataset **out, pd_error *err);
 /* The same over a file already in memory (tests, fuzzing). buf is borrowed
  * and must outlive the data set unless it is gzip (then it is inflated). */

@@ -98,3 +98,20 @@ pd_status pd_schedule_check(const Paddle__OptimizerDesc *opt, pd_error *err) {
   return pd_errorf(err, PD_ERR_INPUT,
                    "unknown learning-rate schedule \"%s\"; use constant, step, exponential, polynomial or cosine", type);
 }
+
+pd_status pd_init_persistables(const pd_net *net, pd_scope *scope, const Paddle__Initializer *def, uint64_t seed,
+                               pd_error *err) {
+  pd_status st = PD_OK;
+  for (int v = 0; v < net->nvars && !st; v++) {
+    const pd_var_info *vi = &net->vars[v];
+    if (vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE) continue;
+    pd_var *var = pd_scope_find(scope, vi->name);
+    if (var && var->tensor.storage) continue;
+    if (!(var = pd_scope_var(scope, vi->name))) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    var->tensor.dtype = vi->meta.dtype;
+    st = pd_tensor_set_dims(&var->tensor, vi->meta.ndim, vi->meta.dims, err);
+    if (!st) st = pd_tensor_alloc(&var->tensor, err);
+    if (!st && vi->kind == PD_VAR_PARAM) st = pd_init_param(vi, def, seed, &var->tensor, err);
+  }
+  return st;
+}

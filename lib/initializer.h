@@ -12,6 +12,11 @@
 pd_status pd_init_param(const pd_var_info *vi, const Paddle__Initializer *def, uint64_t seed, pd_tensor *t,
                         pd_error *err);
 
+/* Gives every persistable variable of net that `scope` does not hold yet
+ * its storage: parameters initialised (pd_init_param), state zeroed. */
+pd_status pd_init_persistables(const pd_net *net, pd_scope *scope, const Paddle__Initializer *def, uint64_t seed,
+                               pd_error *err);
+
 /* The learning rate at `step` (0-based count of updates done) under the
  * optimizer's schedule, with linear warm-up. */
 double pd_schedule_lr(const Paddle__OptimizerDesc *opt, int64_t step);

@@ -4,6 +4,7 @@
  * the file points at the op or variable in it. */
 #include "net.h"
 
+#include "pbset.h"
 #include "util.h"
 
 #include <errno.h>
@@ -200,8 +201,11 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
   pos_of(b->net, od, outputs ? "outputs" : "inputs", 0, &line, &col);
   char list[512];
   for (int s = 0; s < nslots; s++) {
+    /* slots after this one need one name each if required; after a
+     * duplicable slot every later slot keeps its position (maybe "") */
     int need_after = 0;
-    for (int t = s + 1; t < nslots; t++) need_after += !(slots[t].flags & PD_SLOT_DISPENSABLE);
+    for (int t = s + 1; t < nslots; t++)
+      need_after += (slots[s].flags & PD_SLOT_DUPLICABLE) || !(slots[t].flags & PD_SLOT_DISPENSABLE);
     int avail = n - pos - need_after, take;
     if (slots[s].flags & PD_SLOT_DUPLICABLE) take = avail > 0 ? avail : 0;
     else take = avail > 0 ? 1 : 0;
@@ -540,6 +544,13 @@ pd_status pd_net_from_text(const char *name, const char *text, size_t len, const
     pd_srcmap_free(&map);
     return st;
   }
+  for (int i = 0; opts && i < opts->n_overrides; i++)
+    if ((st = pd_pb_set(m, opts->overrides[i], err))) {
+      protobuf_c_message_free_unpacked(m, NULL);
+      free(src);
+      pd_srcmap_free(&map);
+      return st;
+    }
   return pd_net_from_desc(name, (Paddle__NetDesc *)m, src, len, &map, opts, out, err);
 }
 

@@ -56,7 +56,9 @@ typedef struct pd_net {
 } pd_net;
 
 typedef struct pd_net_opts {
-  pd_dtype float_dtype; /* PD_F32 (default) or PD_F64 */
+  pd_dtype float_dtype;            /* PD_F32 (default) or PD_F64 */
+  const char *const *overrides;    /* "train.optimizer.lr=0.01", applied after parsing */
+  int n_overrides;
 } pd_net_opts;
 
 /* Reads and builds a network from a text-format NetDesc file. */

@@ -1196,40 +1196,58 @@ static void layout_number(const char *sci, char *buf, size_t size) {
   snprintf(buf, size, "%s", out);
 }
 
-static int same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+/* Whether `prec` significant digits of v read back (as protoc reads them:
+ * strtod, then narrowed for floats) to exactly v; leaves them in sci. */
+static int digits_read_back(double v, int is_float, int prec, char *sci, size_t size) {
+  snprintf(sci, size, "%.*e", prec - 1, v);
+  double d = strtod(sci, NULL);
+  if (is_float) {
+    float r = double_to_float(d), f = (float)v;
+    return memcmp(&r, &f, sizeof r) == 0;
+  }
+  return memcmp(&d, &v, sizeof d) == 0;
+}
 
-void pd_format_double(double v, char *buf, size_t size) {
-  if (isnan(v)) {
-    snprintf(buf, size, signbit(v) ? "-nan" : "nan");
-    return;
-  }
-  if (isinf(v)) {
-    snprintf(buf, size, v < 0 ? "-inf" : "inf");
-    return;
-  }
-  /* The fewest significant digits that read back (as protoc reads them)
-   * to exactly v; 17 always do. */
+/* The fewest significant digits that read back exactly (17 always do).
+ * Reading back is monotone in the digit count, because more digits land
+ * closer to v, except where v's rounding interval is lopsided: at powers of
+ * two (and zero). Those are searched one by one, the rest by bisection. */
+static void format_shortest(double v, int is_float, char *buf, size_t size) {
   char sci[40];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
-    if (same_double(strtod(sci, NULL), v)) break;
+  int lo = 1, hi = 17;
+  int pow2;
+  if (is_float) {
+    float f = (float)v;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    pow2 = (bits & 0x7fffff) == 0;
+  } else {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    pow2 = (bits & 0xfffffffffffffULL) == 0;
   }
+  if (pow2) {
+    while (lo < hi && !digits_read_back(v, is_float, lo, sci, sizeof sci)) lo++;
+  } else {
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (digits_read_back(v, is_float, mid, sci, sizeof sci)) hi = mid;
+      else lo = mid + 1;
+    }
+  }
+  digits_read_back(v, is_float, lo, sci, sizeof sci);
   layout_number(sci, buf, size);
 }
 
+void pd_format_double(double v, char *buf, size_t size) {
+  if (isnan(v)) snprintf(buf, size, signbit(v) ? "-nan" : "nan");
+  else if (isinf(v)) snprintf(buf, size, v < 0 ? "-inf" : "inf");
+  else format_shortest(v, 0, buf, size);
+}
+
 void pd_format_float(float v, char *buf, size_t size) {
-  if (isnan(v) || isinf(v)) {
-    pd_format_double((double)v, buf, size);
-    return;
-  }
-  /* Read back as protoc does: to double, then to float. */
-  char sci[40];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(sci, sizeof sci, "%.*e", prec - 1, (double)v);
-    float r = double_to_float(strtod(sci, NULL));
-    if (memcmp(&r, &v, sizeof v) == 0) break;
-  }
-  layout_number(sci, buf, size);
+  if (isnan(v) || isinf(v)) pd_format_double((double)v, buf, size);
+  else format_shortest((double)v, 1, buf, size);
 }
 
 static int print_escaped(pd_buf *b, const uint8_t *s, size_t n) {

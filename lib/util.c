@@ -41,3 +41,15 @@ pd_status pd_read_file(const char *path, char **out, size_t *len, pd_error *err)
   *len = n;
   return PD_OK;
 }
+
+char *pd_path_beside(const char *base_file, const char *path) {
+  const char *slash = strrchr(base_file, '/');
+  if (path[0] == '/' || !slash) return strdup(path);
+  size_t dir = (size_t)(slash - base_file), n = strlen(path);
+  char *out = malloc(dir + 1 + n + 1);
+  if (!out) return NULL;
+  memcpy(out, base_file, dir);
+  out[dir] = '/';
+  memcpy(out + dir + 1, path, n + 1);
+  return out;
+}

@@ -706,22 +706,51 @@ static void test_shortest_floats(void **state) {
   free_msg(a);
 }
 
-/* Every float reads back bit for bit from its shortest text (a sweep). */
+/* Significant digits in a printed number ("-1.25e+30" has 3, "100" 1). */
+static int sig_digits(const char *s) {
+  char d[64];
+  int n = 0;
+  for (; *s && *s != 'e'; s++)
+    if (*s >= '0' && *s <= '9' && (n || *s != '0')) d[n++] = *s;
+  while (n > 1 && d[n - 1] == '0') n--;
+  return n ? n : 1;
+}
+
+/* Random floats and doubles (and every power of two) read back bit for bit
+ * through the parser from their text, and one digit fewer would not. */
 static void test_shortest_floats_sweep(void **state) {
   (void)state;
-  char buf[64];
-  uint32_t bits = 1;
-  for (int i = 0; i < 200000; i++) {
-    bits = bits * 1664525u + 1013904223u;
-    float v;
-    memcpy(&v, &bits, sizeof v);
-    if (isnan(v)) continue;
-    pd_format_float(v, buf, sizeof buf);
-    char text[80];
+  char buf[64], text[96], fewer[64];
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 60000 + 2 * 1100; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    float f;
+    double d;
+    uint32_t fb = (uint32_t)x;
+    memcpy(&f, &fb, sizeof f);
+    memcpy(&d, &x, sizeof d);
+    if (i >= 60000) { /* powers of two, where bisection would not do */
+      int k = (i - 60000) % 1100;
+      d = ldexp(1, k - 1074);
+      f = ldexpf(1, k % 277 - 149);
+    }
+    if (isnan(f) || isnan(d) || isinf(d)) continue;
+    pd_format_float(f, buf, sizeof buf);
     snprintf(text, sizeof text, "fl: %s", buf);
     Pdtest__All *a = all_ok(text);
-    if (memcmp(&a->fl, &v, sizeof v)) fail_msg("float %a printed as %s reads back as %a", (double)v, buf, (double)a->fl);
+    if (memcmp(&a->fl, &f, sizeof f)) fail_msg("float %a printed as %s reads back as %a", (double)f, buf, (double)a->fl);
     free_msg(a);
+    int n = sig_digits(buf);
+    snprintf(fewer, sizeof fewer, "%.*e", n - 2, (double)f);
+    if (n > 1 && (float)strtod(fewer, NULL) == f && fabsf(f) < FLT_MAX) fail_msg("float %s is not shortest: %s", buf, fewer);
+    pd_format_double(d, buf, sizeof buf);
+    snprintf(text, sizeof text, "db: %s", buf);
+    a = all_ok(text);
+    if (memcmp(&a->db, &d, sizeof d)) fail_msg("double %a printed as %s reads back as %a", d, buf, a->db);
+    free_msg(a);
+    n = sig_digits(buf);
+    snprintf(fewer, sizeof fewer, "%.*e", n - 2, d);
+    if (n > 1 && strtod(fewer, NULL) == d) fail_msg("double %s is not shortest: %s", buf, fewer);
   }
 }
 

@@ -1,0 +1,65 @@
+/* gradcheck.c — finite-difference check of a whole network (gradcheck.h). */
+#include "gradcheck.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backward.h"
+
+static pd_status loss_at(pd_runner *r, double *loss, pd_error *err) {
+  pd_status st = pd_runner_run(r, 0, r->net->n_forward, err);
+  if (!st) *loss = pd_tensor_get(r->t[r->net->loss], 0);
+  return st;
+}
+
+pd_status pd_gradcheck_run(pd_runner *r, int64_t max_elems, uint64_t seed, double h, pd_gradcheck_result *res,
+                           pd_error *err) {
+  pd_net *net = r->net;
+  memset(res, 0, sizeof *res);
+  res->worst_index = -1;
+  if (net->loss < 0) return pd_errorf(err, PD_ERR_INPUT, "gradcheck needs a net with backward ops");
+  int params[1024], grads[1024];
+  int n = pd_net_param_grads(net, params, grads, 1024);
+  if (n == 0) return pd_errorf(err, PD_ERR_INPUT, "no parameter gets a gradient from the loss");
+  /* analytic gradients: forward + backward once, copied aside */
+  pd_status st = pd_runner_run(r, 0, net->n_forward + net->n_backward, err);
+  if (st) return st;
+  uint64_t s = seed ^ 0x6a09e667f3bcc909ull;
+  for (int i = 0; i < n && !st; i++) {
+    pd_tensor *p = r->t[params[i]], *g = r->t[grads[i]];
+    if (p->dtype != PD_F64)
+      return pd_errorf(err, PD_ERR_INPUT, "gradcheck runs in float64; parameter \"%s\" is %s", net->vars[params[i]].name,
+                       pd_dtype_name(p->dtype));
+    int64_t numel = pd_tensor_numel(p);
+    int64_t count = max_elems > 0 && max_elems < numel ? max_elems : numel;
+    double *ga = malloc(sizeof *ga * (size_t)(numel ? numel : 1));
+    if (!ga) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    memcpy(ga, pd_tensor_data(g), sizeof *ga * (size_t)numel);
+    double *pd = PD_DATA(p, double);
+    for (int64_t k = 0; k < count && !st; k++) {
+      int64_t e = count == numel ? k : (int64_t)(pd_rng_next(&s) % (uint64_t)numel);
+      double keep = pd[e], lp = 0, lm = 0;
+      pd[e] = keep + h;
+      st = loss_at(r, &lp, err);
+      pd[e] = keep - h;
+      if (!st) st = loss_at(r, &lm, err);
+      pd[e] = keep;
+      double num = (lp - lm) / (2 * h), ana = ga[e];
+      double d = fabs(ana - num) / fmax(fmax(fabs(ana), fabs(num)), 1e-3);
+      if (isnan(d)) d = INFINITY;
+      if (d > res->worst_err || res->worst_index < 0) {
+        res->worst_err = d;
+        res->worst_index = e;
+        res->analytic = ana;
+        res->numeric = num;
+        snprintf(res->worst_var, sizeof res->worst_var, "%s", net->vars[params[i]].name);
+      }
+      res->elems++;
+    }
+    free(ga);
+    res->vars++;
+  }
+  return st;
+}
