@@ -9,12 +9,12 @@
 #include "textformat.h"
 
 static const ProtobufCMessageDescriptor *const builtin[] = {
-    &paddle__attr_value__descriptor,     &paddle__attr_proto__descriptor,
-    &paddle__var_proto__descriptor,      &paddle__op_proto__descriptor,
-    &paddle__op_desc__descriptor,        &paddle__var_desc__descriptor,
-    &paddle__initializer__descriptor,    &paddle__data_binding__descriptor,
-    &paddle__lr_schedule__descriptor,    &paddle__optimizer_desc__descriptor,
-    &paddle__train_desc__descriptor,     &paddle__net_desc__descriptor,
+    &paddle__attr_value__descriptor,      &paddle__attr_proto__descriptor,
+    &paddle__var_proto__descriptor,       &paddle__op_proto__descriptor,
+    &paddle__op_desc__descriptor,         &paddle__var_desc__descriptor,
+    &paddle__initializer__descriptor,     &paddle__data_binding__descriptor,
+    &paddle__lr_schedule__descriptor,     &paddle__optimizer_desc__descriptor,
+    &paddle__train_desc__descriptor,      &paddle__net_desc__descriptor,
     &paddle__checkpoint_file__descriptor, &paddle__checkpoint_manifest__descriptor,
 };
 
@@ -73,7 +73,8 @@ const ProtobufCMessageDescriptor *pd_schema_find(const char *full_name) {
   for (size_t i = 0; i < sizeof builtin / sizeof builtin[0] && !r; i++)
     r = search(&w, builtin[i], full_name);
   for (size_t k = 0; k < n_registered && !r; k++)
-    for (size_t i = 0; i < registered[k].n && !r; i++) r = search(&w, registered[k].descs[i], full_name);
+    for (size_t i = 0; i < registered[k].n && !r; i++)
+      r = search(&w, registered[k].descs[i], full_name);
   free(w.seen);
   return r;
 }

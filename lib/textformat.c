@@ -156,7 +156,8 @@ static const ProtobufCEnumValue *find_enum_number(const ProtobufCEnumDescriptor 
 
 /* A map field is a repeated XxxEntry message nested in its parent with
  * exactly `key = 1` and `value = 2` (what protoc generates for map<K, V>). */
-static int is_map_entry(const ProtobufCMessageDescriptor *parent, const ProtobufCFieldDescriptor *f) {
+static int is_map_entry(const ProtobufCMessageDescriptor *parent,
+                        const ProtobufCFieldDescriptor *f) {
   if (f->label != PROTOBUF_C_LABEL_REPEATED || f->type != PROTOBUF_C_TYPE_MESSAGE) return 0;
   const ProtobufCMessageDescriptor *e = f->descriptor;
   if (e->n_fields != 2 || e->fields[0].id != 1 || e->fields[1].id != 2) return 0;
@@ -235,7 +236,8 @@ static int fail_at(parser *P, int line, int col, const char *fmt, ...) {
 }
 
 static int fail_oom(parser *P) {
-  pd_errorf(P->err, PD_ERR_RUNTIME, "%s: out of memory while parsing", P->file ? P->file : "<input>");
+  pd_errorf(P->err, PD_ERR_RUNTIME, "%s: out of memory while parsing",
+            P->file ? P->file : "<input>");
   return -1;
 }
 
@@ -247,8 +249,8 @@ static const char *tok_text(const token *t, char *buf, size_t size) {
   size_t n = t->len;
   int cut = 0;
   if (n > 40) n = 40, cut = 1;
-  snprintf(buf, size, "%s%.*s%s%s", t->type == TOK_STRING ? "" : "\"", (int)n, t->s, cut ? "..." : "",
-           t->type == TOK_STRING ? "" : "\"");
+  snprintf(buf, size, "%s%.*s%s%s", t->type == TOK_STRING ? "" : "\"", (int)n, t->s,
+           cut ? "..." : "", t->type == TOK_STRING ? "" : "\"");
   return buf;
 }
 
@@ -261,7 +263,8 @@ static int lex_string(parser *P, const char *p) {
   char quote = *p;
   for (;;) {
     if (q >= P->end)
-      return fail_at(P, P->line, col_of(P, p), "string literal is never closed (missing %c)", quote);
+      return fail_at(P, P->line, col_of(P, p), "string literal is never closed (missing %c)",
+                     quote);
     char c = *q;
     if (c == quote) return (int)(q + 1 - p);
     if (c == '\n')
@@ -346,8 +349,8 @@ static int lex_number(parser *P, const char *s, tok_type *type) {
       p++;
       if (p < end && (*p == '-' || *p == '+')) p++;
       if (p >= end || !is_digit(*p))
-        return fail_at(P, P->line, col_of(P, s), "\"e\" in number \"%.*s\" must be followed by an exponent",
-                       (int)(p - s), s);
+        return fail_at(P, P->line, col_of(P, s),
+                       "\"e\" in number \"%.*s\" must be followed by an exponent", (int)(p - s), s);
       while (p < end && is_digit(*p)) p++;
     }
     if (p < end && (*p == 'f' || *p == 'F')) {
@@ -363,8 +366,9 @@ static int lex_number(parser *P, const char *s, tok_type *type) {
   }
   if (p < end && *p == '.')
     return fail_at(P, P->line, col_of(P, p),
-                   hex_or_octal ? "hex and octal numbers must be integers"
-                                : "unexpected \".\": the number already has a decimal point or exponent");
+                   hex_or_octal
+                       ? "hex and octal numbers must be integers"
+                       : "unexpected \".\": the number already has a decimal point or exponent");
   *type = is_float ? TOK_FLOAT : TOK_INT;
   return (int)(p - s);
 }
@@ -553,9 +557,8 @@ static int parse_double(parser *P, const ProtobufCMessage *m, const ProtobufCFie
     else if (token_strtod(P, t, &v)) return -1;
   } else if (t->type == TOK_FLOAT) {
     if (token_strtod(P, t, &v)) return -1;
-  } else if (t->type == TOK_IDENT &&
-             ((t->len == 3 && !strncasecmp(t->s, "inf", 3)) ||
-              (t->len == 8 && !strncasecmp(t->s, "infinity", 8)))) {
+  } else if (t->type == TOK_IDENT && ((t->len == 3 && !strncasecmp(t->s, "inf", 3)) ||
+                                      (t->len == 8 && !strncasecmp(t->s, "infinity", 8)))) {
     v = INFINITY;
   } else if (t->type == TOK_IDENT && t->len == 3 && !strncasecmp(t->s, "nan", 3)) {
     v = NAN;
@@ -630,12 +633,14 @@ static size_t decode_string(const char *s, size_t len, char *out) {
     if (is_octal(c)) {
       unsigned code = (unsigned)(c - '0');
       p++;
-      for (int i = 0; i < 2 && p < e && is_octal(*p); i++, p++) code = code * 8 + (unsigned)(*p - '0');
+      for (int i = 0; i < 2 && p < e && is_octal(*p); i++, p++)
+        code = code * 8 + (unsigned)(*p - '0');
       *o++ = (char)(code & 0xff);
     } else if (c == 'x') {
       unsigned code = 0;
       p++;
-      for (int i = 0; i < 2 && p < e && is_hex(*p); i++, p++) code = code * 16 + (unsigned)hex_value(*p);
+      for (int i = 0; i < 2 && p < e && is_hex(*p); i++, p++)
+        code = code * 16 + (unsigned)hex_value(*p);
       *o++ = (char)code;
     } else if (c == 'u' || c == 'U') {
       uint32_t cp = 0;
@@ -705,7 +710,8 @@ static int parse_string(parser *P, const ProtobufCMessage *m, const ProtobufCFie
 static void free_value(const ProtobufCFieldDescriptor *f, value *v) {
   if (f->type == PROTOBUF_C_TYPE_STRING) free(v->str);
   else if (f->type == PROTOBUF_C_TYPE_BYTES) free(v->bin.data);
-  else if (f->type == PROTOBUF_C_TYPE_MESSAGE && v->msg) protobuf_c_message_free_unpacked(v->msg, NULL);
+  else if (f->type == PROTOBUF_C_TYPE_MESSAGE && v->msg)
+    protobuf_c_message_free_unpacked(v->msg, NULL);
 }
 
 /* Puts v into msg's field (appending when repeated) and takes ownership of
@@ -765,9 +771,11 @@ static int record(parser *P, const ProtobufCMessage *msg, const ProtobufCFieldDe
 
 /* ---- the parser ------------------------------------------------------------------- */
 
-static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int entry, const token *at);
+static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int entry,
+                      const token *at);
 
-static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, value *v) {
+static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+                        value *v) {
   int64_t s;
   uint64_t u;
   memset(v, 0, sizeof *v);
@@ -876,8 +884,9 @@ static int parse_message_value(parser *P, ProtobufCMessage *m, const ProtobufCFi
   token open = P->tok;
   if (!is_sym(&open, '{') && !is_sym(&open, '<')) {
     char b[64];
-    return fail_at(P, open.line, open.col, "expected \"{\" or \"<\" to start \"%s\" (%s) in %s, got %s",
-                   f->name, sd->name, msg_name(m), tok_text(&open, b, sizeof b));
+    return fail_at(P, open.line, open.col,
+                   "expected \"{\" or \"<\" to start \"%s\" (%s) in %s, got %s", f->name, sd->name,
+                   msg_name(m), tok_text(&open, b, sizeof b));
   }
   if (P->depth >= MAX_DEPTH)
     return fail_at(P, open.line, open.col, "messages are nested more than %d deep", MAX_DEPTH);
@@ -910,7 +919,9 @@ static int unknown_field(parser *P, const ProtobufCMessage *m, const token *t) {
   char word[128], b[64];
   if (is_sym(t, '[')) {
     const char *q = t->s + 1;
-    while (q < P->end && (is_letter(*q) || is_digit(*q) || *q == '.' || *q == '/' || *q == ' ')) q++;
+    while (q < P->end && (is_letter(*q) || is_digit(*q) || *q == '.' || *q == '/' || *q == ' '))
+      q++;
+    if (q < P->end && *q == ']') q++;
     return fail_at(P, t->line, t->col,
                    "unknown field \"%.*s\" in %s (extensions and Any URLs are not supported)",
                    (int)(q - t->s > 80 ? 80 : q - t->s), t->s, d->name);
@@ -942,11 +953,12 @@ static int parse_field(parser *P, ProtobufCMessage *m, size_t seen) {
   if (f->label != PROTOBUF_C_LABEL_REPEATED) {
     int given = f->label == PROTOBUF_C_LABEL_NONE ? nonzero_value(m, f) : (*bits & bit) != 0;
     if (given)
-      return fail_at(P, name.line, name.col, "field \"%s\" of %s is given twice (it is not repeated)",
-                     f->name, d->name);
+      return fail_at(P, name.line, name.col,
+                     "field \"%s\" of %s is given twice (it is not repeated)", f->name, d->name);
     if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
       uint32_t c = *(const uint32_t *)AT(m, f->quantifier_offset);
-      const ProtobufCFieldDescriptor *other = c ? protobuf_c_message_descriptor_get_field(d, c) : NULL;
+      const ProtobufCFieldDescriptor *other =
+          c ? protobuf_c_message_descriptor_get_field(d, c) : NULL;
       if (other && other != f)
         return fail_at(P, name.line, name.col,
                        "field \"%s\" of %s is in the same oneof as \"%s\", which is already set "
@@ -974,14 +986,15 @@ static int parse_field(parser *P, ProtobufCMessage *m, size_t seen) {
       if (is_sym(&P->tok, ']')) break;
       if (!is_sym(&P->tok, ',')) {
         char b[64];
-        return fail_at(P, P->tok.line, P->tok.col, "expected \",\" or \"]\" in the list for \"%s\", got %s",
-                       f->name, tok_text(&P->tok, b, sizeof b));
+        return fail_at(P, P->tok.line, P->tok.col,
+                       "expected \",\" or \"]\" in the list for \"%s\", got %s", f->name,
+                       tok_text(&P->tok, b, sizeof b));
       }
       token comma = P->tok;
       if (lex_next(P)) return -1;
       if (is_sym(&P->tok, ']'))
-        return fail_at(P, comma.line, comma.col, "trailing \",\" before \"]\" in the list for \"%s\"",
-                       f->name);
+        return fail_at(P, comma.line, comma.col,
+                       "trailing \",\" before \"]\" in the list for \"%s\"", f->name);
     }
     if (lex_next(P)) return -1;
   } else if (parse_value(P, m, f, &name)) {
@@ -996,8 +1009,9 @@ static void format_path(const parser *P, const char *last, char *buf, size_t siz
   buf[0] = '\0';
   for (int i = 0; i < P->depth && used < size; i++) {
     const path_elem *e = &P->path[i];
-    int n = e->index == SIZE_MAX ? snprintf(buf + used, size - used, "%s.", e->field->name)
-                                 : snprintf(buf + used, size - used, "%s[%zu].", e->field->name, e->index);
+    int n = e->index == SIZE_MAX
+                ? snprintf(buf + used, size - used, "%s.", e->field->name)
+                : snprintf(buf + used, size - used, "%s[%zu].", e->field->name, e->index);
     if (n < 0) return;
     used += (size_t)n;
   }
@@ -1026,13 +1040,16 @@ static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int e
     if (t->type == TOK_END) {
       if (!close) break;
       return fail_at(P, open->line, open->col,
-                     "\"%c\" is never closed: expected \"%c\" before the end of input", open->s[0], close);
+                     "\"%c\" is never closed: expected \"%c\" before the end of input", open->s[0],
+                     close);
     }
     if (is_sym(t, '}') || is_sym(t, '>')) {
-      if (!close) return fail_at(P, t->line, t->col, "unexpected \"%c\": no message is open", t->s[0]);
+      if (!close)
+        return fail_at(P, t->line, t->col, "unexpected \"%c\": no message is open", t->s[0]);
       if (t->s[0] != close)
-        return fail_at(P, t->line, t->col, "expected \"%c\" to close the \"%c\" at %d:%d, got \"%c\"",
-                       close, open->s[0], open->line, open->col, t->s[0]);
+        return fail_at(P, t->line, t->col,
+                       "expected \"%c\" to close the \"%c\" at %d:%d, got \"%c\"", close,
+                       open->s[0], open->line, open->col, t->s[0]);
       if (lex_next(P)) return -1;
       break;
     }
@@ -1054,6 +1071,8 @@ static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int e
         v.str = calloc(1, 1);
         if (!v.str) return fail_oom(P);
       } else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+        /* protoc writes an absent value as an empty message without
+         * checking its required fields; so do we */
         const ProtobufCMessageDescriptor *sd = f->descriptor;
         v.msg = malloc(sd->sizeof_message);
         if (!v.msg) return fail_oom(P);
@@ -1288,15 +1307,16 @@ static int print_indent(pd_buf *b, int indent) {
   return 0;
 }
 
-static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out);
+static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out, int entry);
 
 /* One `name: value` line (or `name {...}` block) for the value at p. */
-static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int indent, pd_buf *out) {
+static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int indent, pd_buf *out,
+                       int entry) {
   char num[64];
   if (print_indent(out, indent) || pd_buf_append(out, f->name, strlen(f->name))) return -1;
   if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
     const ProtobufCMessage *sub = *(ProtobufCMessage *const *)p;
-    if (pd_buf_append(out, " {\n", 3) || print_message(sub, indent + 1, out) ||
+    if (pd_buf_append(out, " {\n", 3) || print_message(sub, indent + 1, out, entry) ||
         print_indent(out, indent) || pd_buf_append(out, "}\n", 2))
       return -1;
     return 0;
@@ -1323,7 +1343,8 @@ static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int ind
     rc = pd_buf_append(out, num, strlen(num));
     break;
   case PROTOBUF_C_TYPE_BOOL:
-    rc = *(const protobuf_c_boolean *)p ? pd_buf_append(out, "true", 4) : pd_buf_append(out, "false", 5);
+    rc = *(const protobuf_c_boolean *)p ? pd_buf_append(out, "true", 4)
+                                        : pd_buf_append(out, "false", 5);
     break;
   case PROTOBUF_C_TYPE_ENUM: {
     int v = *(const int *)p;
@@ -1348,7 +1369,8 @@ static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int ind
 
 /* Whether a singular field is set, by the rule protobuf-c's packer uses. */
 static int field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) {
-  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) return *(const uint32_t *)CAT(m, f->quantifier_offset) == f->id;
+  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+    return *(const uint32_t *)CAT(m, f->quantifier_offset) == f->id;
   if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE) {
     const void *p = *(void *const *)CAT(m, f->offset);
     if (!p) return 0;
@@ -1356,22 +1378,37 @@ static int field_present(const ProtobufCMessage *m, const ProtobufCFieldDescript
     if (f->label == PROTOBUF_C_LABEL_NONE) return nonzero_value(m, f);
     return 1;
   }
-  if (f->label == PROTOBUF_C_LABEL_OPTIONAL) return *(const protobuf_c_boolean *)CAT(m, f->quantifier_offset);
+  if (f->label == PROTOBUF_C_LABEL_OPTIONAL)
+    return *(const protobuf_c_boolean *)CAT(m, f->quantifier_offset);
   if (f->label == PROTOBUF_C_LABEL_NONE) return nonzero_value(m, f);
   return 1;
 }
 
-static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out) {
+static int has_required(const ProtobufCMessageDescriptor *d) {
+  for (unsigned i = 0; i < d->n_fields; i++)
+    if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED) return 1;
+  return 0;
+}
+
+/* `entry`: msg is a map entry. Its value, when an empty message whose type
+ * has required fields, is left out: the parser fills it in again (as protoc
+ * writes it), and `value {}` would not parse. */
+static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out, int entry) {
   const ProtobufCMessageDescriptor *d = msg->descriptor;
   for (unsigned i = 0; i < d->n_fields; i++) { /* protoc-c sorts fields by number */
     const ProtobufCFieldDescriptor *f = &d->fields[i];
     if (f->label == PROTOBUF_C_LABEL_REPEATED) {
       size_t n = *(const size_t *)CAT(msg, f->quantifier_offset), sz = value_size(f->type);
       const char *arr = *(char *const *)CAT(msg, f->offset);
+      int entries = is_map_entry(d, f);
       for (size_t k = 0; k < n; k++)
-        if (print_value(f, arr + k * sz, indent, out)) return -1;
+        if (print_value(f, arr + k * sz, indent, out, entries)) return -1;
     } else if (field_present(msg, f)) {
-      if (print_value(f, CAT(msg, f->offset), indent, out)) return -1;
+      const ProtobufCMessage *sub = *(ProtobufCMessage *const *)CAT(msg, f->offset);
+      if (entry && f->id == 2 && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+          protobuf_c_message_get_packed_size(sub) == 0 && has_required(sub->descriptor))
+        continue;
+      if (print_value(f, CAT(msg, f->offset), indent, out, 0)) return -1;
     }
   }
   return 0;
@@ -1379,7 +1416,7 @@ static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out) {
 
 pd_status pd_text_print(const ProtobufCMessage *msg, int indent, pd_buf *out, pd_error *err) {
   if (!msg || !out) return pd_errorf(err, PD_ERR_INPUT, "pd_text_print: no message or buffer");
-  if (print_message(msg, indent < 0 ? 0 : indent, out))
+  if (print_message(msg, indent < 0 ? 0 : indent, out, 0))
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory while printing %s", msg->descriptor->name);
   return PD_OK;
 }

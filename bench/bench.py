@@ -1,0 +1,526 @@
+#!/usr/bin/env python3
+"""bench.py — paddle-run's benchmarks, run by `make bench` through
+bench/run.sh after it compiled the C drivers (bench/*.c) into BUILD/bench.
+Measures text-format parsing against protoc, per-op dispatch, start-up,
+fashion_mlp training (optionally against PyTorch), the BLIS GEMM limit and
+inference; every figure is the median of at least 5 runs, shown with its
+min and max. Prints a table and writes bench/RESULTS.md.
+    bench.py --build BUILD [--torch STATUS] [--quick]"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NET = "netdescs/fashion_mlp.pbtxt"
+DATA = "/usr/share/datasets/fashion-mnist/"
+PY = "/usr/bin/python3"
+
+
+# ---- helpers ------------------------------------------------------------------
+
+def sh(cmd, **kw):
+    """Runs cmd (a list), returns stdout; stops the benchmark on failure."""
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    if p.returncode != 0:
+        sys.stderr.write(f"bench: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}\n")
+        sys.exit(1)
+    return p.stdout
+
+
+def quiet_out(cmd):
+    try:
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+class Stat:
+    """Median, min and max of a list of samples."""
+
+    def __init__(self, xs):
+        xs = [x for x in xs if x is not None]
+        self.n = len(xs)
+        self.med = statistics.median(xs) if xs else float("nan")
+        self.lo = min(xs) if xs else float("nan")
+        self.hi = max(xs) if xs else float("nan")
+
+    def fmt(self, spec):
+        return f"{self.med:{spec}} ({self.lo:{spec}} – {self.hi:{spec}})"
+
+
+def cpu_pressure():
+    """/proc/pressure/cpu 'some avg10' (share of the last 10 s in which some task waited for a CPU)."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return float(re.search(r"avg10=([\d.]+)", f.readline()).group(1))
+    except (OSError, AttributeError):
+        return None
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except OSError:
+        return None
+
+
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.build = args.build
+        self.bin = os.path.join(self.build, "paddle-run")
+        self.drv = os.path.join(self.build, "bench")
+        self.out = os.path.join(ROOT, "bench", "out")
+        os.makedirs(self.out, exist_ok=True)
+        self.runs = 5 if args.quick else 7
+        self.rows = []        # (section, figure, value text, goal text)
+        self.notes = []
+        self.env = {}
+        self.contention = []  # (section, cpu pressure, load) when each section started
+        self.quiet_budget = 0 if args.quick else 60.0
+
+    # --- bookkeeping ---
+    def row(self, section, figure, value, goal=""):
+        self.rows.append((section, figure, value, goal))
+        print(f"  {figure:<58} {value}  {goal}", flush=True)
+
+    def section(self, name):
+        """Waits (a bounded time in all) for other work on the machine to calm down, and records the load."""
+        waited = 0.0
+        while self.quiet_budget > 0:
+            p = cpu_pressure()
+            if p is None or p < 10:
+                break
+            time.sleep(2)
+            waited += 2
+            self.quiet_budget -= 2
+        p, l = cpu_pressure(), loadavg()
+        self.contention.append((name, p, l, waited))
+        print(f"\n== {name}  (cpu pressure avg10 {p}%, load {l}{f', waited {waited:.0f} s' if waited else ''})",
+              flush=True)
+
+    def exec_times(self, n, cmd, stdin="-", stdout="/dev/null"):
+        """Wall seconds and peak RSS (KiB) of n runs of cmd, via bench_exec."""
+        res = sh([os.path.join(self.drv, "bench_exec"), str(n), stdin, stdout, "--"] + cmd)
+        out = [tuple(float(x) for x in line.split()) for line in res.splitlines() if line.strip()]
+        return [t for t, _ in out], [r for _, r in out]
+
+    # --- environment ---
+    def environment(self):
+        cpu = ""
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("model name"):
+                        cpu = line.split(":", 1)[1].strip()
+                        break
+        except OSError:
+            pass
+        lscpu = quiet_out(["lscpu"])
+        m = re.search(r"Model name:\s*(.*)", lscpu)
+        if m and m.group(1).strip() and m.group(1).strip() != cpu:
+            cpu = f"{cpu} ({m.group(1).strip()})" if cpu else m.group(1).strip()
+        fam = re.search(r"CPU family:\s*(\d+)", lscpu)
+        mod = re.search(r"Model:\s*(\d+)", lscpu)
+        if fam and mod:
+            cpu += f", family {fam.group(1)} model {mod.group(1)}"
+        if "avx512f" in quiet_out(["grep", "-m1", "-o", "avx512f", "/proc/cpuinfo"]):
+            cpu += ", AVX-512"
+        blis_variant = quiet_out(["dpkg-query", "-W", "-f", "${Package} ", "libblis4-openmp", "libblis4-pthread",
+                                  "libblis4-serial"])
+        self.env = {
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "cpu": cpu or platform.processor(),
+            "cores": os.cpu_count(),
+            "blis": quiet_out(["dpkg-query", "-W", "-f", "${Version}", "libblis4"]) or "unknown",
+            "blis_variant": blis_variant or "unknown",
+            "protoc": quiet_out(["protoc", "--version"]),
+            "cc": quiet_out(["cc", "--version"]).splitlines()[0] if quiet_out(["cc", "--version"]) else "",
+            "paddle": quiet_out([self.bin, "--version"]),
+            "commit": quiet_out(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]),
+            "dirty": bool(quiet_out(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])),
+            "kernel": platform.release(),
+        }
+
+    # --- 1. parsing ---
+    def parse(self):
+        self.section("1. text-format parse")
+        big = os.path.join(self.out, "big.pbtxt")
+        nops = sh([PY, "bench/gen_netdesc.py", big, "10"]).strip()
+        size = os.path.getsize(big)
+        mb = size / 1e6
+        res = sh([os.path.join(self.drv, "bench_parse"), big, str(self.runs)])
+        lines = [l.split() for l in res.splitlines() if l and not l.startswith("#")]
+        ours_nomap = Stat([mb / float(a) for a, _ in lines])
+        ours_map = Stat([mb / float(b) for _, b in lines])
+        proto = ["protoc", "--encode=paddle.NetDesc", "-I", "proto", "proto/paddle.proto"]
+        empty = os.path.join(self.out, "empty.pbtxt")
+        open(empty, "w").close()
+        # alternate full and empty runs so drift hits both alike
+        full_t, empty_t = [], []
+        for _ in range(self.runs):
+            full_t += self.exec_times(1, proto, stdin=big)[0]
+            empty_t += self.exec_times(1, proto, stdin=empty)[0]
+        start = statistics.median(empty_t)
+        theirs_raw = Stat([mb / t for t in full_t])
+        theirs_cor = Stat([mb / (t - start) for t in full_t if t > start])
+        # same bytes out? (our parse + protobuf-c pack against protoc's encoder)
+        ours_bin = os.path.join(self.out, "big.ours.bin")
+        theirs_bin = os.path.join(self.out, "big.protoc.bin")
+        self.exec_times(1, [self.bin, "fmt", big, "--binary"], stdout=ours_bin)
+        self.exec_times(1, proto, stdin=big, stdout=theirs_bin)
+        same = open(ours_bin, "rb").read() == open(theirs_bin, "rb").read()
+        S = "1. parse"
+        self.row(S, f"input: generated NetDesc, {mb:.1f} MB, {nops} ops + {nops} vars", "")
+        self.row(S, "ours, pd_text_parse, no source map (MB/s)", ours_nomap.fmt(".1f"))
+        self.row(S, "ours, pd_text_parse with source map, as pd_net_load (MB/s)", ours_map.fmt(".1f"))
+        self.row(S, "protoc --encode, whole process (MB/s)", theirs_raw.fmt(".1f"))
+        self.row(S, f"protoc --encode, minus start-up {start * 1e3:.1f} ms (MB/s)", theirs_cor.fmt(".1f"))
+        self.row(S, "ratio ours (with map) / protoc, whole process", f"{ours_map.med / theirs_raw.med:.2f}x",
+                 "goal >= 2x")
+        self.row(S, "ratio ours (with map) / protoc, start-up corrected", f"{ours_map.med / theirs_cor.med:.2f}x",
+                 "goal >= 2x " + ("met" if ours_map.med / theirs_cor.med >= 2 else "NOT met"))
+        self.row(S, "ratio ours (no map) / protoc, start-up corrected", f"{ours_nomap.med / theirs_cor.med:.2f}x")
+        self.row(S, "`paddle-run fmt --binary` bytes == `protoc --encode` bytes", "yes" if same else "NO")
+
+    # --- 2. dispatch ---
+    def dispatch(self):
+        self.section("2. per-op dispatch")
+        res = sh([os.path.join(self.drv, "bench_dispatch"), "1000", str(self.runs)])
+        lines = [[float(x) for x in l.split()] for l in res.splitlines() if l and not l.startswith("#")]
+        runner = Stat([l[0] for l in lines])
+        kernel = Stat([l[1] for l in lines])
+        inline = Stat([l[2] for l in lines])
+        over = Stat([l[0] - l[1] for l in lines])
+        build = {}
+        for n in (1000, 4000):
+            ms = []
+            for _ in range(5):
+                head = sh([os.path.join(self.drv, "bench_dispatch"), str(n), "0"]).splitlines()[0]
+                ms.append(float(re.search(r"build_ms ([\d.]+)", head).group(1)))
+            build[n] = Stat(ms)
+        S = "2. dispatch"
+        self.row(S, "chain of 1000 `scale` ops on [1], pd_runner_run (ns/op)", runner.fmt(".1f"),
+                 "goal < 1000 ns " + ("met" if runner.med < 1000 else "NOT met"))
+        self.row(S, "the same kernels called directly, no runner (ns/op)", kernel.fmt(".1f"))
+        self.row(S, "bare arithmetic of 1 element, for scale (ns/op)", inline.fmt(".1f"))
+        self.row(S, "runner overhead = runner - direct kernel (ns/op)", over.fmt(".1f"))
+        self.row(S, "building the net: 1000 ops (ms, pd_net_from_text + kernels)", build[1000].fmt(".1f"))
+        self.row(S, "building the net: 4000 ops (ms)", build[4000].fmt(".1f"),
+                 f"{build[4000].med / build[1000].med:.1f}x for 4x the ops")
+
+    # --- 3. start-up ---
+    def startup(self):
+        self.section("3. start-up")
+        import numpy as np  # /usr/bin/python3 has it (a test dependency)
+        params = os.path.join(self.out, "params")
+        shutil.rmtree(params, ignore_errors=True)
+        sh([self.bin, "train", NET, "--iterations", "1", "--save", params])
+        one = os.path.join(self.out, "one_row.npy")
+        np.save(one, np.zeros((1, 28, 28), dtype=np.uint8))
+        px = os.path.join(self.out, "px256.npy")
+        lb = os.path.join(self.out, "lb256.npy")
+        rng = np.random.default_rng(1)
+        np.save(px, rng.integers(0, 256, (256, 28, 28), dtype=np.uint8))
+        np.save(lb, rng.integers(0, 10, (256, 1), dtype=np.int64))
+        self.params = params
+        n = self.runs
+        ver = Stat(self.exec_times(n, [self.bin, "--version"])[0])
+        chk = Stat(self.exec_times(n, [self.bin, "check", NET])[0])
+        inf = Stat(self.exec_times(n, [self.bin, "infer", NET, "--params", params, "--data", f"pixels={one}",
+                                       "--fetch", f"prob={self.out}/one_prob.npy"])[0])
+        log = os.path.join(self.out, "startup.jsonl")
+        tr_gz, first_gz = [], []
+        small = ["--data", f"pixels={px}", "--data", f"label={lb}", "--eval-data", f"pixels={px}",
+                 "--eval-data", f"label={lb}"]
+        # the same net without its train.data / eval_data bindings: start-up without data loading
+        nodata = os.path.join(self.out, "fashion_mlp_nodata.pbtxt")
+        with open(os.path.join(ROOT, NET)) as f, open(nodata, "w") as g:
+            g.writelines(l for l in f if "data {" not in l)
+        tr_ovr, tr_bare, first_bare = [], [], []
+        for _ in range(n):
+            tr_gz += self.exec_times(1, [self.bin, "train", NET, "--iterations", "1", "--log", log])[0]
+            first_gz.append(self.first_elapsed(log))
+            tr_ovr += self.exec_times(1, [self.bin, "train", NET, "--iterations", "1", "--log", log] + small)[0]
+            tr_bare += self.exec_times(1, [self.bin, "train", nodata, "--iterations", "1", "--log", log] + small)[0]
+            first_bare.append(self.first_elapsed(log))
+        S = "3. start-up"
+        ms = lambda s: Stat([x * 1e3 for x in s])  # noqa: E731
+        self.row(S, "`paddle-run --version` (process floor, ms)", self.msfmt(ver))
+        self.row(S, "`check fashion_mlp.pbtxt` (ms)", self.msfmt(chk), self.goal(chk.med * 1e3 < 20, "< 20 ms"))
+        self.row(S, "`infer` 1 row, --params DIR (ms)", self.msfmt(inf), self.goal(inf.med * 1e3 < 20, "< 20 ms"))
+        g = Stat(tr_gz)
+        self.row(S, "`train --iterations 1`, shipped .gz data, whole process (ms)", self.msfmt(g),
+                 self.goal(g.med * 1e3 < 50, "< 50 ms"))
+        self.row(S, "  of which the first step (log's elapsed at step 1, ms)", ms(first_gz).fmt(".1f"))
+        self.row(S, "  the same with --data/--eval-data overriding to 256-row .npy (ms)", self.msfmt(Stat(tr_ovr)))
+        g2 = Stat(tr_bare)
+        self.row(S, "`train --iterations 1`, net without data bindings, 256-row .npy (ms)", self.msfmt(g2),
+                 self.goal(g2.med * 1e3 < 50, "< 50 ms"))
+        self.row(S, "  of which the first step (ms)", ms(first_bare).fmt(".1f"))
+
+    @staticmethod
+    def msfmt(s):
+        return f"{s.med * 1e3:.1f} ({s.lo * 1e3:.1f} – {s.hi * 1e3:.1f})"
+
+    @staticmethod
+    def goal(ok, text):
+        return f"goal {text} " + ("met" if ok else "NOT met")
+
+    @staticmethod
+    def first_elapsed(log):
+        with open(log) as f:
+            for line in f:
+                o = json.loads(line)
+                if o.get("type") == "step":
+                    return o["elapsed"]
+        return None
+
+    # --- 4. training (and PyTorch) ---
+    def train_configs(self):
+        if self.a.quick:
+            return [(64, 1, 300, 50), (64, 2, 300, 50), (256, 1, 90, 15), (256, 2, 90, 15)]
+        return [(64, 1, 800, 100), (64, 2, 800, 100), (256, 1, 240, 30), (256, 2, 240, 30)]
+
+    def ours_train(self, b, t, iters, every):
+        log = os.path.join(self.out, f"train_b{b}_t{t}.jsonl")
+        wall, rss = self.exec_times(1, [self.bin, "train", NET, "--threads", str(t), "--batch-size", str(b),
+                                        "--iterations", str(iters), "--log-every", str(every), "--log", log])
+        steps = []
+        with open(log) as f:
+            for line in f:
+                o = json.loads(line)
+                if o.get("type") == "step":
+                    steps.append(o)
+        # steady state: everything after the first logged interval
+        first, last = steps[0], steps[-1]
+        ex = (last["step"] - first["step"]) * b
+        return ex / (last["elapsed"] - first["elapsed"]), rss[0], wall[0]
+
+    def torch_train(self, b, t, iters, every):
+        p = subprocess.run([PY, "bench/compare_torch.py", "--threads", str(t), "--batch", str(b), "--iterations",
+                            str(iters), "--warmup", str(every)], cwd=ROOT, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            sys.stderr.write(f"bench: compare_torch.py failed:\n{p.stderr[-2000:]}\n")
+            return None
+        o = json.loads(p.stdout.strip().splitlines()[-1])
+        self.torch_version = o.get("torch")
+        return o["examples_per_sec"]
+
+    def training(self):
+        self.section("4. fashion_mlp training")
+        use_torch = self.a.torch == "yes"
+        self.torch_version = None
+        ours = {c[:2]: [] for c in self.train_configs()}
+        rss = {c[:2]: [] for c in self.train_configs()}
+        theirs = {c[:2]: [] for c in self.train_configs()}
+        for rep in range(self.runs if not use_torch else max(5, self.runs - 2)):
+            for (b, t, iters, every) in self.train_configs():
+                order = ["ours", "torch"] if rep % 2 == 0 else ["torch", "ours"]
+                for who in order:
+                    if who == "ours":
+                        r, m, _ = self.ours_train(b, t, iters, every)
+                        ours[(b, t)].append(r)
+                        rss[(b, t)].append(m)
+                    elif use_torch:
+                        theirs[(b, t)].append(self.torch_train(b, t, iters, every))
+            print(f"  run {rep + 1}: " + "  ".join(f"b{b}/t{t} {ours[(b, t)][-1]:.0f}" +
+                                                  (f" (torch {theirs[(b, t)][-1]:.0f})"
+                                                   if use_torch and theirs[(b, t)][-1] else "")
+                                                  for (b, t, _, _) in self.train_configs()), flush=True)
+        self.train_ours = {k: Stat(v) for k, v in ours.items()}
+        S = "4. training"
+        for (b, t, iters, every) in self.train_configs():
+            s = self.train_ours[(b, t)]
+            self.row(S, f"ours, batch {b}, {t} thread{'s' if t > 1 else ''} (examples/s)", s.fmt(".0f"))
+        for (b, t, iters, every) in self.train_configs():
+            self.row(S, f"peak RSS, training at batch {b}, {t} thread{'s' if t > 1 else ''} (MiB)",
+                     Stat([x / 1024 for x in rss[(b, t)]]).fmt(".1f"))
+        if use_torch:
+            for (b, t, iters, every) in self.train_configs():
+                s = Stat(theirs[(b, t)])
+                ratio = Stat([o / p for o, p in zip(ours[(b, t)], theirs[(b, t)]) if p])
+                self.row(S, f"PyTorch {self.torch_version}, batch {b}, {t} thread{'s' if t > 1 else ''} (examples/s)",
+                         s.fmt(".0f"))
+                self.row(S, f"  ratio ours / PyTorch, batch {b}, {t} thread{'s' if t > 1 else ''} (paired runs)",
+                         ratio.fmt(".2f"))
+        else:
+            self.notes.append(f"PyTorch comparison skipped: {self.a.torch_reason or self.a.torch}.")
+        self.train_iters = {c[:2]: c[2:] for c in self.train_configs()}
+
+    # --- 5. GEMM limit ---
+    def gemm(self):
+        self.section("5. GEMM-bound limit")
+        chk = sh([self.bin, "check", NET])
+        m = re.search(r"forward ([\d.]+) ([kMG]?)", chk)
+        fwd = float(m.group(1)) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m.group(2)] if m else float("nan")
+        S = "5. GEMM limit"
+        self.row(S, "forward FLOPs per example (`paddle-run check`)", f"{fwd / 1e6:.2f} M")
+        self.row(S, "training FLOPs per example, ~3x forward", f"{3 * fwd / 1e6:.2f} M")
+        for (b, t, _, _) in self.train_configs():
+            res = sh([os.path.join(self.drv, "bench_gemm"), str(t), str(b), str(self.runs)])
+            shapes = [l[len("# shape "):] for l in res.splitlines() if l.startswith("# shape")]
+            fl = float(re.search(r"flops_per_step (\d+)", res).group(1))
+            ts = [float(l) for l in res.splitlines() if l and not l.startswith("#")]
+            gf = Stat([fl / x * 1e-9 for x in ts])
+            lim = Stat([b / x for x in ts])
+            lim3 = Stat([fl / x / (3 * fwd) for x in ts])  # same GFLOP/s, spent on 3x forward FLOPs
+            ours = self.train_ours[(b, t)].med if hasattr(self, "train_ours") else float("nan")
+            tag = f"batch {b}, {t} thread{'s' if t > 1 else ''}"
+            self.row(S, f"BLIS sgemm, this step's 8 products, {tag} (GFLOP/s)", gf.fmt(".1f"))
+            self.row(S, f"  GEMM-bound limit, {tag} (examples/s; {fl / b / 1e6:.2f} MFLOP/ex)", lim.fmt(".0f"))
+            self.row(S, f"  limit at 3x forward FLOPs, {tag} (examples/s)", lim3.fmt(".0f"))
+            self.row(S, f"  ours as a fraction of the GEMM-bound limit, {tag}", f"{ours / lim.med * 100:.0f}%")
+            self.gemm_shapes = getattr(self, "gemm_shapes", {})
+            self.gemm_shapes[(b, t)] = shapes
+
+    # --- 6. inference ---
+    def infer(self):
+        self.section("6. fashion_mlp inference")
+        S = "6. infer"
+        for t in (1, 2):
+            res = sh([os.path.join(self.drv, "bench_infer"), NET, self.params, "pixels", "prob", str(t), "1",
+                      str(max(self.runs, 9))])
+            ts = [float(l) for l in res.splitlines() if l and not l.startswith("#")]
+            self.row(S, f"in-process, batch 1, {t} thread{'s' if t > 1 else ''}: latency (µs)",
+                     Stat([x * 1e6 for x in ts]).fmt(".1f"))
+        for t in (1, 2):
+            res = sh([os.path.join(self.drv, "bench_infer"), NET, self.params, "pixels", "prob", str(t), "256",
+                      str(self.runs)])
+            ts = [float(l) for l in res.splitlines() if l and not l.startswith("#")]
+            self.row(S, f"in-process, batch 256, {t} thread{'s' if t > 1 else ''}: throughput (rows/s)",
+                     Stat([256 / x for x in ts]).fmt(".0f"))
+        # whole process: 10000 test images from the .gz, batch 256
+        rows = 10000
+        for t in (1, 2):
+            wall, _ = self.exec_times(self.runs, [self.bin, "infer", NET, "--params", self.params, "--threads", str(t),
+                                                  "--data", f"pixels={DATA}t10k-images-idx3-ubyte.gz",
+                                                  "--fetch", f"prob={self.out}/t10k_prob.npy"])
+            self.row(S, f"`paddle-run infer` process, 10000 rows (.gz), batch 256, {t} thread{'s' if t > 1 else ''}"
+                        " (rows/s)", Stat([rows / x for x in wall]).fmt(".0f"))
+
+    # --- report ---
+    def report(self, seconds):
+        e = self.env
+        lines = ["# paddle-run benchmarks", "",
+                 "Written by `make bench` (bench/run.sh, bench/bench.py); do not edit by hand. Every figure is "
+                 f"the median of {self.runs} runs (5 for the PyTorch pairs and build times, "
+                 f"{max(self.runs, 9)} for batch-1 latency) with (min – max).", "",
+                 "| | |", "|---|---|",
+                 f"| date | {e['date']} |",
+                 f"| CPU | {e['cpu']} |",
+                 f"| cores | {e['cores']} |",
+                 "| threads | as stated per figure (1 or 2); start-up figures use the default (all cores) |",
+                 f"| BLIS | libblis4 {e['blis']} ({e['blis_variant'].strip()}) |",
+                 f"| protoc | {e['protoc']} |",
+                 f"| compiler | {e['cc']} |",
+                 f"| paddle-run | {e['paddle']}, commit {e['commit']}{' + local changes' if e['dirty'] else ''} |",
+                 f"| kernel | {e['kernel']} |",
+                 f"| PyTorch | {self.torch_version or 'not used: ' + (self.a.torch_reason or self.a.torch)} |",
+                 f"| bench wall time | {seconds:.0f} s |", ""]
+        lines += ["## Results", "", "| section | figure | median (min – max) | goal |", "|---|---|---|---|"]
+        for s, f, v, g in self.rows:
+            lines.append(f"| {s} | {f} | {v} | {g} |")
+        lines += ["", "## Load on the machine while measuring", "",
+                  "CPU pressure is /proc/pressure/cpu `some avg10` (the share of the last 10 s in which a runnable "
+                  "task waited for a CPU); on a shared 2-core machine anything above a few percent widens the "
+                  "min – max ranges, and 2-thread figures suffer most.", "",
+                  "| section | CPU pressure avg10 (%) | load avg 1 min | waited for quiet (s) |", "|---|---|---|---|"]
+        for name, p, l, w in self.contention:
+            lines.append(f"| {name} | {p} | {l} | {w:.0f} |")
+        if getattr(self, "gemm_shapes", None):
+            lines += ["", "## BLIS sgemm per shape (GFLOP/s, median min max)", ""]
+            for (b, t), shapes in self.gemm_shapes.items():
+                lines.append(f"batch {b}, {t} thread{'s' if t > 1 else ''}:")
+                lines.append("")
+                lines += ["    " + s for s in shapes]
+                lines.append("")
+        lines += ["", "## How each figure is measured", "",
+                  "1. `bench/gen_netdesc.py` writes a ~10 MB NetDesc (vars with init messages, ops with int, float, "
+                  "string, list and bool attributes, comments, `<>` and `{}`, `;`/`,` separators, escapes, string "
+                  "concatenation, hex ints, enums by name). `bench_parse` times `pd_text_parse` on it in memory; "
+                  "protoc is timed as a whole process (`protoc --encode=paddle.NetDesc -I proto proto/paddle.proto`, "
+                  "stdin from the file, stdout to /dev/null) and again with the median time of protoc on an empty "
+                  "input subtracted.",
+                  "2. `bench_dispatch` builds `var x0 [1]` and 1000 `scale` ops as text, loads it with "
+                  "`pd_net_from_text` and times `pd_runner_run` over the chain (after a first run that allocates); "
+                  "the same kernels called directly through their function pointers give the kernel time.",
+                  "3. `bench_exec` fork/execs the command and times it to exit (wait4 also gives ru_maxrss). The "
+                  "parameter directory comes from `train --iterations 1 --save`. The log's `elapsed` starts after "
+                  "data files are opened, so the whole-process figure is the start-up a user sees.",
+                  "4. `paddle-run train netdescs/fashion_mlp.pbtxt --threads T --batch-size B --iterations K "
+                  "--log-every L --log F`: examples/s over every logged interval after the first (steps L..K), "
+                  "from the log's `elapsed`. Peak RSS is the process's ru_maxrss. "
+                  "`bench/compare_torch.py` runs the same MLP in PyTorch (same data, cast/scale in the step, "
+                  "softmax + accuracy each step, SGD momentum 0.9, lr 0.05, `torch.set_num_threads(T)`), timed "
+                  "over the same steps; each of our runs is paired with a PyTorch run, in alternating order.",
+                  "5. `bench_gemm` times `pd_gemm_float` (BLIS `bli_sgemm`, the calls ops/fc.c makes, same "
+                  "transposes) on the 8 products of one training step: X·W for 3 layers, Xᵀ·dY for 3 layers, "
+                  "dY·Wᵀ for layers 2 and 3. The limit is batch / (time of those 8 products); the `3x forward` "
+                  "line spends the same GFLOP/s on 3x the forward FLOPs `check` prints.",
+                  "6. `bench_infer` loads the net and the parameter directory, prunes to `prob`, fills `pixels` "
+                  "and times `pd_runner_run` per batch; the process figure is `paddle-run infer` on the 10000 "
+                  "test images including start-up and decompression.", ""]
+        if self.notes:
+            lines += ["## Notes", ""] + [f"- {n}" for n in self.notes] + [""]
+        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:
+            f.write("\n".join(lines))
+
+    def table(self):
+        print("\n" + "=" * 110)
+        w = max(len(f) for _, f, _, _ in self.rows)
+        sec = None
+        for s, f, v, g in self.rows:
+            if s != sec:
+                print(f"\n{s}")
+                sec = s
+            print(f"  {f:<{w}}  {v:<30} {g}")
+        print("=" * 110)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--torch", default="no", help="yes, or why not")
+    ap.add_argument("--torch-reason", default="")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated sections (parse,dispatch,startup,train,gemm,infer)")
+    a = ap.parse_args()
+    b = Bench(a)
+    t0 = time.time()
+    b.environment()
+    only = set(a.only.split(",")) if a.only else None
+    want = lambda s: only is None or s in only  # noqa: E731
+    print(f"paddle-run bench: {b.env['cpu']}, {b.env['cores']} cores, BLIS {b.env['blis']}, "
+          f"{b.runs} runs per figure", flush=True)
+    if want("parse"):
+        b.parse()
+    if want("dispatch"):
+        b.dispatch()
+    if want("startup") or want("infer"):
+        b.startup()
+    if want("train"):
+        b.training()
+    if want("gemm"):
+        b.gemm()
+    if want("infer"):
+        b.infer()
+    b.table()
+    if only is None:
+        b.report(time.time() - t0)
+        print(f"wrote bench/RESULTS.md ({time.time() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+/* test_net.c — the network core: Scope look-ups (hash, parent fallback);
+ * building a net from a NetDesc (slots, attributes, kinds, parameter shapes
+ * inferred, -1 batch propagated) and its messages; pruning; the runner's
+ * per-batch shape inference (a short last batch); AddBackwardOps (fan-out
+ * summed, shared weights, broadcasting, no gradient for data/labels or ops
+ * off the loss path) checked end to end against finite differences. */
+#include "optest.h"
+
+#include "backward.h"
+#include "gradcheck.h"
+#include "initializer.h"
+#include "net.h"
+#include "scope.h"
+
+static pd_net *load(const char *text, pd_dtype fdt) {
+  pd_net *net = NULL;
+  pd_error err = {0};
+  pd_net_opts o = {.float_dtype = fdt};
+  if (pd_net_from_text("t.pbtxt", text, strlen(text), &o, &net, &err)) fail_msg("load: %s", err.msg);
+  return net;
+}
+
+static const char *load_fail(const char *text) {
+  static pd_error err;
+  pd_net *net = NULL;
+  if (!pd_net_from_text("t.pbtxt", text, strlen(text), NULL, &net, &err)) {
+    pd_net_free(net);
+    fail_msg("expected an error");
+  }
+  return err.msg;
+}
+
+static void test_scope(void **state) {
+  (void)state;
+  pd_scope *outer = pd_scope_new(NULL), *inner = pd_scope_new(outer);
+  char name[32];
+  for (int i = 0; i < 1000; i++) {
+    snprintf(name, sizeof name, "v%d", i);
+    pd_var *v = pd_scope_var(outer, name);
+    assert_non_null(v);
+    v->tensor.dtype = PD_I32;
+  }
+  assert_int_equal(pd_scope_size(outer), 1000);
+  assert_ptr_equal(pd_scope_var(outer, "v17"), pd_scope_find(outer, "v17")); /* no duplicate */
+  assert_int_equal(pd_scope_size(outer), 1000);
+  /* the child sees the parent's variables until it shadows one */
+  assert_ptr_equal(pd_scope_find(inner, "v999"), pd_scope_find(outer, "v999"));
+  assert_null(pd_scope_find_local(inner, "v999"));
+  pd_var *shadow = pd_scope_var(inner, "v999");
+  assert_ptr_not_equal(shadow, pd_scope_find(outer, "v999"));
+  assert_ptr_equal(pd_scope_find(inner, "v999"), shadow);
+  assert_null(pd_scope_find(inner, "nope"));
+  pd_scope_free(inner);
+  pd_scope_free(outer);
+}
+
+static const char *MLP = "name: \"m\"\n"
+                         "var { name: \"x\" shape: [-1, 2, 3] }\n"
+                         "var { name: \"y\" shape: [-1, 1] dtype: INT64 }\n"
+                         "op { type: \"reshape\" inputs: \"x\" outputs: \"flat\" attrs { key: \"shape\" value { ints: [-1, 6] } } }\n"
+                         "op { type: \"fc\" inputs: [\"flat\", \"w\", \"b\"] outputs: \"h\" attrs { key: \"size\" value { i: 4 } } "
+                         "attrs { key: \"act\" value { s: \"tanh\" } } }\n"
+                         "op { type: \"fc\" inputs: [\"h\", \"w2\"] outputs: \"logits\" attrs { key: \"size\" value { i: 3 } } }\n"
+                         "op { type: \"softmax_with_cross_entropy\" inputs: [\"logits\", \"y\"] outputs: [\"sm\", \"loss\"] }\n"
+                         "op { type: \"mean\" inputs: \"loss\" outputs: \"avg\" }\n"
+                         "op { type: \"softmax\" inputs: \"logits\" outputs: \"prob\" }\n"
+                         "op { type: \"accuracy\" inputs: [\"prob\", \"y\"] outputs: \"acc\" }\n";
+
+static void assert_dims(const pd_net *net, const char *name, int ndim, const int64_t *dims) {
+  int v = pd_net_var(net, name);
+  assert_true(v >= 0);
+  char a[64], b[64];
+  if (!pd_dims_equal(net->vars[v].meta.ndim, net->vars[v].meta.dims, ndim, dims))
+    fail_msg("%s: shape %s, expected %s", name, pd_dims_str(net->vars[v].meta.ndim, net->vars[v].meta.dims, a, sizeof a),
+             pd_dims_str(ndim, dims, b, sizeof b));
+}
+
+/* Kinds resolved, parameter shapes inferred, -1 carried through. */
+static void test_build_and_infer(void **state) {
+  (void)state;
+  pd_net *net = load(MLP, PD_F32);
+  assert_int_equal(net->nops, 7);
+  assert_int_equal(net->vars[pd_net_var(net, "x")].kind, PD_VAR_DATA);
+  assert_int_equal(net->vars[pd_net_var(net, "w")].kind, PD_VAR_PARAM);
+  assert_int_equal(net->vars[pd_net_var(net, "b")].kind, PD_VAR_PARAM);
+  assert_int_equal(net->vars[pd_net_var(net, "h")].kind, PD_VAR_TEMP);
+  assert_dims(net, "flat", 2, (int64_t[]){-1, 6});
+  assert_dims(net, "w", 2, (int64_t[]){6, 4});
+  assert_dims(net, "b", 1, (int64_t[]){4});
+  assert_dims(net, "w2", 2, (int64_t[]){4, 3});
+  assert_dims(net, "loss", 2, (int64_t[]){-1, 1});
+  assert_dims(net, "avg", 1, (int64_t[]){1});
+  pd_net_free(net);
+}
+
+static void test_build_errors(void **state) {
+  (void)state;
+  /* reading a variable nobody declares or writes */
+  const char *m = load_fail("op { type: \"relu\" inputs: \"a\" outputs: \"b\" }");
+  assert_non_null(strstr(m, "t.pbtxt:1:1: op #0 \"relu\" reads \"a\", which is neither declared"));
+  /* two ops writing one variable */
+  m = load_fail("var { name: \"a\" shape: [-1, 2] }\n"
+                "op { type: \"relu\" inputs: \"a\" outputs: \"b\" }\nop { type: \"tanh\" inputs: \"a\" outputs: \"b\" }");
+  assert_non_null(strstr(m, "t.pbtxt:3:1: op #1 \"tanh\" writes \"b\", which op #0 \"relu\""));
+  /* too many inputs */
+  m = load_fail("var { name: \"a\" shape: [-1, 2] }\nop { type: \"relu\" inputs: [\"a\", \"a\"] outputs: \"b\" }");
+  assert_non_null(strstr(m, "op #0 \"relu\": too many inputs: relu takes X, got 2"));
+  /* a data variable without a shape */
+  m = load_fail("var { name: \"a\" }\nop { type: \"relu\" inputs: \"a\" outputs: \"b\" }");
+  assert_non_null(strstr(m, "data variable \"a\" needs a shape"));
+  /* -1 anywhere but the first dim */
+  m = load_fail("var { name: \"a\" shape: [2, -1] }");
+  assert_non_null(strstr(m, "only the first may be -1"));
+  /* a shape that can never work */
+  m = load_fail("var { name: \"a\" shape: [-1, 3] }\nvar { name: \"c\" shape: [-1, 4] }\n"
+                "op { type: \"elementwise_add\" inputs: [\"a\", \"c\"] outputs: \"b\" }");
+  assert_non_null(strstr(m, "op #0 \"elementwise_add\""));
+  /* declared twice */
+  m = load_fail("var { name: \"a\" shape: [1] }\nvar { name: \"a\" shape: [1] }");
+  assert_non_null(strstr(m, "t.pbtxt:2:7: variable \"a\" is declared twice"));
+}
+
+/* infer needs only the ops behind the fetched variable: no label. */
+static void test_prune(void **state) {
+  (void)state;
+  pd_net *net = load(MLP, PD_F32);
+  bool need[16];
+  int prob = pd_net_var(net, "prob");
+  pd_net_prune(net, &prob, 1, need);
+  bool expect[] = {true, true, true, false, false, true, false};
+  for (int o = 0; o < net->nops; o++)
+    if (need[o] != expect[o]) fail_msg("op #%d (%s): needed %d, expected %d", o, net->ops[o].def->type, need[o], expect[o]);
+  pd_net_free(net);
+}
+
+/* Shapes are inferred again when the batch changes (a short last batch). */
+static void test_runner_batches(void **state) {
+  (void)state;
+  pd_net *net = load(MLP, PD_F32);
+  pd_error err = {0};
+  pd_scope *scope = pd_scope_new(NULL);
+  pd_runner r;
+  assert_int_equal(pd_net_select_kernels(net, PD_CPU, &err), PD_OK);
+  assert_int_equal(pd_init_persistables(net, scope, NULL, 1, &err), PD_OK);
+  assert_int_equal(pd_runner_init(&r, net, scope, NULL, &err), PD_OK);
+  int x = pd_net_var(net, "x"), y = pd_net_var(net, "y"), h = pd_net_var(net, "h");
+  const int64_t sizes[] = {5, 5, 2};
+  void *h_data = NULL;
+  for (int b = 0; b < 3; b++) {
+    int64_t n = sizes[b];
+    assert_int_equal(pd_tensor_set_dims(r.t[x], 3, (int64_t[]){n, 2, 3}, &err), PD_OK);
+    assert_int_equal(pd_tensor_alloc(r.t[x], &err), PD_OK);
+    assert_int_equal(pd_tensor_set_dims(r.t[y], 2, (int64_t[]){n, 1}, &err), PD_OK);
+    assert_int_equal(pd_tensor_alloc(r.t[y], &err), PD_OK);
+    for (int64_t i = 0; i < n * 6; i++) pd_tensor_set(r.t[x], i, 0.1 * (double)i);
+    for (int64_t i = 0; i < n; i++) pd_tensor_set(r.t[y], i, (double)(i % 3));
+    if (pd_runner_run(&r, 0, net->nops, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(r.t[h]->dims[0], n);
+    if (b == 0) h_data = pd_tensor_data(r.t[h]);
+    else assert_ptr_equal(pd_tensor_data(r.t[h]), h_data); /* no reallocation for a smaller batch */
+  }
+  pd_runner_free(&r);
+  pd_scope_free(scope);
+  pd_net_free(net);
+}
+
+/* Builds `text` in float64, adds backward for "avg", feeds x (and y) with
+ * seeded values, and requires every parameter's gradient to match finite
+ * differences to 1e-6. Returns the net for further checks (caller frees
+ * net and scope). */
+static pd_net *gradcheck_net(const char *text, int64_t rows, pd_scope **scope_out) {
+  pd_net *net = load(text, PD_F64);
+  pd_error err = {0};
+  if (pd_net_add_backward(net, "avg", &err) || pd_net_select_kernels(net, PD_CPU, &err)) fail_msg("%s", err.msg);
+  pd_scope *scope = pd_scope_new(NULL);
+  pd_runner r;
+  assert_int_equal(pd_init_persistables(net, scope, NULL, 3, &err), PD_OK);
+  assert_int_equal(pd_runner_init(&r, net, scope, NULL, &err), PD_OK);
+  uint64_t s = 99;
+  for (int v = 0; v < net->nvars; v++) {
+    if (net->vars[v].kind != PD_VAR_DATA) continue;
+    pd_tensor *t = r.t[v];
+    int64_t dims[PD_MAX_DIMS];
+    memcpy(dims, net->vars[v].meta.dims, sizeof dims);
+    dims[0] = rows;
+    assert_int_equal(pd_tensor_set_dims(t, net->vars[v].meta.ndim, dims, &err), PD_OK);
+    assert_int_equal(pd_tensor_alloc(t, &err), PD_OK);
+    for (int64_t i = 0; i < pd_tensor_numel(t); i++)
+      pd_tensor_set(t, i, t->dtype == PD_I64 ? (double)(pd_rng_next(&s) % 3) : 2 * pd_rng_uniform(&s) - 1);
+  }
+  pd_gradcheck_result res;
+  if (pd_gradcheck_run(&r, 0, 1, 1e-6, &res, &err)) fail_msg("%s", err.msg);
+  if (!(res.worst_err <= 1e-6))
+    fail_msg("%s[%lld]: analytic %.12g numeric %.12g error %g", res.worst_var, (long long)res.worst_index, res.analytic,
+             res.numeric, res.worst_err);
+  assert_true(res.vars > 0);
+  pd_runner_free(&r);
+  *scope_out = scope;
+  return net;
+}
+
+static int count_ops(const pd_net *net, const char *type) {
+  int n = 0;
+  for (int o = 0; o < net->nops; o++) n += strcmp(net->ops[o].def->type, type) == 0;
+  return n;
+}
+
+static void test_backward_mlp(void **state) {
+  (void)state;
+  pd_scope *scope;
+  pd_net *net = gradcheck_net(MLP, 5, &scope);
+  /* no gradient for data, labels, or the accuracy branch */
+  assert_int_equal(pd_net_var(net, "x@GRAD"), -1);
+  assert_int_equal(pd_net_var(net, "y@GRAD"), -1);
+  assert_int_equal(pd_net_var(net, "prob@GRAD"), -1);
+  assert_true(pd_net_var(net, "w@GRAD") >= 0);
+  assert_int_equal(count_ops(net, "accuracy_grad"), 0);
+  pd_scope_free(scope);
+  pd_net_free(net);
+}
+
+/* h is read by two ops: its gradient is the sum of both partials. */
+static void test_backward_fanout(void **state) {
+  (void)state;
+  const char *text = "var { name: \"x\" shape: [-1, 3] }\n"
+                     "op { type: \"fc\" inputs: [\"x\", \"w\", \"b\"] outputs: \"h\" attrs { key: \"size\" value { i: 4 } } "
+                     "attrs { key: \"act\" value { s: \"sigmoid\" } } }\n"
+                     "op { type: \"tanh\" inputs: \"h\" outputs: \"t\" }\n"
+                     "op { type: \"sum\" inputs: [\"h\", \"t\", \"h\"] outputs: \"s\" }\n"
+                     "op { type: \"square_error\" inputs: [\"s\", \"t\"] outputs: \"e\" }\n"
+                     "op { type: \"mean\" inputs: \"e\" outputs: \"avg\" }\n";
+  pd_scope *scope;
+  pd_net *net = gradcheck_net(text, 4, &scope);
+  int h = pd_net_var(net, "h@GRAD");
+  assert_true(h >= 0);
+  assert_string_equal(net->ops[net->vars[h].producer].def->type, "sum"); /* the partials summed */
+  assert_true(pd_net_var(net, "h@GRAD@RENAME@2") >= 0);                 /* three partials: tanh, sum twice */
+  pd_scope_free(scope);
+  pd_net_free(net);
+}
+
+/* One weight used by two fc ops: its gradient sums both uses. */
+static void test_backward_shared_weights(void **state) {
+  (void)state;
+  const char *text = "var { name: \"x\" shape: [-1, 3] }\n"
+                     "op { type: \"fc\" inputs: [\"x\", \"w\"] outputs: \"a\" attrs { key: \"size\" value { i: 3 } } "
+                     "attrs { key: \"act\" value { s: \"tanh\" } } }\n"
+                     "op { type: \"fc\" inputs: [\"a\", \"w\"] outputs: \"c\" attrs { key: \"size\" value { i: 3 } } }\n"
+                     "op { type: \"mse\" inputs: [\"c\", \"x\"] outputs: \"avg\" }\n";
+  pd_scope *scope;
+  pd_net *net = gradcheck_net(text, 3, &scope);
+  assert_true(pd_net_var(net, "w@GRAD@RENAME@1") >= 0);
+  pd_scope_free(scope);
+  pd_net_free(net);
+}
+
+/* A bias row broadcast over the batch by elementwise_add. */
+static void test_backward_broadcast(void **state) {
+  (void)state;
+  const char *text = "var { name: \"x\" shape: [-1, 4] }\n"
+                     "var { name: \"bias\" shape: [4] kind: PARAM }\n"
+                     "op { type: \"mul\" inputs: [\"x\", \"w\"] outputs: \"m\" }\n"
+                     "var { name: \"w\" shape: [4, 4] kind: PARAM }\n"
+                     "op { type: \"elementwise_add\" inputs: [\"m\", \"bias\"] outputs: \"z\" }\n"
+                     "op { type: \"sigmoid\" inputs: \"z\" outputs: \"s\" }\n"
+                     "op { type: \"cos_sim\" inputs: [\"s\", \"x\"] outputs: \"c\" }\n"
+                     "op { type: \"mean\" inputs: \"c\" outputs: \"avg\" }\n";
+  pd_scope *scope;
+  pd_net *net = gradcheck_net(text, 6, &scope);
+  pd_scope_free(scope);
+  pd_net_free(net);
+}
+
+static void test_backward_errors(void **state) {
+  (void)state;
+  pd_net *net = load(MLP, PD_F32);
+  pd_error err = {0};
+  assert_int_equal(pd_net_add_backward(net, "loss", &err), PD_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "the loss \"loss\" must be one float number (e.g. the output of `mean`); it is float32 [-1, 1]"));
+  assert_int_equal(pd_net_add_backward(net, "nope", &err), PD_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "the loss \"nope\" is not a variable of the net"));
+  pd_net_free(net);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_scope),
+      cmocka_unit_test(test_build_and_infer),
+      cmocka_unit_test(test_build_errors),
+      cmocka_unit_test(test_prune),
+      cmocka_unit_test(test_runner_batches),
+      cmocka_unit_test(test_backward_mlp),
+      cmocka_unit_test(test_backward_fanout),
+      cmocka_unit_test(test_backward_shared_weights),
+      cmocka_unit_test(test_backward_broadcast),
+      cmocka_unit_test(test_backward_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
