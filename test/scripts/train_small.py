@@ -73,6 +73,18 @@ assert rc == 0, out
 assert params("m2") == pa, "resume mid-epoch differs"
 print("reproducible and resume exact")
 
+# desc --backward --optimizer prints a net that trains as it is, identically
+r = subprocess.run([PR, "desc", "net.pbtxt", "--backward", "--optimizer", "adam"], capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+assert 'type: "fc_grad"' in r.stdout and 'type: "adam"' in r.stdout and '"w1@GRAD"' in r.stdout
+open("expanded.pbtxt", "w").write(r.stdout)
+rc, out = run("train", "expanded.pbtxt", "--save", "e")
+assert rc == 0, out
+assert params("e") == pa, "the expanded net trains differently"
+r2 = subprocess.run([PR, "desc", "expanded.pbtxt", "--backward", "--optimizer", "adam"], capture_output=True, text=True)
+assert r2.returncode == 0 and r2.stdout == r.stdout, "desc of the expanded net is not a fixed point"
+print("desc output trains identically")
+
 # infer after train reproduces the evaluation accuracy
 rc, out = run("infer", "net.pbtxt", "--params", "a", "--data", "x=ex.npy", "--fetch", "prob=p.npy")
 assert rc == 0, out
