@@ -301,7 +301,12 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     }
   }
   if (!st && t->save_dir) st = save(t, step, epoch, bi, lr, err);
-  if (!st && t->have_eval && t->tty) fputc('\n', stderr);
+  if (!st && !g_signal) {
+    /* the summary a script (or `make demo`) reads: the last evaluation */
+    fprintf(stderr, "finished: %lld steps in %.1f s", (long long)step, now() - t->t0);
+    if (t->have_eval) print_metrics(t, stderr, ev, "eval_");
+    fputc('\n', stderr);
+  }
   free(sum), free(ev);
   return st;
 }

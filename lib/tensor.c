@@ -59,6 +59,13 @@ pd_status pd_tensor_set_dims(pd_tensor *t, int ndim, const int64_t *dims, pd_err
 
 bool pd_dims_product(int ndim, const int64_t *dims, int64_t *out) {
   int64_t n = 1;
+  for (int i = 0; i < ndim; i++)
+    if (dims[i] == 0) { /* empty, however large the other dims */
+      for (int j = 0; j < ndim; j++)
+        if (dims[j] < 0) return false;
+      *out = 0;
+      return true;
+    }
   for (int i = 0; i < ndim; i++) {
     if (dims[i] < 0) return false;
     if (dims[i] != 0 && n > INT64_MAX / dims[i]) return false;
