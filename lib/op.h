@@ -123,6 +123,9 @@ struct pd_op_def {
   /* Ops that behave differently when training (dropout, batch_norm) read
    * pd_ctx_training(c); stateful random ops set this to get an RNG stream. */
   bool random;
+  /* Constant data a family of ops shares kernels through (e.g. which
+   * activation relu/sigmoid/tanh compute); the grad op gets the same. */
+  const void *data;
 };
 
 /* Slot indices inside a generated grad op, for an op with NI inputs and NO

@@ -87,6 +87,7 @@ static void make_grad(const pd_op_def *f) {
       .n_kernels = f->n_grad_kernels,
       .kernel_dtype = f->kernel_dtype,
       .random = f->random,
+      .data = f->data,
   };
 }
 

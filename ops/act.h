@@ -58,4 +58,51 @@ static inline pd_act pd_act_parse(const char *s) {
 PD_ACT_DEFINE(float)
 PD_ACT_DEFINE(double)
 
+/* ---- the activation ops (relu.c, sigmoid.c, tanh.c) ----
+ * One implementation for all three; the def's `data` says which activation.
+ * Out has X's shape; the backward works from Out (see pd_act_backward_T). */
+#ifdef PD_ACT_OP
+
+#include "op.h"
+
+static inline pd_act pd_act_of(pd_ctx *c) { return *(const pd_act *)c->op->def->data; }
+
+static pd_status pd_act_infer(pd_ctx *c) {
+  pd_tensor *x = pd_in(c, 0);
+  if (!pd_dtype_is_float(x->dtype))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "input X must be float32 or float64, got %s (add a cast op)",
+                       pd_dtype_name(x->dtype));
+  return pd_ctx_set_shape(c, pd_out(c, 0), x->dtype, x->ndim, x->dims);
+}
+
+/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
+#define PD_ACT_OP_KERNELS(T)                                                                             \
+  static pd_status pd_act_op_forward_##T(pd_ctx *c) {                                                    \
+    pd_tensor *x = pd_in(c, 0);                                                                          \
+    pd_act_forward_##T(pd_act_of(c), PD_DATA(x, T), PD_DATA(pd_out(c, 0), T), pd_tensor_numel(x));      \
+    return PD_OK;                                                                                        \
+  }                                                                                                      \
+  static pd_status pd_act_op_backward_##T(pd_ctx *c) {                                                   \
+    pd_tensor *y = pd_in(c, PD_GRAD_Y(1, 1, 0)), *dy = pd_in(c, PD_GRAD_DY(1, 1, 0)), *dx = pd_out(c, 0); \
+    if (dx) pd_act_backward_##T(pd_act_of(c), PD_DATA(y, T), PD_DATA(dy, T), PD_DATA(dx, T), pd_tensor_numel(y)); \
+    return PD_OK;                                                                                        \
+  }
+PD_ACT_OP_KERNELS(float)
+PD_ACT_OP_KERNELS(double)
+
+static const pd_slot_def pd_act_inputs[] = {{"X", "input tensor", 0}};
+static const pd_kernel pd_act_kernels[] = {PD_CPU_F32(pd_act_op_forward_float), PD_CPU_F64(pd_act_op_forward_double)};
+static const pd_kernel pd_act_grad_kernels[] = {PD_CPU_F32(pd_act_op_backward_float),
+                                                PD_CPU_F64(pd_act_op_backward_double)};
+
+/* The def of an activation op: its type, comment, output slot and kind. */
+#define PD_ACT_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                     \
+  {                                                                                                     \
+    .type = TYPE, .comment = COMMENT, .inputs = pd_act_inputs, .n_inputs = 1, .outputs = OUTPUTS,       \
+    .n_outputs = 1, .infer_shape = pd_act_infer, .kernels = pd_act_kernels, .n_kernels = 2,             \
+    .grad_kernels = pd_act_grad_kernels, .n_grad_kernels = 2, .data = KIND,                             \
+  }
+
+#endif
+
 #endif
