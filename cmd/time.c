@@ -1,9 +1,207 @@
-/* time.c — `paddle-run time`: time each op forward and backward. Not written yet: --help
- * describes it, running it says so and exits 2. */
+/* time.c — `paddle-run time`: Caffe's `time` done right. Runs the training
+ * step (forward, backward, updates) on one batch for a number of iterations
+ * after a warm-up, times every op's kernel, and prints the median per op,
+ * its share of the step and its GFLOP/s — as a table or as JSON. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backward.h"
 #include "cli.h"
+#include "feed.h"
+#include "initializer.h"
+#include "params.h"
+#include "util.h"
 
 static int run(int argc, char **argv);
 
-const pd_command pd_cmd_time = {"time", "time each op forward and backward", "usage: paddle-run time NET.pbtxt [--iterations N] [--device cpu|gpu]\n", run};
+const pd_command pd_cmd_time = {
+    "time", "time each op forward and backward",
+    "usage: paddle-run time NET.pbtxt [--iterations N] [--warmup N] [--batch-size N]\n"
+    "                       [--threads N] [--params DIR] [--data VAR=FILE]... [--forward-only]\n"
+    "                       [--json] [--device cpu]\n"
+    "\n"
+    "Runs one batch through the training step (forward, backward and the\n"
+    "file's optimizer) --iterations times after --warmup runs, and prints each\n"
+    "op's median time, its share of the step and its GFLOP/s.\n"
+    "\n"
+    "  --iterations N   timed runs (default 20); --warmup N untimed ones first (default 3)\n"
+    "  --batch-size N   rows in the batch (default: the file's, or 64)\n"
+    "  --data VAR=FILE  take the batch from a file (default: the file's train.data,\n"
+    "                   or generated values: floats uniform in [0, 1), integers 0)\n"
+    "  --params DIR     parameters (default: initialised from the seed)\n"
+    "  --forward-only   time the forward ops only (no loss needed)\n"
+    "  --json           one JSON object instead of the table\n",
+    run};
 
-static int run(int argc, char **argv) { return pd_cli_unfinished(&pd_cmd_time, argc, argv); }
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* FLOPs of op o at the runner's current shapes: the def's count, or one per
+ * output element. */
+static double op_flops(pd_runner *r, int o) {
+  const pd_op *op = &r->net->ops[o];
+  pd_ctx c = {.op = (pd_op *)op, .vars = r->t};
+  if (op->def->flops) return op->def->flops(&c);
+  double n = 0;
+  for (int s = 0; s < op->def->n_outputs; s++)
+    for (int i = 0; i < op->out[s].n; i++) {
+      int64_t e = pd_tensor_numel(pd_out_at(&c, s, i));
+      if (e > 0) n += (double)e;
+    }
+  return n;
+}
+
+static void fill_generated(pd_runner *r, int64_t batch) {
+  pd_net *net = r->net;
+  uint64_t s = 12345;
+  for (int v = 0; v < net->nvars; v++) {
+    if (net->vars[v].kind != PD_VAR_DATA) continue;
+    pd_tensor *t = r->t[v];
+    int64_t dims[PD_MAX_DIMS];
+    memcpy(dims, net->vars[v].meta.dims, sizeof dims);
+    if (net->vars[v].meta.ndim > 0 && dims[0] < 0) dims[0] = batch;
+    t->dtype = net->vars[v].meta.dtype;
+    if (pd_tensor_set_dims(t, net->vars[v].meta.ndim, dims, NULL) || pd_tensor_alloc(t, NULL)) continue;
+    int64_t n = pd_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) pd_tensor_set(t, i, pd_dtype_is_float(t->dtype) ? pd_rng_uniform(&s) : 0);
+  }
+}
+
+static int run(int argc, char **argv) {
+  enum { ITERS, WARMUP, BATCH, THREADS, PARAMS, DATA, FWD, JSON, DEVICE, NOPT };
+  pd_opt opts[NOPT] = {{.name = "--iterations", .has_value = true}, {.name = "--warmup", .has_value = true},
+                       {.name = "--batch-size", .has_value = true}, {.name = "--threads", .has_value = true},
+                       {.name = "--params", .has_value = true},     {.name = "--data", .has_value = true, .repeat = true},
+                       {.name = "--forward-only"},                  {.name = "--json"},
+                       {.name = "--device", .has_value = true}};
+  char *pos[1];
+  int code = 0;
+  int npos = pd_cli_parse(&pd_cmd_time, argc, argv, opts, NOPT, pos, 1, &code);
+  if (npos < 0) goto out;
+  code = 2;
+  long long iters = 20, warmup = 3, batch = 0, threads = 0;
+  if (npos != 1) {
+    pd_cli_usage_error("time", "expected NET.pbtxt; see `paddle-run time --help`");
+    goto out;
+  }
+  if ((opts[ITERS].value && !pd_cli_int("time", "--iterations", opts[ITERS].value, 1, &iters)) ||
+      (opts[WARMUP].value && !pd_cli_int("time", "--warmup", opts[WARMUP].value, 0, &warmup)) ||
+      (opts[BATCH].value && !pd_cli_int("time", "--batch-size", opts[BATCH].value, 1, &batch)) ||
+      (opts[THREADS].value && !pd_cli_int("time", "--threads", opts[THREADS].value, 1, &threads)))
+    goto out;
+  if (opts[DEVICE].value && strcmp(opts[DEVICE].value, "cpu") != 0) {
+    pd_cli_usage_error("time", "--device %s: this build of paddle-run has no GPU support", opts[DEVICE].value);
+    goto out;
+  }
+  pd_set_threads((int)threads);
+  pd_error err = {0};
+  pd_net *net = NULL;
+  pd_scope *scope = NULL;
+  pd_feed feed = {0};
+  pd_runner r = {0};
+  double *samples = NULL;
+  int64_t *idx = NULL;
+  pd_status st = pd_net_load(pos[0], NULL, &net, &err);
+  const Paddle__TrainDesc *td = st ? NULL : net->desc->train;
+  bool train = !opts[FWD].value;
+  if (!st && train && (!td || !td->loss || !*td->loss))
+    st = pd_errorf(&err, PD_ERR_INPUT, "%s: no train { loss: ... } to time backward for; use --forward-only", pos[0]);
+  if (!st && train) st = pd_net_find_training(net, td->loss, &err);
+  if (!st && train && net->loss < 0) st = pd_net_add_backward(net, td->loss, &err);
+  if (!st && train && !net->n_optimizer) {
+    Paddle__OptimizerDesc dflt = PADDLE__OPTIMIZER_DESC__INIT;
+    st = pd_net_add_optimizer(net, td->optimizer ? td->optimizer : &dflt, &err);
+  }
+  if (!st) st = pd_net_select_kernels(net, PD_CPU, &err);
+  if (!batch) batch = td && td->has_batch_size ? td->batch_size : 64;
+  for (size_t i = 0; !st && td && !opts[DATA].n_values && i < td->n_data; i++) {
+    char *path = pd_path_beside(pos[0], td->data[i]->file);
+    st = path ? pd_feed_bind_file(&feed, net, td->data[i]->var, path, "train.data", &err)
+              : pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+    free(path);
+  }
+  for (int i = 0; !st && i < opts[DATA].n_values; i++) st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
+  if (!st && feed.n) st = pd_feed_check(&feed, net, NULL, "give --data for every data variable, or none", &err);
+  if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, &err);
+  if (!st) st = pd_init_persistables(net, scope, td ? td->default_init : NULL, td ? td->seed : 1, &err);
+  if (!st) st = pd_runner_init(&r, net, scope, NULL, &err);
+  int end = train ? net->nops : net->n_forward;
+  samples = calloc((size_t)(iters * net->nops + 1), sizeof *samples);
+  r.op_seconds = calloc((size_t)net->nops + 1, sizeof *r.op_seconds);
+  idx = malloc(sizeof *idx * (size_t)batch);
+  if (!st && (!samples || !r.op_seconds || !idx)) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && feed.n) {
+    if (batch > feed.rows) batch = feed.rows;
+    for (int64_t i = 0; i < batch; i++) idx[i] = i;
+    st = pd_feed_batch(&feed, &r, idx, batch, &err);
+  } else if (!st)
+    fill_generated(&r, batch);
+  int lr = pd_net_var(net, "@lr"), stepv = pd_net_var(net, "@step");
+  r.exec.training = true;
+  for (long long it = 0; !st && it < warmup + iters; it++) {
+    /* the updates need a learning rate; a tiny one keeps the parameters sane */
+    if (lr >= 0) pd_tensor_set(r.t[lr], 0, 1e-6);
+    if (stepv >= 0) pd_tensor_set(r.t[stepv], 0, (double)(it + 1));
+    st = pd_runner_run(&r, 0, end, &err);
+    if (!st && it >= warmup)
+      for (int o = 0; o < end; o++) samples[(it - warmup) * net->nops + o] = r.op_seconds[o];
+  }
+  if (st) {
+    code = pd_cli_fail(&err);
+  } else {
+    double *col = malloc(sizeof *col * (size_t)iters), *med = calloc((size_t)end + 1, sizeof *med), total = 0;
+    double part[3] = {0};
+    for (int o = 0; col && med && o < end; o++) {
+      for (long long it = 0; it < iters; it++) col[it] = samples[it * net->nops + o];
+      med[o] = median(col, (int)iters);
+      total += med[o];
+      part[o < net->n_forward ? 0 : o < net->n_forward + net->n_backward ? 1 : 2] += med[o];
+    }
+    static const char *const pass[] = {"forward", "backward", "update"};
+    bool json = opts[JSON].value;
+    if (json)
+      printf("{\"net\":\"%s\",\"batch\":%lld,\"threads\":%d,\"iterations\":%lld,\"ops\":[",
+             net->desc->name ? net->desc->name : "", batch, pd_get_threads(), iters);
+    else
+      printf("net \"%s\": batch %lld, threads %d, median of %lld iterations after %lld warm-up\n\n"
+             "%4s  %-32s %-8s %10s %7s %9s\n",
+             net->desc->name ? net->desc->name : "", batch, pd_get_threads(), iters, warmup, "#", "op", "pass", "ms",
+             "share", "GFLOP/s");
+    for (int o = 0; med && o < end; o++) {
+      int p = o < net->n_forward ? 0 : o < net->n_forward + net->n_backward ? 1 : 2;
+      double gf = med[o] > 0 ? op_flops(&r, o) / med[o] * 1e-9 : 0, share = total > 0 ? med[o] / total : 0;
+      if (json)
+        printf("%s{\"index\":%d,\"type\":\"%s\",\"pass\":\"%s\",\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f}", o ? "," : "", o,
+               net->ops[o].def->type, pass[p], med[o] * 1e3, share, gf);
+      else
+        printf("%4d  %-32s %-8s %10.4f %6.1f%% %9.2f\n", o, net->ops[o].def->type, pass[p], med[o] * 1e3, 100 * share, gf);
+    }
+    if (json)
+      printf("],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"examples_per_sec\":%.1f}\n",
+             part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
+    else
+      printf("\nforward %.4f ms, backward %.4f ms, update %.4f ms: step %.4f ms (%.0f examples/s, kernels only)\n",
+             part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
+    free(col), free(med);
+    code = 0;
+  }
+  free(samples), free(idx), free(r.op_seconds);
+  r.op_seconds = NULL;
+  pd_runner_free(&r);
+  pd_feed_close(&feed);
+  pd_scope_free(scope);
+  pd_net_free(net);
+out:
+  pd_cli_free(opts, NOPT);
+  return code;
+}

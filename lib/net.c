@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const kind_names[] = {"temp", "data", "param", "state"};
 const char *pd_var_kind_name(pd_var_kind k) { return (unsigned)k < 4 ? kind_names[k] : "?"; }
@@ -694,6 +695,19 @@ pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   pd_status st = pd_runner_prepare(r, err);
   if (st) return st;
   pd_ctx c = {.vars = r->t, .exec = &r->exec, .err = err};
+  if (r->op_seconds) {
+    for (int o = begin; o < end; o++) {
+      if (!r->active[o]) continue;
+      c.op = &net->ops[o];
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      st = c.op->kernel->fn(&c);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      r->op_seconds[o] = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+      if (st) return st;
+    }
+    return PD_OK;
+  }
   for (int o = begin; o < end; o++) {
     if (!r->active[o]) continue;
     c.op = &net->ops[o];

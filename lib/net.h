@@ -111,6 +111,7 @@ typedef struct pd_runner {
   bool *active;    /* per op: part of this run (pruning) */
   int64_t *shape_key; /* data dims the shapes were last inferred for */
   bool shapes_ok;
+  double *op_seconds; /* when set (nops entries): each op's kernel time is stored here */
 } pd_runner;
 
 /* Binds the net to a scope: every variable gets a tensor there (persistable

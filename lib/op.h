@@ -111,6 +111,9 @@ struct pd_op_def {
   /* Floating-point operations per run for the current shapes (for `check`
    * and `time`); NULL: counted as one per output element. */
   double (*flops)(pd_ctx *c);
+  /* The same for the generated grad op (c is the grad op's context);
+   * NULL: one per output element. */
+  double (*grad_flops)(pd_ctx *c);
   /* Gradient. When grad_kernels is set, the registry makes the op
    * "<type>_grad" with inputs [fwd inputs..., fwd outputs..., fwd output
    * grads...], outputs [fwd input grads...] and the forward attributes;

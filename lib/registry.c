@@ -86,6 +86,7 @@ static void make_grad(const pd_op_def *f) {
       .kernels = f->grad_kernels,
       .n_kernels = f->n_grad_kernels,
       .kernel_dtype = f->kernel_dtype,
+      .flops = f->grad_flops,
       .random = f->random,
       .data = f->data,
   };

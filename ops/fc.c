@@ -51,6 +51,18 @@ static double flops(pd_ctx *c) {
   return 2.0 * (double)n * (double)k * (double)pd_attr_i(c, A_SIZE);
 }
 
+/* Grad op slots (see op.h): inputs X W B Out dOut, outputs dX dW dB. */
+enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_W = PD_GRAD_X(N_IN, N_OUT, W), G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT),
+       G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
+
+/* Backward: a product for dW and one for dX, each when wanted. */
+static double grad_flops(pd_ctx *c) {
+  int64_t n, k;
+  flat(pd_in(c, G_X), &n, &k);
+  double one = 2.0 * (double)n * (double)k * (double)pd_attr_i(c, A_SIZE);
+  return one * ((pd_out(c, W) != NULL) + (pd_out(c, X) != NULL));
+}
+
 #define FC_FORWARD(T)                                                                       \
   static pd_status forward_##T(pd_ctx *c) {                                                 \
     pd_tensor *x = pd_in(c, X), *w = pd_in(c, W), *b = pd_in(c, B), *y = pd_out(c, OUT);   \
@@ -70,9 +82,6 @@ static double flops(pd_ctx *c) {
 FC_FORWARD(float)
 FC_FORWARD(double)
 
-/* Grad op slots (see op.h): inputs X W B Out dOut, outputs dX dW dB. */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_W = PD_GRAD_X(N_IN, N_OUT, W), G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT),
-       G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 
 /* dPre = dOut * act'(Out); dW = X^T dPre; dB = column sums of dPre; dX = dPre W^T. */
 #define FC_BACKWARD(T)                                                                           \
@@ -117,6 +126,7 @@ const pd_op_def pd_op_fc = {
     .attrs = attrs, .n_attrs = 2,
     .infer_shape = infer,
     .flops = flops,
+    .grad_flops = grad_flops,
     .kernels = kernels, .n_kernels = 2,
     .grad_kernels = grad_kernels, .n_grad_kernels = 2,
 };

@@ -87,6 +87,14 @@ MUL_FORWARD(double)
 /* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
 enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 
+/* Backward: a product for dX and one for dY, each when wanted. */
+static double grad_flops(pd_ctx *c) {
+  int64_t m, k, n;
+  sizes(c, pd_in(c, G_X), pd_in(c, G_Y), &m, &k, &n);
+  double one = m < 0 || k < 0 || n < 0 ? 0 : 2.0 * (double)m * (double)k * (double)n;
+  return one * ((pd_out(c, X) != NULL) + (pd_out(c, Y) != NULL));
+}
+
 #define MUL_BACKWARD(T)                                                                         \
   static pd_status backward_##T(pd_ctx *c) {                                                    \
     pd_tensor *x = pd_in(c, G_X), *y = pd_in(c, G_Y), *dy = pd_in(c, G_DOUT);                   \
@@ -113,6 +121,7 @@ const pd_op_def pd_op_mul = {
     .attrs = attrs, .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .flops = flops,
+    .grad_flops = grad_flops,
     .kernels = kernels, .n_kernels = 2,
     .grad_kernels = grad_kernels, .n_grad_kernels = 2,
 };
