@@ -26,13 +26,22 @@ PY = "/usr/bin/python3"
 
 # ---- helpers ------------------------------------------------------------------
 
-def sh(cmd, **kw):
-    """Runs cmd (a list), returns stdout; stops the benchmark on failure."""
-    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-    if p.returncode != 0:
+def sh(cmd, tries=3):
+    """Runs cmd (a list), returns stdout; stops the benchmark when it fails
+    `tries` times in a row. (Retried because on a shared machine a run can be
+    killed from outside, e.g. by someone's `pkill -f paddle-run`.)"""
+    for attempt in range(tries):
+        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode == 0:
+            return p.stdout
         sys.stderr.write(f"bench: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}\n")
-        sys.exit(1)
-    return p.stdout
+        if attempt + 1 < tries:
+            sys.stderr.write("bench: retrying\n")
+            RETRIES.append(" ".join(cmd[:8]))
+    sys.exit(1)
+
+
+RETRIES = []
 
 
 def quiet_out(cmd):
@@ -471,6 +480,9 @@ class Bench:
                   "6. `bench_infer` loads the net and the parameter directory, prunes to `prob`, fills `pixels` "
                   "and times `pd_runner_run` per batch; the process figure is `paddle-run infer` on the 10000 "
                   "test images including start-up and decompression.", ""]
+        if RETRIES:
+            self.notes.append(f"{len(RETRIES)} run(s) failed (killed from outside?) and were repeated: " +
+                              "; ".join(f"`{r}`" for r in RETRIES[:5]) + ".")
         if self.notes:
             lines += ["## Notes", ""] + [f"- {n}" for n in self.notes] + [""]
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:

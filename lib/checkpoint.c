@@ -353,7 +353,8 @@ done:
   return st;
 }
 
-/* Best effort: `latest` back to what it was before a failed save. */
+/* Best effort: `latest` back to what it was before a failed save ("":
+ * none). Also after a failed set_latest, whose rename may have happened. */
 static void restore_latest(const char *dir, const char *old_target) {
   if (old_target[0]) {
     set_latest(dir, old_target, NULL);
@@ -370,7 +371,8 @@ static void restore_latest(const char *dir, const char *old_target) {
  * the caller points it at final; *moved_aside says the old one sits at
  * `aside`, to delete once `latest` has moved on. */
 static pd_status install(const char *dir, const char *tmp, const char *tmp_name, const char *final,
-                         const char *aside, const char *aside_name, bool *moved_aside, pd_error *err) {
+                         const char *aside, const char *aside_name, const char *old, bool *moved_aside,
+                         pd_error *err) {
   *moved_aside = false;
   pd_status st;
   if (rename(tmp, final) == 0) {
@@ -381,9 +383,10 @@ static pd_status install(const char *dir, const char *tmp, const char *tmp_name,
   struct stat sb;
   if (lstat(final, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return pd_errorf(err, PD_ERR_INPUT, "%s: exists and is not a checkpoint directory", final);
-  char old[PATH_MAX];
-  read_latest(dir, old, sizeof old);
-  if ((st = set_latest(dir, tmp_name, err))) return st;
+  if ((st = set_latest(dir, tmp_name, err))) {
+    restore_latest(dir, old); /* the link may have moved before the failure */
+    return st;
+  }
   rm_tree(aside);
   if (rename(final, aside) != 0) {
     st = os_error(err, errno, final, "cannot move the old checkpoint aside");
@@ -638,6 +641,7 @@ pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, co
   char *tmp = d ? join(d, tmp_name) : NULL;
   char *aside = d ? join(d, aside_name) : NULL;
   bool tmp_made = false, moved_aside = false;
+  char prev[PATH_MAX]; /* what `latest` pointed at before */
   if (!final || !tmp || !aside) {
     st = oom(err);
     goto done;
@@ -647,6 +651,7 @@ pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, co
     goto done;
   }
   if ((st = make_dirs(d, err)) || (st = check_latest_slot(d, err))) goto done;
+  read_latest(d, prev, sizeof prev);
   rm_tree(tmp); /* left by an earlier process that had our pid */
   if (mkdir(tmp, 0777) != 0) {
     st = os_error(err, errno, tmp, "cannot create directory");
@@ -654,15 +659,16 @@ pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, co
   }
   tmp_made = true;
   if ((st = write_contents(tmp, vars, n, state, err))) goto done;
-  if ((st = install(d, tmp, tmp_name, final, aside, aside_name, &moved_aside, err))) goto done;
+  if ((st = install(d, tmp, tmp_name, final, aside, aside_name, prev, &moved_aside, err))) goto done;
   tmp_made = false; /* it is final now */
   if ((st = set_latest(d, final_name, err))) {
     /* The new checkpoint is complete but `latest` could not follow; take
      * it back out so the directory is as it was. After a replace, `latest`
      * stays on the old one, moved aside. */
     if (moved_aside) {
-      error_append(err, "; %s is saved but %s/%s still points at the one it replaced", final, d, LATEST);
+      error_append(err, "; %s is saved but %s/%s may still point at the one it replaced", final, d, LATEST);
     } else {
+      restore_latest(d, prev);
       if (rename(final, aside) == 0) rm_tree(aside);
       error_append(err, "; checkpoint %s not saved", final);
     }

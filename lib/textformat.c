@@ -1071,9 +1071,20 @@ static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int e
         v.str = calloc(1, 1);
         if (!v.str) return fail_oom(P);
       } else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
-        /* protoc writes an absent value as an empty message without
-         * checking its required fields; so do we */
+        /* protoc writes an absent value as an empty message, even one
+         * lacking required fields; protobuf-c cannot hold that (it packs
+         * required fields always), so that case is an error here */
         const ProtobufCMessageDescriptor *sd = f->descriptor;
+        for (unsigned k = 0; k < sd->n_fields; k++) {
+          if (sd->fields[k].label != PROTOBUF_C_LABEL_REQUIRED) continue;
+          char path[512], last[256];
+          snprintf(last, sizeof last, "%s.%s", f->name, sd->fields[k].name);
+          format_path(P, last, path, sizeof path);
+          return fail_at(P, at ? at->line : 1, at ? at->col : 1,
+                         "missing required field %s (%s.%s): a map entry without a value gets an "
+                         "empty %s, which lacks it",
+                         path, sd->name, sd->fields[k].name, sd->name);
+        }
         v.msg = malloc(sd->sizeof_message);
         if (!v.msg) return fail_oom(P);
         protobuf_c_message_init(sd, v.msg);
@@ -1307,16 +1318,15 @@ static int print_indent(pd_buf *b, int indent) {
   return 0;
 }
 
-static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out, int entry);
+static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out);
 
 /* One `name: value` line (or `name {...}` block) for the value at p. */
-static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int indent, pd_buf *out,
-                       int entry) {
+static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int indent, pd_buf *out) {
   char num[64];
   if (print_indent(out, indent) || pd_buf_append(out, f->name, strlen(f->name))) return -1;
   if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
     const ProtobufCMessage *sub = *(ProtobufCMessage *const *)p;
-    if (pd_buf_append(out, " {\n", 3) || print_message(sub, indent + 1, out, entry) ||
+    if (pd_buf_append(out, " {\n", 3) || print_message(sub, indent + 1, out) ||
         print_indent(out, indent) || pd_buf_append(out, "}\n", 2))
       return -1;
     return 0;
@@ -1384,31 +1394,17 @@ static int field_present(const ProtobufCMessage *m, const ProtobufCFieldDescript
   return 1;
 }
 
-static int has_required(const ProtobufCMessageDescriptor *d) {
-  for (unsigned i = 0; i < d->n_fields; i++)
-    if (d->fields[i].label == PROTOBUF_C_LABEL_REQUIRED) return 1;
-  return 0;
-}
-
-/* `entry`: msg is a map entry. Its value, when an empty message whose type
- * has required fields, is left out: the parser fills it in again (as protoc
- * writes it), and `value {}` would not parse. */
-static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out, int entry) {
+static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out) {
   const ProtobufCMessageDescriptor *d = msg->descriptor;
   for (unsigned i = 0; i < d->n_fields; i++) { /* protoc-c sorts fields by number */
     const ProtobufCFieldDescriptor *f = &d->fields[i];
     if (f->label == PROTOBUF_C_LABEL_REPEATED) {
       size_t n = *(const size_t *)CAT(msg, f->quantifier_offset), sz = value_size(f->type);
       const char *arr = *(char *const *)CAT(msg, f->offset);
-      int entries = is_map_entry(d, f);
       for (size_t k = 0; k < n; k++)
-        if (print_value(f, arr + k * sz, indent, out, entries)) return -1;
+        if (print_value(f, arr + k * sz, indent, out)) return -1;
     } else if (field_present(msg, f)) {
-      const ProtobufCMessage *sub = *(ProtobufCMessage *const *)CAT(msg, f->offset);
-      if (entry && f->id == 2 && f->type == PROTOBUF_C_TYPE_MESSAGE &&
-          protobuf_c_message_get_packed_size(sub) == 0 && has_required(sub->descriptor))
-        continue;
-      if (print_value(f, CAT(msg, f->offset), indent, out, 0)) return -1;
+      if (print_value(f, CAT(msg, f->offset), indent, out)) return -1;
     }
   }
   return 0;
@@ -1416,7 +1412,7 @@ static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out, i
 
 pd_status pd_text_print(const ProtobufCMessage *msg, int indent, pd_buf *out, pd_error *err) {
   if (!msg || !out) return pd_errorf(err, PD_ERR_INPUT, "pd_text_print: no message or buffer");
-  if (print_message(msg, indent < 0 ? 0 : indent, out, 0))
+  if (print_message(msg, indent < 0 ? 0 : indent, out))
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory while printing %s", msg->descriptor->name);
   return PD_OK;
 }

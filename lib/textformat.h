@@ -62,8 +62,10 @@ int pd_buf_printf(pd_buf *b, const char *fmt, ...) __attribute__((format(printf,
  * `indent` is the starting depth (0 for a top-level message). */
 pd_status pd_text_print(const ProtobufCMessage *msg, int indent, pd_buf *out, pd_error *err);
 
-/* Shortest decimal text that reads back to exactly the same value
- * ("0.1", "1e+30", "inf", "-inf", "nan"). */
+/* Shortest decimal text that reads back to exactly the same value, read
+ * the way protoc reads it (a float field via double): positional for
+ * exponents -4 to 15 ("0.1", "100"), else "1e+30"; "inf", "-inf", "nan",
+ * "-nan" (a NaN keeps its sign). 32 bytes of buf are always enough. */
 void pd_format_double(double v, char *buf, size_t size);
 void pd_format_float(float v, char *buf, size_t size);
 

@@ -564,6 +564,13 @@ static void test_map_entries(void **state) {
   free(text);
   assert_round_trip(&a->base);
   free_msg(a);
+  /* protoc would write an empty Req here, which protobuf-c cannot hold */
+  assert_string_equal(first_line(all_err("m_str_req { key: 'a' }")),
+                      "t.pbtxt:1:1: missing required field m_str_req[0].value.id (pdtest.Req.id): a "
+                      "map entry without a value gets an empty pdtest.Req, which lacks it");
+  a = all_ok("m_str_req { key: 'a' value { id: 1 must {} } }");
+  assert_int_equal(a->m_str_req[0]->value->id, 1);
+  free_msg(a);
   assert_contains(all_err("m_i32_str { key: 1 key: 2 }"),
                   "field \"key\" of pdtest.All.MI32StrEntry is given twice");
   assert_contains(all_err("m_i32_str { key: 'a' }"), "expected an integer");
