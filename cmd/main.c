@@ -1,6 +1,7 @@
 /* main.c — paddle-run's entry point: the table of subcommands, global
  * --help and --version, and a suggestion for a mistyped command. Each
  * subcommand lives in cmd/NAME.c and exports `pd_cmd_NAME`. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,8 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  /* past `ulimit -f`, a write should fail with EFBIG and a message, not kill us */
+  signal(SIGXFSZ, SIG_IGN);
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     usage(stdout);
