@@ -2,7 +2,7 @@
  * Accuracy = Correct / Total. Checked against a float64 count (float32 and float64; 1, 3, 17,
  * 129 rows; k = 1, 3), on hand-made ties for top-1, top-2 and top-3; Correct and Total
  * (int64) and their leaving out; k = 0 and labels outside [0, C) rejected; shapes with -1. */
-#include "optest_infer.h"
+#include "optest.h"
 
 static pd_tensor *labels(int64_t n, const int64_t *v) {
   pd_tensor *l = ot_tensor(PD_I64, 2, (int64_t[]){n, 1});

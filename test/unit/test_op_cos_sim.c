@@ -3,7 +3,7 @@
  * a float64 loop (float32 and float64; 1, 3, 17, 129 rows); a zero row gives 0; scale <= 0 is
  * rejected; shapes with the batch -1; gradients of all three outputs, broadcast Y included,
  * against finite differences. */
-#include "optest_infer.h"
+#include "optest.h"
 
 static void check_forward(pd_dtype dt, int64_t n, int64_t d, bool broadcast, const char *scale_attr,
                           double scale) {

@@ -5,7 +5,7 @@
  * it; shapes with the batch -1; gradients (X kept away from 0) against finite differences. */
 #include <float.h>
 
-#include "optest_infer.h"
+#include "optest.h"
 
 /* Rows of positive numbers that sum to 1. */
 static pd_tensor *rand_probs(pd_dtype dt, int64_t n, int64_t k, uint64_t seed, double lo) {

@@ -5,7 +5,7 @@
  * bias rows of 1, 3, 17, 129, axis 0, axis 1, trailing dims, size-1 dims;
  * load-time shapes with -1; error messages; gradients (dY sums over the
  * repeated dims) by finite differences. */
-#include "optest_infer.h"
+#include "optest.h"
 
 static void expect_dims(const pd_tensor *t, int ndim, const int64_t *dims) {
   char a[128], b[128];

@@ -2,7 +2,7 @@
  * X, shape [1]; checked against a float64 loop in float32 and float64 for 1,
  * 3, 17 and 129 rows; shape [1] even with a -1 batch at load; an empty X gives
  * NaN; gradient dX[i] = dOut[0] / n by finite differences. */
-#include "optest_infer.h"
+#include "optest.h"
 
 static void check_forward(pd_dtype dt, int64_t rows, int64_t cols) {
   pd_tensor *x = ot_rand(dt, 2, (int64_t[]){rows, cols}, 1, -3, 5, 0), *out = ot_out();

@@ -1,7 +1,7 @@
 /* test_op_mse.c — mse: Out [1] = (1/n) sum_i (X_i - Y_i)^2 over all n elements, checked
  * against a float64 loop (float32 and float64; 1, 3, 17, 129 rows); shapes with the batch
  * -1; dX = 2 (X - Y) dOut / n and dY = -dX against finite differences. */
-#include "optest_infer.h"
+#include "optest.h"
 
 static void check_forward(pd_dtype dt, int ndim, const int64_t *dims) {
   pd_tensor *x = ot_rand(dt, ndim, dims, 1 + (uint64_t)dims[0], -3, 3, 0);

@@ -3,7 +3,7 @@
  * Out[i, j] = sum_k X[i, k] Y[k, j], shape X.dims[:xc] ++ Y.dims[yc:].
  * Checked against a plain float64 loop in float32 and float64, for 1, 3, 17
  * and 129 rows; shapes with -1 at load; errors; gradients by finite differences. */
-#include "optest_infer.h"
+#include "optest.h"
 
 static void expect_dims(const pd_tensor *t, int ndim, const int64_t *dims) {
   char a[128], b[128];

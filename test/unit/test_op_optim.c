@@ -7,7 +7,7 @@
  *              p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps), checked at t = 1, 2, 10
  *   clip_by_global_norm: norm = sqrt(sum of all X^2); X *= max_norm / norm when norm > max_norm
  * and the shape, dtype and attribute checks. */
-#include "optest_infer.h"
+#include "optest.h"
 
 #define STEPS 10
 

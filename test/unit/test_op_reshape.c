@@ -4,7 +4,7 @@
  * and 129 rows in float32, float64, int64 and uint8; load-time shapes with a
  * -1 batch; errors (sizes that cannot match, two -1s, bad attribute);
  * gradient dX = dOut with X's dims by finite differences. */
-#include "optest_infer.h"
+#include "optest.h"
 
 /* Shape function only, as at load; the message (if any) in *msg. */
 static pd_status infer_only(const char *shape, pd_tensor *x, pd_tensor *out, const char **msg) {

@@ -2,7 +2,7 @@
  * checked against a float64 loop (in float32 and float64, 1, 3, 17, 129 rows, rank 2 and 3),
  * for huge inputs (1e4, -1e4: finite, exact), for shapes with the batch -1, and its
  * gradient dX = Out (dOut - <dOut, Out>) against finite differences. */
-#include "optest_infer.h"
+#include "optest.h"
 
 /* Reference: the textbook formula in float64, the max subtracted (exp(1e4) is inf). */
 static void softmax_ref(const pd_tensor *x, int64_t d, double *ref) {

@@ -4,7 +4,7 @@
  * -1e4 give the exact finite loss (0, 1e4, 2e4); a label outside [0, C) is an error; shapes
  * with the batch -1; dLogits = (Softmax - onehot) dLoss against finite differences (Label
  * unchecked, with and without a gradient reaching the Softmax output). */
-#include "optest_infer.h"
+#include "optest.h"
 
 static pd_tensor *rand_labels(int64_t n, int64_t k, uint64_t seed) {
   pd_tensor *l = ot_tensor(PD_I64, 2, (int64_t[]){n, 1});

@@ -2,7 +2,7 @@
  * shape, checked against a float64 loop in float32 and float64 for 1, 3, 17
  * and 129 rows; Out written over one of its inputs; -1 dims at load; errors;
  * gradients dX_k = dOut for 3 inputs by finite differences. */
-#include "optest_infer.h"
+#include "optest.h"
 
 static void expect_dims(const pd_tensor *t, int ndim, const int64_t *dims) {
   char a[128], b[128];
