@@ -62,7 +62,7 @@ BIN        := $(BUILD)/paddle-run
 
 .PHONY: all deps test demo install clean fuzz bench docs check-docs tests format help
 .DEFAULT_GOAL := all
-.SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H)
+.SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
 all: $(BIN)
 
