@@ -35,7 +35,7 @@ endif
 
 # Packages from Debian: building, testing, and the demo's data.
 DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev zlib1g-dev
-DEPS_TEST  := libcmocka-dev python3-numpy
+DEPS_TEST  := libcmocka-dev python3-numpy clang-format
 DEPS_DEMO  := dataset-fashion-mnist
 
 # ---- sources ----------------------------------------------------------------
@@ -167,7 +167,10 @@ install: $(BIN)
 clean:
 	rm -rf build build-san build-fuzz
 
+FORMAT_FILES = $(wildcard lib/*.[ch] cmd/*.[ch] ops/*.[ch] test/unit/*.[ch] test/tools/*.c test/fuzz/*.c \
+                 netdescs/*.c bench/*.c)
+
 format:
-	clang-format -i lib/*.[ch] cmd/*.[ch] ops/*.[ch] test/unit/*.c
+	clang-format -i $(FORMAT_FILES)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -9,16 +9,15 @@
 
 static int run(int argc, char **argv);
 
-const pd_command pd_cmd_check = {
-    "check", "validate a network and print every variable's shape",
-    "usage: paddle-run check NET.pbtxt [--batch-size N]\n"
-    "\n"
-    "Parses NET.pbtxt, checks every op against its OpProto, infers every\n"
-    "variable's shape (-1 is the batch) and prints them, with the parameter\n"
-    "count, FLOPs per example and a memory estimate. Allocates no tensors.\n"
-    "\n"
-    "  --batch-size N   batch for the memory estimate (default: the file's, or 64)\n",
-    run};
+const pd_command pd_cmd_check = {"check", "validate a network and print every variable's shape",
+                                 "usage: paddle-run check NET.pbtxt [--batch-size N]\n"
+                                 "\n"
+                                 "Parses NET.pbtxt, checks every op against its OpProto, infers every\n"
+                                 "variable's shape (-1 is the batch) and prints them, with the parameter\n"
+                                 "count, FLOPs per example and a memory estimate. Allocates no tensors.\n"
+                                 "\n"
+                                 "  --batch-size N   batch for the memory estimate (default: the file's, or 64)\n",
+                                 run};
 
 static const char *human(double bytes, char *buf, size_t size) {
   const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -71,15 +70,17 @@ static int run(int argc, char **argv) {
            pd_dims_str(vi->meta.ndim, vi->meta.dims, d, sizeof d));
     int64_t n = pd_tensor_numel(&one[v]);
     double bytes = n > 0 ? (double)n * (double)pd_dtype_size(one[v].dtype) : 0;
-    if (vi->kind == PD_VAR_PARAM) params += (double)n, param_bytes += bytes;
-    else if (vi->kind != PD_VAR_STATE) act_bytes += bytes;
+    if (vi->kind == PD_VAR_PARAM)
+      params += (double)n, param_bytes += bytes;
+    else if (vi->kind != PD_VAR_STATE)
+      act_bytes += bytes;
   }
   char b1[32], b2[32], b3[32];
   printf("\nparameters: %.0f (%s)\n", params, human(param_bytes, b1, sizeof b1));
   printf("FLOPs per example: forward %s\n", count(pd_net_flops(net, one, 0, net->n_forward), b1, sizeof b1));
   printf("memory estimate: parameters %s, activations %s per example (%s at batch %lld)\n",
-         human(param_bytes, b1, sizeof b1), human(act_bytes, b2, sizeof b2), human(act_bytes * (double)batch, b3, sizeof b3),
-         batch);
+         human(param_bytes, b1, sizeof b1), human(act_bytes, b2, sizeof b2),
+         human(act_bytes * (double)batch, b3, sizeof b3), batch);
   free(one);
   pd_net_free(net);
   return 0;

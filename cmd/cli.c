@@ -55,8 +55,10 @@ int pd_cli_parse(const pd_command *cmd, int argc, char **argv, pd_opt *opts, int
       }
       const char *val = "1";
       if (o->has_value) {
-        if (a[len] == '=') val = a + len + 1;
-        else if (i + 1 < argc) val = argv[++i];
+        if (a[len] == '=')
+          val = a + len + 1;
+        else if (i + 1 < argc)
+          val = argv[++i];
         else {
           *exit_code = pd_cli_usage_error(cmd->name, "option %s needs a value", o->name);
           return -1;
@@ -82,8 +84,8 @@ int pd_cli_parse(const pd_command *cmd, int argc, char **argv, pd_opt *opts, int
       continue;
     }
     if (npos == max_pos) {
-      *exit_code = pd_cli_usage_error(cmd->name, "unexpected argument \"%s\"; see `paddle-run %s --help`", a,
-                                      cmd->name);
+      *exit_code =
+          pd_cli_usage_error(cmd->name, "unexpected argument \"%s\"; see `paddle-run %s --help`", a, cmd->name);
       return -1;
     }
     pos[npos++] = argv[i];

@@ -17,7 +17,7 @@ typedef struct pd_command {
 
 /* An option: "--lr" with a value, or a switch. Repeatable ones collect. */
 typedef struct pd_opt {
-  const char *name;  /* "--lr" */
+  const char *name; /* "--lr" */
   bool has_value;
   bool repeat;       /* may be given more than once (values collected) */
   const char *value; /* last value (or "1" for a switch) */
@@ -43,8 +43,6 @@ int pd_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((for
 /* Parses a non-negative integer flag value; false (after printing) if bad. */
 bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min, long long *out);
 bool pd_cli_double(const char *cmd, const char *flag, const char *s, double *out);
-
-
 
 /* For a subcommand not written yet: --help works, anything else says so and
  * exits 2. */

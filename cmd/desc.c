@@ -12,21 +12,20 @@
 
 static int run(int argc, char **argv);
 
-const pd_command pd_cmd_desc = {
-    "desc", "print the network, optionally with backward and optimizer ops",
-    "usage: paddle-run desc NET.pbtxt [--backward] [--optimizer NAME]\n"
-    "\n"
-    "Prints the network as paddle-run builds it: attributes with their\n"
-    "defaults, parameters declared with their inferred shapes.\n"
-    "\n"
-    "  --backward         add the gradient ops for train.loss (x@GRAD is the\n"
-    "                     gradient of x)\n"
-    "  --optimizer NAME   also add the update ops: sgd, momentum or adam (the\n"
-    "                     file's optimizer settings, with this type)\n"
-    "\n"
-    "The output is a NetDesc that `paddle-run train` loads and trains as it is,\n"
-    "with the same results as the original file.\n",
-    run};
+const pd_command pd_cmd_desc = {"desc", "print the network, optionally with backward and optimizer ops",
+                                "usage: paddle-run desc NET.pbtxt [--backward] [--optimizer NAME]\n"
+                                "\n"
+                                "Prints the network as paddle-run builds it: attributes with their\n"
+                                "defaults, parameters declared with their inferred shapes.\n"
+                                "\n"
+                                "  --backward         add the gradient ops for train.loss (x@GRAD is the\n"
+                                "                     gradient of x)\n"
+                                "  --optimizer NAME   also add the update ops: sgd, momentum or adam (the\n"
+                                "                     file's optimizer settings, with this type)\n"
+                                "\n"
+                                "The output is a NetDesc that `paddle-run train` loads and trains as it is,\n"
+                                "with the same results as the original file.\n",
+                                run};
 
 /* The printed train section names the optimizer that was added. */
 static void name_optimizer(Paddle__TrainDesc *td, const char *type) {
@@ -71,8 +70,10 @@ static int run(int argc, char **argv) {
   Paddle__NetDesc *d = pd_net_to_desc(net);
   if (d && d->train && opts[1].value) name_optimizer(d->train, opts[1].value);
   pd_buf b = {0};
-  if (!d || pd_text_print(&d->base, 0, &b, &err)) code = d ? pd_cli_fail(&err) : 1;
-  else if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout)) code = 1;
+  if (!d || pd_text_print(&d->base, 0, &b, &err))
+    code = d ? pd_cli_fail(&err) : 1;
+  else if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout))
+    code = 1;
   pd_buf_free(&b);
   if (d) protobuf_c_message_free_unpacked(&d->base, NULL);
   pd_net_free(net);

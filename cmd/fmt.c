@@ -12,19 +12,18 @@
 
 static int run(int argc, char **argv);
 
-const pd_command pd_cmd_fmt = {
-    "fmt", "print a text-format file canonically, or convert it to/from binary",
-    "usage: paddle-run fmt FILE [--type MESSAGE] [--binary | --from-binary]\n"
-    "\n"
-    "Parses FILE as protobuf text format at the schema level only (no op checks)\n"
-    "and prints it canonically: fields in field-number order, two-space indent.\n"
-    "\n"
-    "  --type MESSAGE   the message type (default paddle.NetDesc)\n"
-    "  --binary         write the protobuf binary encoding to stdout\n"
-    "  --from-binary    read FILE as binary and print it as text\n"
-    "\n"
-    "FILE may be - for standard input. Exit 0 on success, 2 on a bad file.\n",
-    run};
+const pd_command pd_cmd_fmt = {"fmt", "print a text-format file canonically, or convert it to/from binary",
+                               "usage: paddle-run fmt FILE [--type MESSAGE] [--binary | --from-binary]\n"
+                               "\n"
+                               "Parses FILE as protobuf text format at the schema level only (no op checks)\n"
+                               "and prints it canonically: fields in field-number order, two-space indent.\n"
+                               "\n"
+                               "  --type MESSAGE   the message type (default paddle.NetDesc)\n"
+                               "  --binary         write the protobuf binary encoding to stdout\n"
+                               "  --from-binary    read FILE as binary and print it as text\n"
+                               "\n"
+                               "FILE may be - for standard input. Exit 0 on success, 2 on a bad file.\n",
+                               run};
 
 static int run(int argc, char **argv) {
   pd_opt opts[] = {{.name = "--type", .has_value = true}, {.name = "--binary"}, {.name = "--from-binary"}};
@@ -37,7 +36,8 @@ static int run(int argc, char **argv) {
   bool to_bin = opts[1].value, from_bin = opts[2].value;
   if (to_bin && from_bin) return pd_cli_usage_error("fmt", "--binary and --from-binary exclude each other");
   const ProtobufCMessageDescriptor *desc = pd_schema_find(type);
-  if (!desc) return pd_cli_usage_error("fmt", "unknown message type \"%s\" (e.g. paddle.NetDesc, paddle.OpProto)", type);
+  if (!desc)
+    return pd_cli_usage_error("fmt", "unknown message type \"%s\" (e.g. paddle.NetDesc, paddle.OpProto)", type);
   pd_error err = {0};
   char *data = NULL;
   size_t len = 0;
@@ -59,7 +59,8 @@ static int run(int argc, char **argv) {
   if (to_bin) {
     size_t n = protobuf_c_message_get_packed_size(msg);
     uint8_t *out = malloc(n ? n : 1);
-    if (!out) rc = pd_cli_fail(&(pd_error){PD_ERR_RUNTIME, "out of memory"});
+    if (!out)
+      rc = pd_cli_fail(&(pd_error){PD_ERR_RUNTIME, "out of memory"});
     else {
       protobuf_c_message_pack(msg, out);
       if (fwrite(out, 1, n, stdout) != n || fflush(stdout)) rc = 1;
@@ -67,8 +68,10 @@ static int run(int argc, char **argv) {
     }
   } else {
     pd_buf b = {0};
-    if (pd_text_print(msg, 0, &b, &err)) rc = pd_cli_fail(&err);
-    else if ((b.len && fwrite(b.data, 1, b.len, stdout) != b.len) || fflush(stdout)) rc = 1;
+    if (pd_text_print(msg, 0, &b, &err))
+      rc = pd_cli_fail(&err);
+    else if ((b.len && fwrite(b.data, 1, b.len, stdout) != b.len) || fflush(stdout))
+      rc = 1;
     pd_buf_free(&b);
   }
   protobuf_c_message_free_unpacked(msg, NULL);

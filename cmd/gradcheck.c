@@ -78,7 +78,8 @@ static int run(int argc, char **argv) {
               : pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
     free(path);
   }
-  for (int i = 0; !st && i < opts[DATA].n_values; i++) st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
+  for (int i = 0; !st && i < opts[DATA].n_values; i++)
+    st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
   if (!st) st = pd_feed_check(&feed, net, NULL, "add train { data { ... } } or give --data VAR=FILE", &err);
   uint64_t s = seed >= 0 ? (uint64_t)seed : td ? td->seed : 1;
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
@@ -93,7 +94,8 @@ static int run(int argc, char **argv) {
   r.exec.seed = s;
   pd_gradcheck_result res;
   if (!st) st = pd_gradcheck_run(&r, elems, s, 1e-6, &res, &err);
-  if (st) code = pd_cli_fail(&err);
+  if (st)
+    code = pd_cli_fail(&err);
   else {
     printf("checked %d parameters, %lld elements, in float64 on %lld rows\n", res.vars, (long long)res.elems,
            (long long)n);

@@ -41,8 +41,10 @@ static void print_text(const char *name, const pd_tensor *t) {
   int64_t n = pd_tensor_numel(t), cols = t->ndim >= 2 ? n / (t->dims[0] ? t->dims[0] : 1) : n;
   for (int64_t i = 0; i < n; i++) {
     double v = pd_tensor_get(t, i);
-    if (pd_dtype_is_float(t->dtype)) printf("%s%.9g", i % cols ? " " : "", v);
-    else printf("%s%lld", i % cols ? " " : "", (long long)v);
+    if (pd_dtype_is_float(t->dtype))
+      printf("%s%.9g", i % cols ? " " : "", v);
+    else
+      printf("%s%lld", i % cols ? " " : "", (long long)v);
     if ((i + 1) % cols == 0) putchar('\n');
   }
 }
@@ -105,7 +107,8 @@ static int run(int argc, char **argv) {
     pd_net_prune(net, targets, nf, active);
     st = pd_net_select_kernels(net, PD_CPU, &err);
   }
-  for (int i = 0; i < opts[DATA].n_values && !st; i++) st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
+  for (int i = 0; i < opts[DATA].n_values && !st; i++)
+    st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
   if (!st) st = pd_feed_check(&feed, net, active, "give --data VAR=FILE", &err);
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st && !opts[PARAMS].value) {

@@ -11,16 +11,15 @@
 
 static int run(int argc, char **argv);
 
-const pd_command pd_cmd_ops = {
-    "ops", "list the operators, or show one as an OpProto",
-    "usage: paddle-run ops [TYPE] [--markdown]\n"
-    "\n"
-    "With no TYPE, lists every operator with a one-line summary. With TYPE,\n"
-    "prints its OpProto (inputs, outputs, attributes with defaults and ranges)\n"
-    "in protobuf text format.\n"
-    "\n"
-    "  --markdown   write the operator reference (docs/ops.md) to stdout\n",
-    run};
+const pd_command pd_cmd_ops = {"ops", "list the operators, or show one as an OpProto",
+                               "usage: paddle-run ops [TYPE] [--markdown]\n"
+                               "\n"
+                               "With no TYPE, lists every operator with a one-line summary. With TYPE,\n"
+                               "prints its OpProto (inputs, outputs, attributes with defaults and ranges)\n"
+                               "in protobuf text format.\n"
+                               "\n"
+                               "  --markdown   write the operator reference (docs/ops.md) to stdout\n",
+                               run};
 
 static void first_sentence(const char *s, char *buf, size_t size) {
   size_t n = strcspn(s, ".");
@@ -34,8 +33,8 @@ static const char *range_text(const pd_attr_def *a, char *buf, size_t size) {
   buf[0] = '\0';
   if (a->min_kind) used += (size_t)snprintf(buf, size, "%s %g", a->min_kind == PD_GT ? "> " : ">= ", a->min);
   if (a->max_kind && used < size)
-    used += (size_t)snprintf(buf + used, size - used, "%s%s %g", used ? ", " : "", a->max_kind == PD_GT ? "<" : "<=",
-                             a->max);
+    used += (size_t)snprintf(buf + used, size - used, "%s%s %g", used ? ", " : "",
+                             a->max_kind == PD_GT ? "<" : "<=", a->max);
   if (a->one_of)
     for (const char *const *o = a->one_of; *o && used < size; o++)
       used += (size_t)snprintf(buf + used, size - used, "%s`%s`", o == a->one_of ? "one of " : ", ", *o);
@@ -91,11 +90,10 @@ static void markdown(void) {
     char keys[256] = "";
     size_t used = 0;
     for (int k = 0; k < d->n_kernels && used < sizeof keys; k++)
-      used += (size_t)snprintf(keys + used, sizeof keys - used, "%s%s %s", k ? ", " : "",
-                               d->kernels[k].key.place == PD_CPU ? "CPU" : "GPU",
-                               pd_dtype_name(d->kernels[k].key.dtype));
-    printf("\nKernels: %s. Gradient: %s.\n", d->n_kernels ? keys : "none",
-           pd_op_grad_def(d) ? "yes" : "none");
+      used +=
+          (size_t)snprintf(keys + used, sizeof keys - used, "%s%s %s", k ? ", " : "",
+                           d->kernels[k].key.place == PD_CPU ? "CPU" : "GPU", pd_dtype_name(d->kernels[k].key.dtype));
+    printf("\nKernels: %s. Gradient: %s.\n", d->n_kernels ? keys : "none", pd_op_grad_def(d) ? "yes" : "none");
   }
 }
 
@@ -133,8 +131,10 @@ static int run(int argc, char **argv) {
   pd_buf b = {0};
   pd_error err = {0};
   int rc = 0;
-  if (!p || pd_text_print(&p->base, 0, &b, &err)) rc = pd_cli_fail(&err);
-  else fwrite(b.data, 1, b.len, stdout);
+  if (!p || pd_text_print(&p->base, 0, &b, &err))
+    rc = pd_cli_fail(&err);
+  else
+    fwrite(b.data, 1, b.len, stdout);
   pd_buf_free(&b);
   if (p) protobuf_c_message_free_unpacked(&p->base, NULL);
   return rc;

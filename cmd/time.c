@@ -78,10 +78,14 @@ static void fill_generated(pd_runner *r, int64_t batch) {
 
 static int run(int argc, char **argv) {
   enum { ITERS, WARMUP, BATCH, THREADS, PARAMS, DATA, FWD, JSON, DEVICE, NOPT };
-  pd_opt opts[NOPT] = {{.name = "--iterations", .has_value = true}, {.name = "--warmup", .has_value = true},
-                       {.name = "--batch-size", .has_value = true}, {.name = "--threads", .has_value = true},
-                       {.name = "--params", .has_value = true},     {.name = "--data", .has_value = true, .repeat = true},
-                       {.name = "--forward-only"},                  {.name = "--json"},
+  pd_opt opts[NOPT] = {{.name = "--iterations", .has_value = true},
+                       {.name = "--warmup", .has_value = true},
+                       {.name = "--batch-size", .has_value = true},
+                       {.name = "--threads", .has_value = true},
+                       {.name = "--params", .has_value = true},
+                       {.name = "--data", .has_value = true, .repeat = true},
+                       {.name = "--forward-only"},
+                       {.name = "--json"},
                        {.name = "--device", .has_value = true}};
   char *pos[1];
   int code = 0;
@@ -129,7 +133,8 @@ static int run(int argc, char **argv) {
               : pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
     free(path);
   }
-  for (int i = 0; !st && i < opts[DATA].n_values; i++) st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
+  for (int i = 0; !st && i < opts[DATA].n_values; i++)
+    st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
   if (!st && feed.n) st = pd_feed_check(&feed, net, NULL, "give --data for every data variable, or none", &err);
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, &err);
@@ -181,14 +186,16 @@ static int run(int argc, char **argv) {
       int p = o < net->n_forward ? 0 : o < net->n_forward + net->n_backward ? 1 : 2;
       double gf = med[o] > 0 ? op_flops(&r, o) / med[o] * 1e-9 : 0, share = total > 0 ? med[o] / total : 0;
       if (json)
-        printf("%s{\"index\":%d,\"type\":\"%s\",\"pass\":\"%s\",\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f}", o ? "," : "", o,
-               net->ops[o].def->type, pass[p], med[o] * 1e3, share, gf);
+        printf("%s{\"index\":%d,\"type\":\"%s\",\"pass\":\"%s\",\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f}",
+               o ? "," : "", o, net->ops[o].def->type, pass[p], med[o] * 1e3, share, gf);
       else
-        printf("%4d  %-32s %-8s %10.4f %6.1f%% %9.2f\n", o, net->ops[o].def->type, pass[p], med[o] * 1e3, 100 * share, gf);
+        printf("%4d  %-32s %-8s %10.4f %6.1f%% %9.2f\n", o, net->ops[o].def->type, pass[p], med[o] * 1e3, 100 * share,
+               gf);
     }
     if (json)
-      printf("],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"examples_per_sec\":%.1f}\n",
-             part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
+      printf(
+          "],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"examples_per_sec\":%.1f}\n",
+          part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
     else
       printf("\nforward %.4f ms, backward %.4f ms, update %.4f ms: step %.4f ms (%.0f examples/s, kernels only)\n",
              part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);

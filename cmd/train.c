@@ -56,8 +56,29 @@ const pd_command pd_cmd_train = {
 static volatile sig_atomic_t g_signal = 0;
 static void on_signal(int sig) { g_signal = sig; }
 
-enum { O_DATA, O_EVAL, O_BATCH, O_EPOCHS, O_ITERS, O_OPT, O_LR, O_SEED, O_SHUF, O_NOSHUF, O_THREADS, O_SAVE,
-       O_SAVE_EVERY, O_KEEP, O_RESUME, O_PARAMS, O_LOG, O_LOG_EVERY, O_DEVICE, O_SET, NOPT };
+enum {
+  O_DATA,
+  O_EVAL,
+  O_BATCH,
+  O_EPOCHS,
+  O_ITERS,
+  O_OPT,
+  O_LR,
+  O_SEED,
+  O_SHUF,
+  O_NOSHUF,
+  O_THREADS,
+  O_SAVE,
+  O_SAVE_EVERY,
+  O_KEEP,
+  O_RESUME,
+  O_PARAMS,
+  O_LOG,
+  O_LOG_EVERY,
+  O_DEVICE,
+  O_SET,
+  NOPT
+};
 
 static double now(void) {
   struct timespec ts;
@@ -70,8 +91,8 @@ typedef struct trainer {
   Paddle__TrainDesc *td;
   Paddle__OptimizerDesc *opt;
   pd_scope *scope;
-  pd_runner r;        /* whole training step */
-  pd_runner er;       /* evaluation: forward only */
+  pd_runner r;  /* whole training step */
+  pd_runner er; /* evaluation: forward only */
   bool have_eval;
   pd_feed feed, efeed;
   int64_t batch, epochs, iterations, log_every, save_every, keep;
@@ -80,7 +101,7 @@ typedef struct trainer {
   const char *save_dir;
   FILE *log;
   bool tty;
-  int *metrics;       /* variables reported: loss first, then train.metrics */
+  int *metrics; /* variables reported: loss first, then train.metrics */
   int nmetrics;
   int64_t *perm, *rows;
   double t0;
@@ -94,8 +115,9 @@ static pd_status fill_persistables(trainer *t, const char *params_dir, const cha
     st = pd_checkpoint_open(resume, ck_out, err);
     const pd_ckpt_state *cs = st ? NULL : pd_checkpoint_state(*ck_out);
     if (cs && cs->optimizer && t->opt->type && strcmp(cs->optimizer, t->opt->type) != 0)
-      st = pd_errorf(err, PD_ERR_INPUT, "--resume %s: the checkpoint was trained with optimizer \"%s\", this run uses \"%s\"",
-                     resume, cs->optimizer, t->opt->type);
+      st = pd_errorf(err, PD_ERR_INPUT,
+                     "--resume %s: the checkpoint was trained with optimizer \"%s\", this run uses \"%s\"", resume,
+                     cs->optimizer, t->opt->type);
     if (!st) st = pd_params_load(net, t->scope, resume, NULL, true, NULL, err);
     if (st) return st;
   } else if (params_dir) {
@@ -191,8 +213,10 @@ static void print_metrics(trainer *t, FILE *out, const double *values, const cha
 static void log_metrics(trainer *t, const double *values, const char *prefix) {
   for (int m = 0; m < t->nmetrics; m++) {
     double v = values[m];
-    if (isfinite(v)) fprintf(t->log, ",\"%s%s\":%.9g", prefix, t->net->vars[t->metrics[m]].name, v);
-    else fprintf(t->log, ",\"%s%s\":null", prefix, t->net->vars[t->metrics[m]].name);
+    if (isfinite(v))
+      fprintf(t->log, ",\"%s%s\":%.9g", prefix, t->net->vars[t->metrics[m]].name, v);
+    else
+      fprintf(t->log, ",\"%s%s\":null", prefix, t->net->vars[t->metrics[m]].name);
   }
 }
 
@@ -248,8 +272,8 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     if (!isfinite(loss)) {
       char where[512];
       find_nonfinite(t, where, sizeof where);
-      st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %g at step %lld (epoch %lld): %s", net->vars[net->loss].name,
-                     loss, (long long)step + 1, (long long)epoch + 1, where);
+      st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %g at step %lld (epoch %lld): %s",
+                     net->vars[net->loss].name, loss, (long long)step + 1, (long long)epoch + 1, where);
       break;
     }
     for (int m = 0; m < t->nmetrics; m++) sum[m] += scalar(t->r.t[t->metrics[m]]) * (double)n;
@@ -283,8 +307,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
         tstep = tn;
       }
     }
-    if (t->save_dir && t->save_every > 0 && step % t->save_every == 0 && !last)
-      st = save(t, step, epoch, bi, lr, err);
+    if (t->save_dir && t->save_every > 0 && step % t->save_every == 0 && !last) st = save(t, step, epoch, bi, lr, err);
     if (g_signal) break;
   }
   if (!st && !g_signal && bi == per_epoch) {
@@ -403,8 +426,10 @@ static int run(int argc, char **argv) {
     t.opt = t.td->optimizer ? t.td->optimizer : &empty_opt;
     if (opts[O_OPT].value) {
       orig_type = t.opt->type;
-      if (!(my_type = strdup(opts[O_OPT].value))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-      else t.opt->type = my_type;
+      if (!(my_type = strdup(opts[O_OPT].value)))
+        st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+      else
+        t.opt->type = my_type;
     }
     if (opts[O_LR].value) t.opt->lr = lr;
     t.batch = batch ? batch : t.td->batch_size;
@@ -432,7 +457,8 @@ static int run(int argc, char **argv) {
     st = bind_beside(&t.feed, t.net, pos[0], t.td->data[i], "train.data", &err);
   for (int i = 0; !st && i < opts[O_DATA].n_values; i++)
     st = pd_feed_bind_spec(&t.feed, t.net, opts[O_DATA].values[i], "--data", &err);
-  if (!st) st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
+  if (!st)
+    st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
   for (size_t i = 0; !st && i < t.td->n_eval_data; i++)
     st = bind_beside(&t.efeed, t.net, pos[0], t.td->eval_data[i], "train.eval_data", &err);
   for (int i = 0; !st && i < opts[O_EVAL].n_values; i++)
@@ -440,21 +466,26 @@ static int run(int argc, char **argv) {
   /* metrics: the loss, then train.metrics */
   if (!st) {
     t.metrics = calloc(t.td->n_metrics + 1, sizeof *t.metrics);
-    if (!t.metrics) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-    else t.metrics[t.nmetrics++] = t.net->loss;
+    if (!t.metrics)
+      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+    else
+      t.metrics[t.nmetrics++] = t.net->loss;
     for (size_t i = 0; !st && i < t.td->n_metrics; i++) {
       int v = pd_net_var(t.net, t.td->metrics[i]);
       if (v < 0 || pd_tensor_numel(&t.net->vars[v].meta) != 1)
         st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.metrics \"%s\" must be a one-element variable of the net", pos[0],
                        t.td->metrics[i]);
-      else t.metrics[t.nmetrics++] = v;
+      else
+        t.metrics[t.nmetrics++] = v;
     }
   }
   bool *eval_ops = NULL;
   if (!st && t.efeed.n) {
     eval_ops = calloc((size_t)t.net->nops + 1, 1);
-    if (!eval_ops) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-    else pd_net_prune(t.net, t.metrics, t.nmetrics, eval_ops);
+    if (!eval_ops)
+      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+    else
+      pd_net_prune(t.net, t.metrics, t.nmetrics, eval_ops);
     for (int o = t.net->n_forward; eval_ops && o < t.net->nops; o++) eval_ops[o] = false;
     if (!st) st = pd_feed_check(&t.efeed, t.net, eval_ops, "give --eval-data for it too", &err);
     t.have_eval = !st;
@@ -484,7 +515,8 @@ static int run(int argc, char **argv) {
     st = train_loop(&t, ck, &err);
   }
   code = st ? pd_cli_fail(&err) : g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
-  if (g_signal) fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");
+  if (g_signal)
+    fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");
   if (t.log) fclose(t.log);
   if (my_type) {
     t.opt->type = orig_type;

@@ -12,13 +12,13 @@
 
 typedef struct bw {
   pd_net *net;
-  int nf;          /* forward ops */
-  bool *leads;     /* per op: some output reaches the loss */
-  bool *needs;     /* per var: wants a gradient (forward propagation) */
-  bool *has_grad;  /* per var: some emitted grad op produced a (partial) gradient */
-  bool *emit;      /* per op */
-  int *contrib;    /* per var: partial gradients it will receive */
-  int *seen;       /* per var: partial gradients emitted so far */
+  int nf;         /* forward ops */
+  bool *leads;    /* per op: some output reaches the loss */
+  bool *needs;    /* per var: wants a gradient (forward propagation) */
+  bool *has_grad; /* per var: some emitted grad op produced a (partial) gradient */
+  bool *emit;     /* per op */
+  int *contrib;   /* per var: partial gradients it will receive */
+  int *seen;      /* per var: partial gradients emitted so far */
 } bw;
 
 static bool slot_grad(const pd_op *op, int s) { return !(op->def->inputs[s].flags & PD_SLOT_NO_GRAD); }
@@ -37,9 +37,8 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not computed by any op", net->file, loss);
   if (!pd_dtype_is_float(li->meta.dtype) || pd_tensor_numel(&li->meta) != 1)
     return pd_errorf(err, PD_ERR_INPUT,
-                     "%s: the loss \"%s\" must be one float number (e.g. the output of `mean`); it is %s %s",
-                     net->file, loss, pd_dtype_name(li->meta.dtype),
-                     pd_dims_str(li->meta.ndim, li->meta.dims, d, sizeof d));
+                     "%s: the loss \"%s\" must be one float number (e.g. the output of `mean`); it is %s %s", net->file,
+                     loss, pd_dtype_name(li->meta.dtype), pd_dims_str(li->meta.ndim, li->meta.dims, d, sizeof d));
   bw b = {.net = net, .nf = net->n_forward};
   size_t nv = (size_t)net->nvars + 1, no = (size_t)net->nops + 1;
   b.leads = calloc(no, 1), b.emit = calloc(no, 1);
@@ -82,7 +81,8 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     if (!out_grad || !in_need) continue;
     if (!pd_op_grad_def(op->def)) {
       char l[160];
-      st = pd_errorf(err, PD_ERR_INPUT, "%s has no gradient, but the loss \"%s\" depends on it and on parameters "
+      st = pd_errorf(err, PD_ERR_INPUT,
+                     "%s has no gradient, but the loss \"%s\" depends on it and on parameters "
                      "before it; mark its inputs no_gradient or remove it from the loss path",
                      pd_net_op_label(net, o, l, sizeof l), loss);
       goto done;
@@ -111,8 +111,10 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
         attrs[a].type = PD_ATTR_INTS;
         attrs[a].n = li->meta.ndim;
         attrs[a].ints = pd_net_keep(net, sizeof(int64_t) * PD_MAX_DIMS);
-        if (!attrs[a].ints) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-        else memcpy(attrs[a].ints, li->meta.dims, sizeof(int64_t) * (size_t)li->meta.ndim);
+        if (!attrs[a].ints)
+          st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+        else
+          memcpy(attrs[a].ints, li->meta.dims, sizeof(int64_t) * (size_t)li->meta.ndim);
       } else if (!strcmp(ad->name, "dtype")) {
         attrs[a].type = PD_ATTR_STRING;
         attrs[a].s = pd_dtype_name(li->meta.dtype);
@@ -134,7 +136,7 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     int ni = op->def->n_inputs, no = op->def->n_outputs;
     int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
     const char **ins = calloc(256, sizeof *ins), **outs = calloc(128, sizeof *outs);
-    char (*names)[512] = calloc(256, sizeof *names);
+    char(*names)[512] = calloc(256, sizeof *names);
     int k = 0, q = 0, nn = 0;
     if (!ins || !outs || !names) {
       free(ins), free(outs), free(names);
@@ -174,7 +176,8 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
           outs[q++] = "";
           continue;
         }
-        if (b.contrib[v] == 1) grad_name(net, v, names[nn], sizeof names[nn]);
+        if (b.contrib[v] == 1)
+          grad_name(net, v, names[nn], sizeof names[nn]);
         else {
           snprintf(names[nn], sizeof names[nn], "%s@GRAD@RENAME@%d", net->vars[v].name, b.seen[v]);
           if (++b.seen[v] == b.contrib[v] && nsums < (int)(sizeof sums / sizeof sums[0])) sums[nsums++] = v;
@@ -188,7 +191,7 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     for (int j = 0; j < nsums && !st; j++) {
       int v = sums[j], c = b.contrib[v];
       const char **parts = calloc((size_t)c, sizeof *parts);
-      char (*pn)[512] = calloc((size_t)c, sizeof *pn);
+      char(*pn)[512] = calloc((size_t)c, sizeof *pn);
       char total[512];
       if (!parts || !pn) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
       for (int i = 0; i < c && !st; i++) {

@@ -10,7 +10,7 @@
  * the flag is set. lda/ldb/ldc are row strides of the stored matrices. */
 void pd_gemm_float(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                    const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
-void pd_gemm_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
-                    int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+void pd_gemm_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+                    const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
 #endif

@@ -30,7 +30,7 @@
 #define FORMAT_VERSION 1
 #define MANIFEST_MAX ((size_t)16 << 20) /* ~100k variables; more is a lie */
 #define PLAIN_FILES_MAX 1000000
-#define RM_DEPTH_MAX 8   /* temp trees we delete are one level deep */
+#define RM_DEPTH_MAX 8    /* temp trees we delete are one level deep */
 #define FILE_NAME_MAX 255 /* NAME_MAX on every file system we target */
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -44,10 +44,18 @@ static const char *errstr(int e, char *buf, size_t size) {
  * a full disk or an I/O error is a failure while running. */
 static pd_status errno_status(int e) {
   switch (e) {
-  case ENOENT: case EACCES: case EPERM: case EISDIR: case ENOTDIR: case ELOOP: case ENAMETOOLONG:
-  case EROFS: case EEXIST:
+  case ENOENT:
+  case EACCES:
+  case EPERM:
+  case EISDIR:
+  case ENOTDIR:
+  case ELOOP:
+  case ENAMETOOLONG:
+  case EROFS:
+  case EEXIST:
     return PD_ERR_INPUT;
-  default: return PD_ERR_RUNTIME;
+  default:
+    return PD_ERR_RUNTIME;
   }
 }
 
@@ -174,8 +182,8 @@ static pd_status check_latest_slot(const char *dir, pd_error *err) {
   struct stat sb;
   pd_status st = PD_OK;
   if (lstat(latest, &sb) == 0 && !S_ISLNK(sb.st_mode))
-    st = pd_errorf(err, PD_ERR_INPUT,
-                   "%s: exists and is not a symlink; refusing to save checkpoints in %s", latest, dir);
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: exists and is not a symlink; refusing to save checkpoints in %s", latest,
+                   dir);
   free(latest);
   return st;
 }
@@ -194,8 +202,8 @@ static void read_latest(const char *dir, char *buf, size_t size) {
 /* ---- names ---------------------------------------------------------------- */
 
 static bool plain_char(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-         c == '_' || c == '@' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '@' || c == '-';
 }
 
 /* "a/b" -> "a%2Fb.npy"; a leading '.' is escaped too, so no file is hidden
@@ -300,8 +308,8 @@ static pd_status write_all(int fd, const char *path, const void *buf, size_t len
 }
 
 /* Creates path (which must not exist), writes the pieces, fsyncs, closes. */
-static pd_status write_new_file(const char *path, const void *a, size_t alen, const void *b, size_t blen,
-                                uLong *crc, pd_error *err) {
+static pd_status write_new_file(const char *path, const void *a, size_t alen, const void *b, size_t blen, uLong *crc,
+                                pd_error *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) return os_error(err, errno, path, "cannot create");
   pd_status st = write_all(fd, path, a, alen, crc, err);
@@ -370,16 +378,16 @@ static void restore_latest(const char *dir, const char *old_target) {
  * every moment: first the new one (tmp), then the old one moved aside, and
  * the caller points it at final; *moved_aside says the old one sits at
  * `aside`, to delete once `latest` has moved on. */
-static pd_status install(const char *dir, const char *tmp, const char *tmp_name, const char *final,
-                         const char *aside, const char *aside_name, const char *old, bool *moved_aside,
-                         pd_error *err) {
+static pd_status install(const char *dir, const char *tmp, const char *tmp_name, const char *final, const char *aside,
+                         const char *aside_name, const char *old, bool *moved_aside, pd_error *err) {
   *moved_aside = false;
   pd_status st;
   if (rename(tmp, final) == 0) {
     if ((st = fsync_dir(dir, err))) rename(final, tmp); /* back, for the caller to remove */
     return st;
   }
-  if (errno != EEXIST && errno != ENOTEMPTY) return os_error(err, errno, final, "cannot rename the new checkpoint into place");
+  if (errno != EEXIST && errno != ENOTEMPTY)
+    return os_error(err, errno, final, "cannot rename the new checkpoint into place");
   struct stat sb;
   if (lstat(final, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return pd_errorf(err, PD_ERR_INPUT, "%s: exists and is not a checkpoint directory", final);
@@ -507,8 +515,7 @@ pd_status pd_checkpoint_check_writable(const char *dir, pd_error *err) {
   return st;
 }
 
-static pd_status check_save_args(const pd_ckpt_var *vars, int n, const pd_ckpt_state *state, int keep,
-                                 pd_error *err) {
+static pd_status check_save_args(const pd_ckpt_var *vars, int n, const pd_ckpt_state *state, int keep, pd_error *err) {
   char db[160];
   if (!state) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: no training state given");
   if (n < 0 || (n > 0 && !vars)) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: bad variable count %d", n);
@@ -526,9 +533,10 @@ static pd_status check_save_args(const pd_ckpt_var *vars, int n, const pd_ckpt_s
       size_t len = esc ? strlen(esc) : SIZE_MAX;
       free(esc);
       if (len > FILE_NAME_MAX)
-        return pd_errorf(err, PD_ERR_INPUT,
-                         "checkpoint: variable \"%.60s...\" has too long a name for a file (%zu bytes escaped, at most %d)",
-                         name, len, FILE_NAME_MAX);
+        return pd_errorf(
+            err, PD_ERR_INPUT,
+            "checkpoint: variable \"%.60s...\" has too long a name for a file (%zu bytes escaped, at most %d)", name,
+            len, FILE_NAME_MAX);
     }
     if (!t) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: variable \"%s\" has no tensor", name);
     if ((unsigned)t->dtype >= PD_NUM_DTYPES)
@@ -603,7 +611,8 @@ static pd_status write_contents(const char *tmp, const pd_ckpt_var *vars, int n,
   m.rng_state = (uint64_t *)state->rng_state;
   m.n_file = (size_t)n;
   m.file = fp;
-  if (pd_buf_printf(&text, "# paddle-run checkpoint (paddle.CheckpointManifest); crc32 is zlib's, of the whole file\n")) {
+  if (pd_buf_printf(&text,
+                    "# paddle-run checkpoint (paddle.CheckpointManifest); crc32 is zlib's, of the whole file\n")) {
     st = oom(err);
     goto done;
   }
@@ -626,8 +635,8 @@ done:
   return st;
 }
 
-pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, const pd_ckpt_state *state,
-                             int keep, char *saved_path, size_t saved_size, pd_error *err) {
+pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, const pd_ckpt_state *state, int keep,
+                             char *saved_path, size_t saved_size, pd_error *err) {
   if (!dir || !dir[0]) return pd_errorf(err, PD_ERR_INPUT, "checkpoint directory: empty path");
   pd_status st = check_save_args(vars, n, state, keep, err);
   if (st) return st;
@@ -742,8 +751,8 @@ static pd_status index_files(pd_checkpoint *ck, pd_error *err) {
 
 static uint32_t crc_of(const uint8_t *p, size_t n) { return (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), p, n); }
 
-static pd_status check_shape(const pd_ckpt_file *f, pd_dtype dtype, int ndim, const int64_t *dims,
-                             const char *said_by, pd_error *err) {
+static pd_status check_shape(const pd_ckpt_file *f, pd_dtype dtype, int ndim, const int64_t *dims, const char *said_by,
+                             pd_error *err) {
   if (dtype == f->dtype && pd_dims_equal(ndim, dims, f->ndim, f->dims)) return PD_OK;
   char a[160], b[160];
   return pd_errorf(err, PD_ERR_INPUT, "%s: holds %s %s, but %s says %s %s", f->path, pd_dtype_name(dtype),
@@ -763,8 +772,7 @@ static pd_status verify_file(const pd_ckpt_file *f, bool has_bytes, pd_error *er
     return os_error(err, e, f->path, "cannot open");
   }
   if (!S_ISREG(sb.st_mode))
-    return pd_errorf(err, PD_ERR_INPUT, "%s: not a regular file (variable \"%s\" in %s)", f->path, f->var,
-                     MANIFEST);
+    return pd_errorf(err, PD_ERR_INPUT, "%s: not a regular file (variable \"%s\" in %s)", f->path, f->var, MANIFEST);
   if (has_bytes && (uint64_t)sb.st_size != f->bytes)
     return pd_errorf(err, PD_ERR_INPUT, "%s: %lld bytes, but %s says %llu (file truncated or changed)", f->path,
                      (long long)sb.st_size, MANIFEST, (unsigned long long)f->bytes);
@@ -844,7 +852,8 @@ static pd_status mfail(const mfile *mf, pd_error *err, const void *msg, const ch
   const ProtobufCFieldDescriptor *fd =
       field ? protobuf_c_message_descriptor_get_field_by_name(((const ProtobufCMessage *)msg)->descriptor, field)
             : NULL;
-  if ((fd && pd_srcmap_find(&mf->map, msg, fd, index, &line, &col)) || pd_srcmap_find(&mf->map, msg, NULL, 0, &line, &col))
+  if ((fd && pd_srcmap_find(&mf->map, msg, fd, index, &line, &col)) ||
+      pd_srcmap_find(&mf->map, msg, NULL, 0, &line, &col))
     return pd_error_at(err, PD_ERR_INPUT, mf->path, mf->src, mf->len, line, col, "%s", text);
   return pd_errorf(err, PD_ERR_INPUT, "%s: %s", mf->path, text);
 }
@@ -923,12 +932,13 @@ static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
       goto done;
     }
     if ((unsigned)e->dtype >= PD_NUM_DTYPES) {
-      st = mfail(&mf, err, e, "dtype", 0, "file #%zu (variable \"%s\"): unknown dtype %d", i + 1, e->var, (int)e->dtype);
+      st =
+          mfail(&mf, err, e, "dtype", 0, "file #%zu (variable \"%s\"): unknown dtype %d", i + 1, e->var, (int)e->dtype);
       goto done;
     }
     if (e->n_shape > PD_MAX_DIMS) {
-      st = mfail(&mf, err, e, "shape", PD_MAX_DIMS, "file #%zu (variable \"%s\"): %zu dims; at most %d", i + 1,
-                 e->var, e->n_shape, PD_MAX_DIMS);
+      st = mfail(&mf, err, e, "shape", PD_MAX_DIMS, "file #%zu (variable \"%s\"): %zu dims; at most %d", i + 1, e->var,
+                 e->n_shape, PD_MAX_DIMS);
       goto done;
     }
     int64_t numel;
@@ -1043,8 +1053,9 @@ static pd_status load_plain(pd_checkpoint *ck, pd_error *err) {
   closedir(d);
   if (st) return st;
   if (ck->n == 0)
-    return pd_errorf(err, PD_ERR_INPUT, "%s: no %s, no %s symlink and no .npy files: not a checkpoint or parameter directory%s",
-                     ck->dir, MANIFEST, LATEST, has_steps ? " (it holds step-* directories; name one of them)" : "");
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: no %s, no %s symlink and no .npy files: not a checkpoint or parameter directory%s", ck->dir,
+                     MANIFEST, LATEST, has_steps ? " (it holds step-* directories; name one of them)" : "");
   return PD_OK;
 }
 
@@ -1201,6 +1212,7 @@ pd_status pd_checkpoint_read(const pd_checkpoint *ck, const char *var, pd_tensor
   }
   if (!st) st = pd_npy_parse(f->path, img.data, img.size, out, err);
   pd_file_image_close(&img);
-  if (!st) st = check_shape(f, out->dtype, out->ndim, out->dims, ck->has_manifest ? MANIFEST : "its header at open", err);
+  if (!st)
+    st = check_shape(f, out->dtype, out->ndim, out->dims, ck->has_manifest ? MANIFEST : "its header at open", err);
   return st;
 }

@@ -23,11 +23,11 @@ typedef struct pd_ckpt_var {
 
 /* Where training stands. Strings may be NULL (not recorded). */
 typedef struct pd_ckpt_state {
-  const char *net;       /* the network's name */
-  int64_t step;          /* global step, >= 0; names the checkpoint */
-  int64_t epoch;         /* >= 0 */
+  const char *net;        /* the network's name */
+  int64_t step;           /* global step, >= 0; names the checkpoint */
+  int64_t epoch;          /* >= 0 */
   int64_t batch_in_epoch; /* >= 0 */
-  const char *optimizer; /* "sgd", "adam", ... */
+  const char *optimizer;  /* "sgd", "adam", ... */
   uint64_t seed;
   double lr;
   const uint64_t *rng_state; /* n_rng words */
@@ -42,9 +42,9 @@ typedef struct pd_ckpt_file {
   pd_dtype dtype;
   int ndim;
   int64_t dims[PD_MAX_DIMS];
-  uint64_t bytes;   /* size of the whole file */
-  bool has_crc32;   /* false for plain parameter directories */
-  uint32_t crc32;   /* zlib crc32 of the whole file */
+  uint64_t bytes; /* size of the whole file */
+  bool has_crc32; /* false for plain parameter directories */
+  uint32_t crc32; /* zlib crc32 of the whole file */
 } pd_ckpt_file;
 
 typedef struct pd_checkpoint pd_checkpoint;
@@ -62,8 +62,8 @@ pd_status pd_checkpoint_check_writable(const char *dir, pd_error *err);
  * unchanged. saved_path (may be NULL) receives the checkpoint directory.
  * One saver per dir at a time. The caller should ignore SIGXFSZ, so that a
  * file size limit comes back as an error instead of killing the process. */
-pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, const pd_ckpt_state *state,
-                             int keep, char *saved_path, size_t saved_size, pd_error *err);
+pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, const pd_ckpt_state *state, int keep,
+                             char *saved_path, size_t saved_size, pd_error *err);
 
 /* Opens a checkpoint directory (has manifest.pbtxt), a save directory
  * (follows `latest`), or a plain directory of *.npy files (no state: step

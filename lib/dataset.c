@@ -158,8 +158,7 @@ pd_status pd_dataset_check_rows(const pd_dataset *ds, const char *var, int ndim,
   if (fit) return PD_OK;
   char fb[160], vb[160];
   return pd_errorf(err, PD_ERR_INPUT, "%s: rows have shape %s, but variable \"%s\" wants rows of shape %s", ds->path,
-                   pd_dims_str(ds->row_ndim, ds->row_dims, fb, sizeof fb), var,
-                   pd_dims_str(ndim, dims, vb, sizeof vb));
+                   pd_dims_str(ds->row_ndim, ds->row_dims, fb, sizeof fb), var, pd_dims_str(ndim, dims, vb, sizeof vb));
 }
 
 /* ---- conversion ------------------------------------------------------------------ */
@@ -170,49 +169,69 @@ static inline bool int_fits(int64_t v, int64_t lo, int64_t hi) { return v >= lo 
 /* hi_excl is 2^k, exact in a double; NaN fails every comparison. */
 static inline bool float_fits(double v, double lo, double hi_excl) { return v >= lo && v < hi_excl && v == trunc(v); }
 
-#define TO_FLOAT(ST, DT)                                  \
-  do {                                                    \
-    const ST *s = src;                                    \
-    DT *d = dst;                                          \
-    for (size_t i = 0; i < n; i++) d[i] = (DT)s[i];       \
+#define TO_FLOAT(ST, DT)                            \
+  do {                                              \
+    const ST *s = src;                              \
+    DT *d = dst;                                    \
+    for (size_t i = 0; i < n; i++) d[i] = (DT)s[i]; \
   } while (0)
-#define INT_TO_INT(ST, DT, LO, HI)                        \
-  do {                                                    \
-    const ST *s = src;                                    \
-    DT *d = dst;                                          \
-    for (size_t i = 0; i < n; i++) {                      \
+#define INT_TO_INT(ST, DT, LO, HI)                             \
+  do {                                                         \
+    const ST *s = src;                                         \
+    DT *d = dst;                                               \
+    for (size_t i = 0; i < n; i++) {                           \
       if (!int_fits((int64_t)s[i], LO, HI)) return (int64_t)i; \
-      d[i] = (DT)s[i];                                    \
-    }                                                     \
+      d[i] = (DT)s[i];                                         \
+    }                                                          \
   } while (0)
-#define FLOAT_TO_INT(ST, DT, LO, HI_EXCL)                 \
-  do {                                                    \
-    const ST *s = src;                                    \
-    DT *d = dst;                                          \
-    for (size_t i = 0; i < n; i++) {                      \
+#define FLOAT_TO_INT(ST, DT, LO, HI_EXCL)                            \
+  do {                                                               \
+    const ST *s = src;                                               \
+    DT *d = dst;                                                     \
+    for (size_t i = 0; i < n; i++) {                                 \
       if (!float_fits((double)s[i], LO, HI_EXCL)) return (int64_t)i; \
-      d[i] = (DT)s[i];                                    \
-    }                                                     \
+      d[i] = (DT)s[i];                                               \
+    }                                                                \
   } while (0)
-#define ANY_TO_INT(DT, LO, HI)                                                      \
-  do {                                                                              \
-    switch (from) {                                                                 \
-    case PD_F32: FLOAT_TO_INT(float, DT, (double)(LO), (double)(HI) + 1.0); break;  \
-    case PD_F64: FLOAT_TO_INT(double, DT, (double)(LO), (double)(HI) + 1.0); break; \
-    case PD_I32: INT_TO_INT(int32_t, DT, LO, HI); break;                            \
-    case PD_I64: INT_TO_INT(int64_t, DT, LO, HI); break;                            \
-    case PD_U8: INT_TO_INT(uint8_t, DT, LO, HI); break;                             \
-    }                                                                               \
+#define ANY_TO_INT(DT, LO, HI)                                    \
+  do {                                                            \
+    switch (from) {                                               \
+    case PD_F32:                                                  \
+      FLOAT_TO_INT(float, DT, (double)(LO), (double)(HI) + 1.0);  \
+      break;                                                      \
+    case PD_F64:                                                  \
+      FLOAT_TO_INT(double, DT, (double)(LO), (double)(HI) + 1.0); \
+      break;                                                      \
+    case PD_I32:                                                  \
+      INT_TO_INT(int32_t, DT, LO, HI);                            \
+      break;                                                      \
+    case PD_I64:                                                  \
+      INT_TO_INT(int64_t, DT, LO, HI);                            \
+      break;                                                      \
+    case PD_U8:                                                   \
+      INT_TO_INT(uint8_t, DT, LO, HI);                            \
+      break;                                                      \
+    }                                                             \
   } while (0)
-#define ANY_TO_FLOAT(DT)                                  \
-  do {                                                    \
-    switch (from) {                                       \
-    case PD_F32: TO_FLOAT(float, DT); break;              \
-    case PD_F64: TO_FLOAT(double, DT); break;             \
-    case PD_I32: TO_FLOAT(int32_t, DT); break;            \
-    case PD_I64: TO_FLOAT(int64_t, DT); break;            \
-    case PD_U8: TO_FLOAT(uint8_t, DT); break;             \
-    }                                                     \
+#define ANY_TO_FLOAT(DT)     \
+  do {                       \
+    switch (from) {          \
+    case PD_F32:             \
+      TO_FLOAT(float, DT);   \
+      break;                 \
+    case PD_F64:             \
+      TO_FLOAT(double, DT);  \
+      break;                 \
+    case PD_I32:             \
+      TO_FLOAT(int32_t, DT); \
+      break;                 \
+    case PD_I64:             \
+      TO_FLOAT(int64_t, DT); \
+      break;                 \
+    case PD_U8:              \
+      TO_FLOAT(uint8_t, DT); \
+      break;                 \
+    }                        \
   } while (0)
 
 /* Converts n elements; returns the index of the first one that does not
@@ -223,12 +242,22 @@ static int64_t convert(pd_dtype from, const void *src, size_t n, pd_dtype to, vo
     return -1;
   }
   switch (to) {
-  case PD_F32: ANY_TO_FLOAT(float); break;
-  case PD_F64: ANY_TO_FLOAT(double); break;
+  case PD_F32:
+    ANY_TO_FLOAT(float);
+    break;
+  case PD_F64:
+    ANY_TO_FLOAT(double);
+    break;
   /* (double)INT64_MAX + 1.0 rounds to 2^63 exactly, the bound we want. */
-  case PD_I32: ANY_TO_INT(int32_t, INT32_MIN, INT32_MAX); break;
-  case PD_I64: ANY_TO_INT(int64_t, INT64_MIN, INT64_MAX); break;
-  case PD_U8: ANY_TO_INT(uint8_t, 0, 255); break;
+  case PD_I32:
+    ANY_TO_INT(int32_t, INT32_MIN, INT32_MAX);
+    break;
+  case PD_I64:
+    ANY_TO_INT(int64_t, INT64_MIN, INT64_MAX);
+    break;
+  case PD_U8:
+    ANY_TO_INT(uint8_t, 0, 255);
+    break;
   }
   return -1;
 }
@@ -238,20 +267,25 @@ static pd_status bad_value(const pd_dataset *ds, int64_t row, int64_t elem, cons
   const char *wn = pd_dtype_name(want);
   double v;
   switch (ds->dtype) {
-  case PD_F32: v = ((const float *)src)[elem]; break;
-  case PD_F64: v = ((const double *)src)[elem]; break;
+  case PD_F32:
+    v = ((const float *)src)[elem];
+    break;
+  case PD_F64:
+    v = ((const double *)src)[elem];
+    break;
   case PD_I32:
     return pd_errorf(err, PD_ERR_INPUT, "%s: row %lld, element %lld is %ld, out of the range of %s", ds->path,
                      (long long)row, (long long)elem, (long)((const int32_t *)src)[elem], wn);
   case PD_I64:
     return pd_errorf(err, PD_ERR_INPUT, "%s: row %lld, element %lld is %lld, out of the range of %s", ds->path,
                      (long long)row, (long long)elem, (long long)((const int64_t *)src)[elem], wn);
-  default: return pd_errorf(err, PD_ERR_INPUT, "%s: row %lld, element %lld is out of the range of %s", ds->path,
-                            (long long)row, (long long)elem, wn);
+  default:
+    return pd_errorf(err, PD_ERR_INPUT, "%s: row %lld, element %lld is out of the range of %s", ds->path,
+                     (long long)row, (long long)elem, wn);
   }
   const char *why = isnan(v) ? "not a number" : v != trunc(v) ? "not a whole number" : "out of its range";
-  return pd_errorf(err, PD_ERR_INPUT, "%s: row %lld, element %lld is %.9g, which cannot be read as %s: %s",
-                   ds->path, (long long)row, (long long)elem, v, wn, why);
+  return pd_errorf(err, PD_ERR_INPUT, "%s: row %lld, element %lld is %.9g, which cannot be read as %s: %s", ds->path,
+                   (long long)row, (long long)elem, v, wn, why);
 }
 
 pd_status pd_dataset_read(const pd_dataset *ds, const int64_t *rows, int64_t n, pd_dtype want, pd_tensor *out,
@@ -284,8 +318,10 @@ pd_status pd_dataset_read(const pd_dataset *ds, const int64_t *rows, int64_t n, 
   for (int64_t i = 0; i < n; i++) {
     const void *src = ds->data + (size_t)rows[i] * ds->row_bytes;
     if (scratch) {
-      if (ds->is_idx) pd_idx_decode(ds->idx_type, src, ds->row_elems, scratch);
-      else memcpy(scratch, src, ds->row_bytes);
+      if (ds->is_idx)
+        pd_idx_decode(ds->idx_type, src, ds->row_elems, scratch);
+      else
+        memcpy(scratch, src, ds->row_bytes);
       src = scratch;
     }
     int64_t bad = convert(ds->dtype, src, ds->row_elems, want, dst + (size_t)i * dst_row);

@@ -25,8 +25,7 @@ typedef struct pd_dataset pd_dataset;
 pd_status pd_dataset_open(const char *path, pd_dataset **out, pd_error *err);
 /* The same over a file already in memory (tests, fuzzing). buf is borrowed
  * and must outlive the data set unless it is gzip (then it is inflated). */
-pd_status pd_dataset_open_memory(const char *name, const void *buf, size_t len, pd_dataset **out,
-                                 pd_error *err);
+pd_status pd_dataset_open_memory(const char *name, const void *buf, size_t len, pd_dataset **out, pd_error *err);
 void pd_dataset_close(pd_dataset *ds);
 
 const char *pd_dataset_path(const pd_dataset *ds);
@@ -44,8 +43,7 @@ pd_dtype pd_dataset_dtype(const pd_dataset *ds);
  * fit when equal once dims of size 1 are dropped, so labels stored as [N]
  * feed a variable declared [-1, 1]. The message names the file, the
  * variable and both shapes. */
-pd_status pd_dataset_check_rows(const pd_dataset *ds, const char *var, int ndim, const int64_t *dims,
-                                pd_error *err);
+pd_status pd_dataset_check_rows(const pd_dataset *ds, const char *var, int ndim, const int64_t *dims, pd_error *err);
 
 /* Gathers rows[0..n) (each in [0, rows)) into out as dtype `want`, shaped
  * [n, row dims...] (set the variable's own row dims afterwards if they differ

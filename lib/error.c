@@ -46,12 +46,11 @@ void pd_error_clear(pd_error *err) {
   err->msg[0] = '\0';
 }
 
-pd_status pd_error_at(pd_error *err, pd_status status, const char *file, const char *src,
-                      size_t src_len, int line, int col, const char *fmt, ...) {
+pd_status pd_error_at(pd_error *err, pd_status status, const char *file, const char *src, size_t src_len, int line,
+                      int col, const char *fmt, ...) {
   if (!err) return status;
   err->status = status;
-  size_t used = (size_t)snprintf(err->msg, sizeof err->msg, "%s:%d:%d: ", file ? file : "<input>",
-                                 line, col);
+  size_t used = (size_t)snprintf(err->msg, sizeof err->msg, "%s:%d:%d: ", file ? file : "<input>", line, col);
   if (used >= sizeof err->msg) return status;
   va_list ap;
   va_start(ap, fmt);
@@ -82,9 +81,12 @@ pd_status pd_error_at(pd_error *err, pd_status status, const char *file, const c
 
 int pd_exit_code(pd_status status) {
   switch (status) {
-  case PD_OK: return 0;
-  case PD_ERR_INPUT: return 2;
-  default: return 1;
+  case PD_OK:
+    return 0;
+  case PD_ERR_INPUT:
+    return 2;
+  default:
+    return 1;
   }
 }
 

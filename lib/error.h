@@ -23,8 +23,7 @@ typedef struct pd_error {
 
 /* Sets err (if not NULL) to status and the formatted message; returns status
  * so callers can write `return pd_errorf(err, PD_ERR_INPUT, "...")`. */
-pd_status pd_errorf(pd_error *err, pd_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+pd_status pd_errorf(pd_error *err, pd_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 pd_status pd_verrorf(pd_error *err, pd_status status, const char *fmt, va_list ap);
 
 /* Puts "prefix: " in front of an error already set (e.g. the op's name). */
@@ -34,9 +33,8 @@ void pd_error_clear(pd_error *err);
 
 /* Builds "FILE:LINE:COL: message" and appends the quoted source line with a
  * caret under COL. `src`/`src_len` is the whole text (may be NULL). */
-pd_status pd_error_at(pd_error *err, pd_status status, const char *file, const char *src,
-                      size_t src_len, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 8, 9)));
+pd_status pd_error_at(pd_error *err, pd_status status, const char *file, const char *src, size_t src_len, int line,
+                      int col, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
 
 /* The exit code cmd/ uses for a status. */
 int pd_exit_code(pd_status status);

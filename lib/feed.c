@@ -16,9 +16,9 @@ pd_status pd_feed_bind_file(pd_feed *f, const pd_net *net, const char *var, cons
         if (net->vars[i].kind == PD_VAR_DATA) names[n++] = net->vars[i].name;
       sug = pd_suggest(var, names, (size_t)n);
     }
-    pd_status st = sug ? pd_errorf(err, PD_ERR_INPUT, "%s: the net has no variable \"%s\" (did you mean \"%s\"?)", what,
-                                   var, sug)
-                       : pd_errorf(err, PD_ERR_INPUT, "%s: the net has no variable \"%s\"", what, var);
+    pd_status st =
+        sug ? pd_errorf(err, PD_ERR_INPUT, "%s: the net has no variable \"%s\" (did you mean \"%s\"?)", what, var, sug)
+            : pd_errorf(err, PD_ERR_INPUT, "%s: the net has no variable \"%s\"", what, var);
     free(names);
     return st;
   }

@@ -26,10 +26,18 @@ static const char *errstr(int e, char *buf, size_t size) {
  * is a failure while running. */
 static pd_status errno_status(int e) {
   switch (e) {
-  case ENOENT: case EACCES: case EPERM: case EISDIR: case ENOTDIR: case ELOOP: case ENAMETOOLONG:
-  case EROFS: case EEXIST:
+  case ENOENT:
+  case EACCES:
+  case EPERM:
+  case EISDIR:
+  case ENOTDIR:
+  case ELOOP:
+  case ENAMETOOLONG:
+  case EROFS:
+  case EEXIST:
     return PD_ERR_INPUT;
-  default: return PD_ERR_RUNTIME;
+  default:
+    return PD_ERR_RUNTIME;
   }
 }
 
@@ -88,27 +96,26 @@ static pd_status gz_fill(gz_state *g, uint8_t *dst, size_t want, size_t *got, pd
       } else if (pd_is_gzip(g->src + at, g->len - at)) {
         inflateReset(&g->zs); /* the next member */
       } else {
-        return pd_errorf(err, PD_ERR_INPUT,
-                         "%s: %zu bytes of trailing data after the gzip stream, at byte %zu", g->name,
-                         g->len - at, at);
+        return pd_errorf(err, PD_ERR_INPUT, "%s: %zu bytes of trailing data after the gzip stream, at byte %zu",
+                         g->name, g->len - at, at);
       }
     } else if (rc == Z_BUF_ERROR) {
       /* No progress possible: the input ran out inside a member. */
       return pd_errorf(err, PD_ERR_INPUT,
-                       "%s: gzip data is truncated: the compressed stream ends at byte %zu before its end",
-                       g->name, g->len);
+                       "%s: gzip data is truncated: the compressed stream ends at byte %zu before its end", g->name,
+                       g->len);
     } else if (rc == Z_MEM_ERROR) {
       return pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory inflating gzip data", g->name);
     } else if (rc != Z_OK) {
-      return pd_errorf(err, PD_ERR_INPUT, "%s: corrupt gzip data near byte %zu: %s", g->name,
-                       gz_consumed(g), g->zs.msg ? g->zs.msg : "inflate failed");
+      return pd_errorf(err, PD_ERR_INPUT, "%s: corrupt gzip data near byte %zu: %s", g->name, gz_consumed(g),
+                       g->zs.msg ? g->zs.msg : "inflate failed");
     }
   }
   return PD_OK;
 }
 
-pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t max, uint8_t **out,
-                         size_t *out_len, pd_error *err) {
+pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t max, uint8_t **out, size_t *out_len,
+                         pd_error *err) {
   gz_state g;
   pd_status st = gz_init(&g, name, src, len, err);
   if (st) return st;
@@ -126,8 +133,8 @@ pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t m
   return PD_OK;
 }
 
-pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn size_fn, uint8_t **out,
-                    size_t *out_len, pd_error *err) {
+pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn size_fn, uint8_t **out, size_t *out_len,
+                    pd_error *err) {
   gz_state g;
   pd_status st = gz_init(&g, name, src, len, err);
   if (st) return st;
@@ -142,8 +149,8 @@ pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn si
   if ((st = gz_fill(&g, buf, cap, &got, err))) goto done;
   if ((st = size_fn(name, buf, got, &total, err))) goto done;
   if (total > SIZE_MAX) {
-    st = pd_errorf(err, PD_ERR_INPUT, "%s: header promises %llu bytes, more than this machine can address",
-                   name, (unsigned long long)total);
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: header promises %llu bytes, more than this machine can address", name,
+                   (unsigned long long)total);
     goto done;
   }
   if (got > total) goto too_long;
@@ -166,8 +173,7 @@ pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn si
     got += n;
   }
   if (got < total) {
-    st = pd_errorf(err, PD_ERR_INPUT,
-                   "%s: truncated: the header promises %llu bytes but the gzip data inflates to %zu",
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: truncated: the header promises %llu bytes but the gzip data inflates to %zu",
                    name, (unsigned long long)total, got);
     goto done;
   }
@@ -182,8 +188,7 @@ pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn si
   *out_len = got;
   return PD_OK;
 too_long:
-  st = pd_errorf(err, PD_ERR_INPUT,
-                 "%s: the gzip data inflates to more than the %llu bytes its header promises", name,
+  st = pd_errorf(err, PD_ERR_INPUT, "%s: the gzip data inflates to more than the %llu bytes its header promises", name,
                  (unsigned long long)total);
 done:
   inflateEnd(&g.zs);
@@ -266,8 +271,8 @@ pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image
   } else if (!S_ISREG(sb.st_mode)) {
     st = pd_errorf(err, PD_ERR_INPUT, "%s: is not a regular file or a pipe", path);
   } else if ((uint64_t)sb.st_size > SIZE_MAX) {
-    st = pd_errorf(err, PD_ERR_INPUT, "%s: %lld bytes is too large to map on this machine", path,
-                   (long long)sb.st_size);
+    st =
+        pd_errorf(err, PD_ERR_INPUT, "%s: %lld bytes is too large to map on this machine", path, (long long)sb.st_size);
   } else if (sb.st_size == 0) {
     img->data = empty_file; /* mmap refuses length 0 */
   } else {
@@ -409,8 +414,7 @@ pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err) {
   }
   pd_status st = PD_OK;
   if (rc != 0 && e == EIO)
-    st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot sync its directory: %s", f->path,
-                   errstr(e, eb, sizeof eb));
+    st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot sync its directory: %s", f->path, errstr(e, eb, sizeof eb));
   free(f->path);
   f->path = NULL;
   return st;

@@ -22,21 +22,20 @@ bool pd_is_gzip(const void *buf, size_t len);
  * stream is shorter than PD_HEAD_MAX), sets *total to the exact size the whole
  * decompressed file must have, or fails with the format's own message about
  * a bad or truncated header. `name` is the file name for messages. */
-typedef pd_status (*pd_size_fn)(const char *name, const uint8_t *head, size_t len, uint64_t *total,
-                                pd_error *err);
+typedef pd_status (*pd_size_fn)(const char *name, const uint8_t *head, size_t len, uint64_t *total, pd_error *err);
 
 /* Inflates gzip data (one or more members) into a new malloc'd buffer that
  * the caller frees. The size comes from the header through size_fn; the
  * buffer grows with the data actually inflated, so a header that lies costs
  * no memory, and a stream that inflates to more or fewer bytes than promised
  * (a decompression bomb, a truncated file) is refused. */
-pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn size_fn, uint8_t **out,
-                    size_t *out_len, pd_error *err);
+pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn size_fn, uint8_t **out, size_t *out_len,
+                    pd_error *err);
 
 /* Inflates at most `max` bytes from the start of gzip data, for reading a
  * header without inflating the whole file. *out is malloc'd (caller frees). */
-pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t max, uint8_t **out,
-                         size_t *out_len, pd_error *err);
+pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t max, uint8_t **out, size_t *out_len,
+                         pd_error *err);
 
 /* A whole file as bytes. Regular files are mmap'd read-only, so a data set
  * need not fit in memory; pipes are read into memory. When size_fn is given

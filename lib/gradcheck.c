@@ -30,8 +30,8 @@ pd_status pd_gradcheck_run(pd_runner *r, int64_t max_elems, uint64_t seed, doubl
   for (int i = 0; i < n && !st; i++) {
     pd_tensor *p = r->t[params[i]], *g = r->t[grads[i]];
     if (p->dtype != PD_F64)
-      return pd_errorf(err, PD_ERR_INPUT, "gradcheck runs in float64; parameter \"%s\" is %s", net->vars[params[i]].name,
-                       pd_dtype_name(p->dtype));
+      return pd_errorf(err, PD_ERR_INPUT, "gradcheck runs in float64; parameter \"%s\" is %s",
+                       net->vars[params[i]].name, pd_dtype_name(p->dtype));
     int64_t numel = pd_tensor_numel(p);
     int64_t count = max_elems > 0 && max_elems < numel ? max_elems : numel;
     double *ga = malloc(sizeof *ga * (size_t)(numel ? numel : 1));

@@ -9,11 +9,11 @@
 #include "net.h"
 
 typedef struct pd_gradcheck_result {
-  int vars;             /* parameters checked */
-  int64_t elems;        /* elements checked */
-  char worst_var[256];  /* where the error was largest */
+  int vars;            /* parameters checked */
+  int64_t elems;       /* elements checked */
+  char worst_var[256]; /* where the error was largest */
   int64_t worst_index;
-  double worst_err;     /* |a - n| / max(|a|, |n|, 1e-3) */
+  double worst_err; /* |a - n| / max(|a|, |n|, 1e-3) */
   double analytic, numeric;
 } pd_gradcheck_result;
 

@@ -8,18 +8,36 @@
 
 #include "fileutil.h"
 
-static const char types_msg[] =
-    "expected 0x08 ubyte, 0x09 sbyte, 0x0B short, 0x0C int, 0x0D float or 0x0E double";
+static const char types_msg[] = "expected 0x08 ubyte, 0x09 sbyte, 0x0B short, 0x0C int, 0x0D float or 0x0E double";
 
 static bool type_info(int type, size_t *size, pd_dtype *dtype) {
   switch (type) {
-  case PD_IDX_U8: *size = 1; *dtype = PD_U8; return true;
-  case PD_IDX_I8: *size = 1; *dtype = PD_I32; return true;
-  case PD_IDX_I16: *size = 2; *dtype = PD_I32; return true;
-  case PD_IDX_I32: *size = 4; *dtype = PD_I32; return true;
-  case PD_IDX_F32: *size = 4; *dtype = PD_F32; return true;
-  case PD_IDX_F64: *size = 8; *dtype = PD_F64; return true;
-  default: return false;
+  case PD_IDX_U8:
+    *size = 1;
+    *dtype = PD_U8;
+    return true;
+  case PD_IDX_I8:
+    *size = 1;
+    *dtype = PD_I32;
+    return true;
+  case PD_IDX_I16:
+    *size = 2;
+    *dtype = PD_I32;
+    return true;
+  case PD_IDX_I32:
+    *size = 4;
+    *dtype = PD_I32;
+    return true;
+  case PD_IDX_F32:
+    *size = 4;
+    *dtype = PD_F32;
+    return true;
+  case PD_IDX_F64:
+    *size = 8;
+    *dtype = PD_F64;
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -42,16 +60,18 @@ pd_status pd_idx_parse_header(const char *name, const void *buf, size_t len, pd_
   if (!type_info(b[2], &h->elem_size, &h->dtype))
     return pd_errorf(err, PD_ERR_INPUT, "%s: unknown IDX element type 0x%02X at byte 2 (%s)", name, b[2], types_msg);
   h->type = (pd_idx_type)b[2];
-  if (b[3] == 0) return pd_errorf(err, PD_ERR_INPUT, "%s: the IDX header at byte 3 says 0 dimensions; expected at least 1", name);
+  if (b[3] == 0)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: the IDX header at byte 3 says 0 dimensions; expected at least 1", name);
   if (b[3] > PD_MAX_DIMS)
-    return pd_errorf(err, PD_ERR_INPUT, "%s: the IDX header at byte 3 says %d dimensions; paddle-run supports at most %d",
-                     name, b[3], PD_MAX_DIMS);
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: the IDX header at byte 3 says %d dimensions; paddle-run supports at most %d", name, b[3],
+                     PD_MAX_DIMS);
   h->ndim = b[3];
   h->data_offset = 4 + 4 * (uint64_t)h->ndim;
   if (len < h->data_offset)
     return pd_errorf(err, PD_ERR_INPUT,
-                     "%s: truncated: the header has %d dimensions (%llu bytes) but the file ends after %zu bytes",
-                     name, h->ndim, (unsigned long long)h->data_offset, len);
+                     "%s: truncated: the header has %d dimensions (%llu bytes) but the file ends after %zu bytes", name,
+                     h->ndim, (unsigned long long)h->data_offset, len);
   for (int i = 0; i < h->ndim; i++) h->dims[i] = be32(b + 4 + 4 * i);
   int64_t numel;
   if (!pd_dims_product(h->ndim, h->dims, &numel) || (uint64_t)numel > UINT64_MAX / h->elem_size)
@@ -65,19 +85,26 @@ pd_status pd_idx_file_size(const char *name, const uint8_t *head, size_t len, ui
   pd_idx_header h;
   pd_status st = pd_idx_parse_header(name, head, len, &h, err);
   if (st) return st;
-  if (h.data_bytes > UINT64_MAX - h.data_offset) return pd_errorf(err, PD_ERR_INPUT, "%s: the array is too large", name);
+  if (h.data_bytes > UINT64_MAX - h.data_offset)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: the array is too large", name);
   *total = h.data_offset + h.data_bytes;
   return PD_OK;
 }
 
 static const char *type_name(pd_idx_type t) {
   switch (t) {
-  case PD_IDX_U8: return "ubyte";
-  case PD_IDX_I8: return "sbyte";
-  case PD_IDX_I16: return "short";
-  case PD_IDX_I32: return "int";
-  case PD_IDX_F32: return "float";
-  case PD_IDX_F64: return "double";
+  case PD_IDX_U8:
+    return "ubyte";
+  case PD_IDX_I8:
+    return "sbyte";
+  case PD_IDX_I16:
+    return "short";
+  case PD_IDX_I32:
+    return "int";
+  case PD_IDX_F32:
+    return "float";
+  case PD_IDX_F64:
+    return "double";
   }
   return "?";
 }
@@ -96,14 +123,16 @@ pd_status pd_idx_check_file_size(const char *name, const pd_idx_header *h, uint6
   return pd_errorf(err, PD_ERR_INPUT,
                    "%s: the file is longer than its header says: shape %s of %s needs %llu bytes of data from "
                    "byte %llu, but the file has %llu",
-                   name, db, type_name(h->type), (unsigned long long)h->data_bytes,
-                   (unsigned long long)h->data_offset, (unsigned long long)have);
+                   name, db, type_name(h->type), (unsigned long long)h->data_bytes, (unsigned long long)h->data_offset,
+                   (unsigned long long)have);
 }
 
 void pd_idx_decode(pd_idx_type type, const void *src, size_t n, void *dst) {
   const uint8_t *s = src;
   switch (type) {
-  case PD_IDX_U8: memcpy(dst, src, n); break;
+  case PD_IDX_U8:
+    memcpy(dst, src, n);
+    break;
   case PD_IDX_I8:
     for (size_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int8_t)s[i];
     break;

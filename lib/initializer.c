@@ -13,8 +13,10 @@ pd_status pd_init_param(const pd_var_info *vi, const Paddle__Initializer *def, u
   double fan_in = 1, fan_out = 1, rf = 1;
   if (t->ndim >= 2) {
     for (int d = 2; d < t->ndim; d++) rf *= (double)t->dims[d];
-    if (t->ndim == 2) fan_in = (double)t->dims[0], fan_out = (double)t->dims[1];
-    else fan_in = (double)t->dims[1] * rf, fan_out = (double)t->dims[0] * rf;
+    if (t->ndim == 2)
+      fan_in = (double)t->dims[0], fan_out = (double)t->dims[1];
+    else
+      fan_in = (double)t->dims[1] * rf, fan_out = (double)t->dims[0] * rf;
   } else if (t->ndim == 1)
     fan_in = fan_out = (double)t->dims[0];
   uint64_t s = seed ^ pd_hash_str(vi->name);
@@ -22,7 +24,8 @@ pd_status pd_init_param(const pd_var_info *vi, const Paddle__Initializer *def, u
   bool uniform = in && in->has_uniform ? in->uniform : true;
   double lo = 0, hi = 0, mean = 0, std = 0, value = in && in->has_value ? in->value : 0;
   int kind; /* 0 constant, 1 uniform, 2 gaussian */
-  if (!strcmp(type, "constant")) kind = 0;
+  if (!strcmp(type, "constant"))
+    kind = 0;
   else if (!strcmp(type, "uniform")) {
     kind = 1;
     lo = in && in->has_min ? in->min : -0.05;
@@ -96,7 +99,8 @@ pd_status pd_schedule_check(const Paddle__OptimizerDesc *opt, pd_error *err) {
     return PD_OK;
   }
   return pd_errorf(err, PD_ERR_INPUT,
-                   "unknown learning-rate schedule \"%s\"; use constant, step, exponential, polynomial or cosine", type);
+                   "unknown learning-rate schedule \"%s\"; use constant, step, exponential, polynomial or cosine",
+                   type);
 }
 
 pd_status pd_init_persistables(const pd_net *net, pd_scope *scope, const Paddle__Initializer *def, uint64_t seed,

@@ -134,7 +134,8 @@ pd_status pd_net_add_op(pd_net *net, const pd_op_def *def, const char *const *in
     }
   }
   for (int a = 0; a < def->n_attrs; a++) {
-    if (attrs) op->attrs[a] = attrs[a];
+    if (attrs)
+      op->attrs[a] = attrs[a];
     else {
       pd_status st = pd_attr_parse_default(&def->attrs[a], &op->attrs[a], err);
       if (st) return st;
@@ -155,8 +156,7 @@ static void pos_of(const pd_net *net, const void *msg, const char *field, size_t
   *line = *col = 0;
   const ProtobufCFieldDescriptor *f = NULL;
   if (field) f = protobuf_c_message_descriptor_get_field_by_name(((const ProtobufCMessage *)msg)->descriptor, field);
-  if (!f || !pd_srcmap_find(&net->map, msg, f, index, line, col))
-    pd_srcmap_find(&net->map, msg, NULL, 0, line, col);
+  if (!f || !pd_srcmap_find(&net->map, msg, f, index, line, col)) pd_srcmap_find(&net->map, msg, NULL, 0, line, col);
 }
 
 /* "net.pbtxt:12:3: " + message + caret line */
@@ -183,8 +183,9 @@ static const char *slot_list(const pd_slot_def *slots, int n, char *buf, size_t 
   buf[0] = '\0';
   for (int s = 0; s < n && used < size; s++)
     used += (size_t)snprintf(buf + used, size - used, "%s%s%s", s ? ", " : "", slots[s].name,
-                             slots[s].flags & PD_SLOT_DISPENSABLE ? " (optional)"
-                             : slots[s].flags & PD_SLOT_DUPLICABLE ? " (one or more)" : "");
+                             slots[s].flags & PD_SLOT_DISPENSABLE  ? " (optional)"
+                             : slots[s].flags & PD_SLOT_DUPLICABLE ? " (one or more)"
+                                                                   : "");
   return buf;
 }
 
@@ -208,8 +209,10 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
     for (int t = s + 1; t < nslots; t++)
       need_after += (slots[s].flags & PD_SLOT_DUPLICABLE) || !(slots[t].flags & PD_SLOT_DISPENSABLE);
     int avail = n - pos - need_after, take;
-    if (slots[s].flags & PD_SLOT_DUPLICABLE) take = avail > 0 ? avail : 0;
-    else take = avail > 0 ? 1 : 0;
+    if (slots[s].flags & PD_SLOT_DUPLICABLE)
+      take = avail > 0 ? avail : 0;
+    else
+      take = avail > 0 ? 1 : 0;
     if (take == 0 && !(slots[s].flags & PD_SLOT_DISPENSABLE)) {
       if (!line) pos_of(b->net, od, NULL, 0, &line, &col);
       return fail_at(b->net, b->err, line, col, "op #%d \"%s\": %s \"%s\" (%s) is missing; %s takes %ss %s, got %d",
@@ -227,8 +230,8 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
   }
   if (pos < n) {
     pos_of(b->net, od, outputs ? "outputs" : "inputs", (size_t)pos, &line, &col);
-    return fail_at(b->net, b->err, line, col, "op #%d \"%s\": too many %ss: %s takes %s, got %d", opi, od->type,
-                   what, od->type, slot_list(slots, nslots, list, sizeof list), n);
+    return fail_at(b->net, b->err, line, col, "op #%d \"%s\": too many %ss: %s takes %s, got %d", opi, od->type, what,
+                   od->type, slot_list(slots, nslots, list, sizeof list), n);
   }
   return PD_OK;
 }
@@ -402,8 +405,7 @@ static pd_status resolve_kinds(builder *b) {
                        op_short(net, o, l1, sizeof l1), vi->name);
         else if (vi->producer >= 0 && vi->producer != o && !op_reads(op, v))
           st = fail_at(net, b->err, op->line, op->col, "%s writes \"%s\", which %s already writes",
-                       op_short(net, o, l1, sizeof l1), vi->name,
-                       op_short(net, vi->producer, l2, sizeof l2));
+                       op_short(net, o, l1, sizeof l1), vi->name, op_short(net, vi->producer, l2, sizeof l2));
         else if (vi->producer < 0)
           vi->producer = o;
       }
@@ -415,8 +417,10 @@ static pd_status resolve_kinds(builder *b) {
       continue;
     }
     if (vi->kind != PD_VAR_TEMP || !read[v]) continue;
-    if (param_slot[v]) vi->kind = PD_VAR_PARAM;
-    else if (vi->declared) vi->kind = PD_VAR_DATA;
+    if (param_slot[v])
+      vi->kind = PD_VAR_PARAM;
+    else if (vi->declared)
+      vi->kind = PD_VAR_DATA;
     else {
       const pd_op *op = &net->ops[reader[v]];
       st = fail_at(net, b->err, op->line, op->col,
@@ -743,7 +747,8 @@ double pd_net_flops(const pd_net *net, const pd_tensor *shapes, int begin, int e
   double total = 0;
   for (int o = begin; o < end; o++) {
     pd_ctx c = {.op = &net->ops[o], .vars = ptrs};
-    if (net->ops[o].def->flops) total += net->ops[o].def->flops(&c);
+    if (net->ops[o].def->flops)
+      total += net->ops[o].def->flops(&c);
     else
       for (int s = 0; s < c.op->def->n_outputs; s++)
         for (int i = 0; i < c.op->out[s].n; i++) {

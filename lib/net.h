@@ -35,37 +35,37 @@ typedef struct pd_var_info {
 } pd_var_info;
 
 typedef struct pd_net {
-  char *file;            /* for messages */
-  char *src;             /* the NetDesc text (for carets), may be NULL */
+  char *file; /* for messages */
+  char *src;  /* the NetDesc text (for carets), may be NULL */
   size_t src_len;
   Paddle__NetDesc *desc; /* owned */
   pd_srcmap map;
-  pd_dtype float_dtype;  /* what FLOAT32 in the file means: float32, or float64 for gradcheck */
+  pd_dtype float_dtype; /* what FLOAT32 in the file means: float32, or float64 for gradcheck */
   pd_var_info *vars;
-  const char **names;    /* names[i] == vars[i].name, for pd_op.names */
+  const char **names; /* names[i] == vars[i].name, for pd_op.names */
   int nvars, cap_vars;
   size_t *slots, nslots; /* hash of var indices + 1 */
   pd_op *ops;
   int nops, cap_ops;
-  int n_forward;         /* ops [0, n_forward) are the forward net */
-  int n_backward;        /* ops [n_forward, n_forward + n_backward) are gradients */
-  int loss;              /* index of the loss variable once backward ops exist, else -1 */
-  int n_optimizer;       /* update ops after the gradients */
-  void **keep;           /* memory owned by the net (generated attribute values) */
+  int n_forward;   /* ops [0, n_forward) are the forward net */
+  int n_backward;  /* ops [n_forward, n_forward + n_backward) are gradients */
+  int loss;        /* index of the loss variable once backward ops exist, else -1 */
+  int n_optimizer; /* update ops after the gradients */
+  void **keep;     /* memory owned by the net (generated attribute values) */
   int nkeep;
 } pd_net;
 
 typedef struct pd_net_opts {
-  pd_dtype float_dtype;            /* PD_F32 (default) or PD_F64 */
-  const char *const *overrides;    /* "train.optimizer.lr=0.01", applied after parsing */
+  pd_dtype float_dtype;         /* PD_F32 (default) or PD_F64 */
+  const char *const *overrides; /* "train.optimizer.lr=0.01", applied after parsing */
   int n_overrides;
 } pd_net_opts;
 
 /* Reads and builds a network from a text-format NetDesc file. */
 pd_status pd_net_load(const char *path, const pd_net_opts *opts, pd_net **out, pd_error *err);
 /* The same from text in memory (`name` is used in messages). */
-pd_status pd_net_from_text(const char *name, const char *text, size_t len, const pd_net_opts *opts,
-                           pd_net **out, pd_error *err);
+pd_status pd_net_from_text(const char *name, const char *text, size_t len, const pd_net_opts *opts, pd_net **out,
+                           pd_error *err);
 /* Builds from a parsed desc, taking ownership of desc (and src, map). */
 pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, size_t src_len, pd_srcmap *map,
                            const pd_net_opts *opts, pd_net **out, pd_error *err);
@@ -107,8 +107,8 @@ typedef struct pd_runner {
   pd_net *net;
   pd_scope *scope;
   pd_exec exec;
-  pd_tensor **t;   /* per variable: the tensor in the scope */
-  bool *active;    /* per op: part of this run (pruning) */
+  pd_tensor **t;      /* per variable: the tensor in the scope */
+  bool *active;       /* per op: part of this run (pruning) */
   int64_t *shape_key; /* data dims the shapes were last inferred for */
   bool shapes_ok;
   double *op_seconds; /* when set (nops entries): each op's kernel time is stored here */

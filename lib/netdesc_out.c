@@ -16,10 +16,18 @@ static Paddle__AttrValue *attr_value(const pd_attr *a) {
   if (!v) return NULL;
   paddle__attr_value__init(v);
   switch (a->type) {
-  case PD_ATTR_INT: v->has_i = 1, v->i = a->i; break;
-  case PD_ATTR_FLOAT: v->has_f = 1, v->f = a->f; break;
-  case PD_ATTR_STRING: v->s = dup(a->s); break;
-  case PD_ATTR_BOOL: v->has_b = 1, v->b = a->b; break;
+  case PD_ATTR_INT:
+    v->has_i = 1, v->i = a->i;
+    break;
+  case PD_ATTR_FLOAT:
+    v->has_f = 1, v->f = a->f;
+    break;
+  case PD_ATTR_STRING:
+    v->s = dup(a->s);
+    break;
+  case PD_ATTR_BOOL:
+    v->has_b = 1, v->b = a->b;
+    break;
   case PD_ATTR_INTS:
     v->ints = malloc(sizeof *v->ints * (size_t)(a->n + 1));
     if (v->ints) memcpy(v->ints, a->ints, sizeof *v->ints * (size_t)a->n), v->n_ints = (size_t)a->n;
@@ -88,7 +96,9 @@ Paddle__NetDesc *pd_net_to_desc(const pd_net *net) {
     vd->name = dup(vi->name);
     if (vi->meta.ndim >= 0) {
       vd->shape = malloc(sizeof *vd->shape * (size_t)(vi->meta.ndim + 1));
-      if (vd->shape) memcpy(vd->shape, vi->meta.dims, sizeof *vd->shape * (size_t)vi->meta.ndim), vd->n_shape = (size_t)vi->meta.ndim;
+      if (vd->shape)
+        memcpy(vd->shape, vi->meta.dims, sizeof *vd->shape * (size_t)vi->meta.ndim),
+            vd->n_shape = (size_t)vi->meta.ndim;
     }
     if (vi->meta.dtype != PD_F32) vd->has_dtype = 1, vd->dtype = (Paddle__DataType)vi->meta.dtype;
     static const Paddle__VarKind kinds[] = {PADDLE__VAR_KIND__AUTO, PADDLE__VAR_KIND__DATA, PADDLE__VAR_KIND__PARAM,

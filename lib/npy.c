@@ -31,8 +31,10 @@ static const char *printable(const char *s, size_t n, char *buf, size_t size) {
       o += 3;
       break;
     }
-    if (c >= 0x20 && c < 0x7f && c != '\\') buf[o++] = (char)c;
-    else o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
+    if (c >= 0x20 && c < 0x7f && c != '\\')
+      buf[o++] = (char)c;
+    else
+      o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
   }
   buf[o] = '\0';
   return buf;
@@ -69,8 +71,10 @@ static pd_status hp_fail(hparse *p, const char *fmt, ...) {
 static const char *found(const hparse *p, char *buf, size_t size) {
   if (p->i >= p->n) return "the end of the header";
   unsigned char c = (unsigned char)p->s[p->i];
-  if (c >= 0x20 && c < 0x7f) snprintf(buf, size, "'%c'", c);
-  else snprintf(buf, size, "byte 0x%02x", c);
+  if (c >= 0x20 && c < 0x7f)
+    snprintf(buf, size, "'%c'", c);
+  else
+    snprintf(buf, size, "byte 0x%02x", c);
   return buf;
 }
 
@@ -127,8 +131,10 @@ static pd_status parse_dim(hparse *p, int64_t *out) {
   bool big = false;
   while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') {
     int d = p->s[p->i++] - '0';
-    if (v > (INT64_MAX - d) / 10) big = true;
-    else v = v * 10 + d;
+    if (v > (INT64_MAX - d) / 10)
+      big = true;
+    else
+      v = v * 10 + d;
   }
   if (peek(p, 'L') || peek(p, 'l')) p->i++; /* Python 2 wrote long ints as 3L */
   size_t end = p->i;
@@ -147,8 +153,7 @@ static pd_status parse_dim(hparse *p, int64_t *out) {
 static pd_status parse_shape(hparse *p, pd_npy_header *h) {
   char fb[16];
   skip_ws(p);
-  if (!peek(p, '('))
-    return hp_fail(p, "'shape' must be a tuple like (2, 3), found %s", found(p, fb, sizeof fb));
+  if (!peek(p, '(')) return hp_fail(p, "'shape' must be a tuple like (2, 3), found %s", found(p, fb, sizeof fb));
   size_t open = p->i++;
   h->ndim = 0;
   skip_ws(p);
@@ -192,8 +197,10 @@ static pd_status parse_bool(hparse *p, bool *out) {
                          (p->s[p->i] >= 'a' && p->s[p->i] <= 'z') || (p->s[p->i] >= '0' && p->s[p->i] <= '9')))
     p->i++;
   size_t n = p->i - at;
-  if (n == 4 && memcmp(p->s + at, "True", 4) == 0) *out = true;
-  else if (n == 5 && memcmp(p->s + at, "False", 5) == 0) *out = false;
+  if (n == 4 && memcmp(p->s + at, "True", 4) == 0)
+    *out = true;
+  else if (n == 5 && memcmp(p->s + at, "False", 5) == 0)
+    *out = false;
   else {
     p->i = at;
     return hp_fail(p, "'fortran_order' must be True or False, found %s", found(p, fb, sizeof fb));
@@ -204,18 +211,48 @@ static pd_status parse_bool(hparse *p, bool *out) {
 /* What an unsupported dtype is, in words ("float16", "Python objects"). */
 static const char *describe_kind(char kind, long bits, char *buf, size_t size) {
   switch (kind) {
-  case 'f': if (bits > 0) { snprintf(buf, size, "float%ld", bits); return buf; } return "float";
-  case 'i': if (bits > 0) { snprintf(buf, size, "int%ld", bits); return buf; } return "int";
-  case 'u': if (bits > 0) { snprintf(buf, size, "uint%ld", bits); return buf; } return "uint";
-  case 'c': if (bits > 0) { snprintf(buf, size, "complex%ld", bits); return buf; } return "complex";
-  case 'b': case '?': return "bool";
-  case 'O': return "Python objects";
-  case 'S': case 'a': return "byte strings";
-  case 'U': return "unicode strings";
-  case 'V': return "raw void records";
-  case 'M': return "datetime";
-  case 'm': return "timedelta";
-  default: return NULL;
+  case 'f':
+    if (bits > 0) {
+      snprintf(buf, size, "float%ld", bits);
+      return buf;
+    }
+    return "float";
+  case 'i':
+    if (bits > 0) {
+      snprintf(buf, size, "int%ld", bits);
+      return buf;
+    }
+    return "int";
+  case 'u':
+    if (bits > 0) {
+      snprintf(buf, size, "uint%ld", bits);
+      return buf;
+    }
+    return "uint";
+  case 'c':
+    if (bits > 0) {
+      snprintf(buf, size, "complex%ld", bits);
+      return buf;
+    }
+    return "complex";
+  case 'b':
+  case '?':
+    return "bool";
+  case 'O':
+    return "Python objects";
+  case 'S':
+  case 'a':
+    return "byte strings";
+  case 'U':
+    return "unicode strings";
+  case 'V':
+    return "raw void records";
+  case 'M':
+    return "datetime";
+  case 'm':
+    return "timedelta";
+  default:
+    return NULL;
   }
 }
 
@@ -238,16 +275,21 @@ static pd_status check_descr(hparse *p, const char *d, size_t n, pd_dtype *out) 
   if (k < n) digits = false;
   int dt = -1;
   if (digits) {
-    if (kind == 'f' && size == 4) dt = PD_F32;
-    else if (kind == 'f' && size == 8) dt = PD_F64;
-    else if (kind == 'i' && size == 4) dt = PD_I32;
-    else if (kind == 'i' && size == 8) dt = PD_I64;
-    else if (kind == 'u' && size == 1) dt = PD_U8;
+    if (kind == 'f' && size == 4)
+      dt = PD_F32;
+    else if (kind == 'f' && size == 8)
+      dt = PD_F64;
+    else if (kind == 'i' && size == 4)
+      dt = PD_I32;
+    else if (kind == 'i' && size == 8)
+      dt = PD_I64;
+    else if (kind == 'u' && size == 1)
+      dt = PD_U8;
   }
   if (dt >= 0) {
     if (order == '>' && size > 1)
-      return pd_errorf(p->err, PD_ERR_INPUT, "%s: dtype '%s' (big-endian) is not supported; %s", p->name,
-                       shown, supported);
+      return pd_errorf(p->err, PD_ERR_INPUT, "%s: dtype '%s' (big-endian) is not supported; %s", p->name, shown,
+                       supported);
     *out = (pd_dtype)dt;
     return PD_OK;
   }
@@ -293,8 +335,8 @@ static pd_status parse_dict(hparse *p, pd_npy_header *h) {
       descr_at = p->i;
       if (peek(p, '['))
         return pd_errorf(p->err, PD_ERR_INPUT,
-                         "%s: dtype is a structured dtype (a list of fields), which is not supported; %s",
-                         p->name, supported);
+                         "%s: dtype is a structured dtype (a list of fields), which is not supported; %s", p->name,
+                         supported);
       if ((st = parse_string(p, &descr, &descr_len, "a dtype string like '<f4' for 'descr'"))) return st;
     } else if (k == FORTRAN) {
       if ((st = parse_bool(p, &fortran))) return st;
@@ -338,12 +380,11 @@ pd_status pd_npy_parse_header(const char *name, const void *buf, size_t len, pd_
   if (len == 0) return pd_errorf(err, PD_ERR_INPUT, "%s: the file is empty; expected a .npy file", name);
   size_t m = len < sizeof npy_magic ? len : sizeof npy_magic;
   if (memcmp(b, npy_magic, m) != 0)
-    return pd_errorf(err, PD_ERR_INPUT,
-                     "%s: not a .npy file: expected the magic \\x93NUMPY at byte 0, found bytes %s", name,
-                     hex_bytes(b, m, hb, sizeof hb));
+    return pd_errorf(err, PD_ERR_INPUT, "%s: not a .npy file: expected the magic \\x93NUMPY at byte 0, found bytes %s",
+                     name, hex_bytes(b, m, hb, sizeof hb));
   if (len < 10)
-    return pd_errorf(err, PD_ERR_INPUT, "%s: truncated: the file ends after %zu bytes, inside the .npy preamble",
-                     name, len);
+    return pd_errorf(err, PD_ERR_INPUT, "%s: truncated: the file ends after %zu bytes, inside the .npy preamble", name,
+                     len);
   h->major = b[6];
   h->minor = b[7];
   if (h->major < 1 || h->major > 3 || h->minor != 0)
@@ -352,8 +393,8 @@ pd_status pd_npy_parse_header(const char *name, const void *buf, size_t len, pd_
                      name, h->major, h->minor);
   size_t pre = h->major == 1 ? 10 : 12;
   if (len < pre)
-    return pd_errorf(err, PD_ERR_INPUT, "%s: truncated: the file ends after %zu bytes, inside the .npy preamble",
-                     name, len);
+    return pd_errorf(err, PD_ERR_INPUT, "%s: truncated: the file ends after %zu bytes, inside the .npy preamble", name,
+                     len);
   uint32_t hlen = h->major == 1 ? (uint32_t)(b[8] | b[9] << 8)
                                 : (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 | (uint32_t)b[11] << 24;
   if (hlen > PD_NPY_HEADER_MAX)
@@ -397,9 +438,9 @@ pd_status pd_npy_check_file_size(const char *name, const pd_npy_header *h, uint6
   pd_dims_str(h->ndim, h->dims, db, sizeof db);
   if (have < h->data_bytes)
     return pd_errorf(err, PD_ERR_INPUT,
-                     "%s: truncated: shape %s %s needs %llu bytes of data from byte %llu, but the file has %llu",
-                     name, db, pd_dtype_name(h->dtype), (unsigned long long)h->data_bytes,
-                     (unsigned long long)h->data_offset, (unsigned long long)have);
+                     "%s: truncated: shape %s %s needs %llu bytes of data from byte %llu, but the file has %llu", name,
+                     db, pd_dtype_name(h->dtype), (unsigned long long)h->data_bytes, (unsigned long long)h->data_offset,
+                     (unsigned long long)have);
   return pd_errorf(err, PD_ERR_INPUT,
                    "%s: the file is longer than its header says: shape %s %s needs %llu bytes of data from "
                    "byte %llu, but the file has %llu",
@@ -464,8 +505,8 @@ pd_status pd_npy_read_header(const char *path, pd_npy_header *h, pd_error *err) 
 
 static const char *const descrs[PD_NUM_DTYPES] = {"<f4", "<f8", "<i4", "<i8", "|u1"};
 
-pd_status pd_npy_encode_header(pd_dtype dtype, int ndim, const int64_t *dims, char *buf, size_t cap,
-                               size_t *len, pd_error *err) {
+pd_status pd_npy_encode_header(pd_dtype dtype, int ndim, const int64_t *dims, char *buf, size_t cap, size_t *len,
+                               pd_error *err) {
   char dict[512];
   if ((unsigned)dtype >= PD_NUM_DTYPES) return pd_errorf(err, PD_ERR_INPUT, "cannot save dtype %d", (int)dtype);
   if (ndim < 0 || ndim > PD_MAX_DIMS)
@@ -475,7 +516,8 @@ pd_status pd_npy_encode_header(pd_dtype dtype, int ndim, const int64_t *dims, ch
   /* Exactly numpy's _write_array_header: sorted keys, repr() of the shape,
    * spare spaces for growing the first dim, then _wrap_header's padding. */
   size_t n = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descrs[dtype]);
-  for (int i = 0; i < ndim; i++) n += (size_t)snprintf(dict + n, sizeof dict - n, "%s%lld", i ? ", " : "", (long long)dims[i]);
+  for (int i = 0; i < ndim; i++)
+    n += (size_t)snprintf(dict + n, sizeof dict - n, "%s%lld", i ? ", " : "", (long long)dims[i]);
   n += (size_t)snprintf(dict + n, sizeof dict - n, "%s), }", ndim == 1 ? "," : "");
   if (ndim > 0) {
     char d0[32];

@@ -29,8 +29,7 @@ typedef struct pd_npy_header {
 /* Parses the header at the start of buf, which holds the file's first len
  * bytes (at least the whole header; the data need not be there). `name` is
  * the file name used in messages. */
-pd_status pd_npy_parse_header(const char *name, const void *buf, size_t len, pd_npy_header *h,
-                              pd_error *err);
+pd_status pd_npy_parse_header(const char *name, const void *buf, size_t len, pd_npy_header *h, pd_error *err);
 
 /* Parses a whole .npy file in memory (plain or gzip) into out, which must
  * have been pd_tensor_init'ed; the data size must match the header exactly.
@@ -47,8 +46,8 @@ pd_status pd_npy_read_header(const char *path, pd_npy_header *h, pd_error *err);
 
 /* The bytes numpy.save writes before the data of an array of this dtype and
  * shape, into buf (cap bytes; 512 is always enough for PD_MAX_DIMS dims). */
-pd_status pd_npy_encode_header(pd_dtype dtype, int ndim, const int64_t *dims, char *buf, size_t cap,
-                               size_t *len, pd_error *err);
+pd_status pd_npy_encode_header(pd_dtype dtype, int ndim, const int64_t *dims, char *buf, size_t cap, size_t *len,
+                               pd_error *err);
 
 /* Writes t (on the CPU, with a known shape) to path atomically: a crash or
  * an error leaves either the old file or the complete new one. */
@@ -60,7 +59,6 @@ pd_status pd_npy_check_file_size(const char *name, const pd_npy_header *h, uint6
 
 /* The exact size a .npy file with this header must have (data_offset +
  * data_bytes); a pd_size_fn for pd_gunzip and pd_file_image_open. */
-pd_status pd_npy_file_size(const char *name, const uint8_t *head, size_t len, uint64_t *total,
-                           pd_error *err);
+pd_status pd_npy_file_size(const char *name, const uint8_t *head, size_t len, uint64_t *total, pd_error *err);
 
 #endif

@@ -16,8 +16,8 @@ pd_status pd_ctx_fail(pd_ctx *c, pd_status st, const char *fmt, ...) {
   va_end(ap);
   const pd_op *op = c->op;
   if (op->file && op->line > 0)
-    return pd_errorf(c->err, st, "%s:%d:%d: op #%d \"%s\": %s", op->file, op->line, op->col,
-                     op->index, op->def->type, msg);
+    return pd_errorf(c->err, st, "%s:%d:%d: op #%d \"%s\": %s", op->file, op->line, op->col, op->index, op->def->type,
+                     msg);
   return pd_errorf(c->err, st, "op #%d \"%s\": %s", op->index, op->def->type, msg);
 }
 
@@ -113,14 +113,17 @@ const pd_kernel *pd_op_kernel(const pd_op_def *d, pd_place_kind place, pd_dtype 
 
 /* ---- attribute values ---- */
 
-static const char *const attr_type_names[] = {"int", "float", "string", "list of ints",
-                                              "list of floats", "list of strings", "bool"};
+static const char *const attr_type_names[] = {
+    "int", "float", "string", "list of ints", "list of floats", "list of strings", "bool"};
 
 static bool bound_ok(pd_bound kind, double bound, double v, bool is_min) {
   switch (kind) {
-  case PD_NONE: return true;
-  case PD_GE: return is_min ? v >= bound : v <= bound;
-  case PD_GT: return is_min ? v > bound : v < bound;
+  case PD_NONE:
+    return true;
+  case PD_GE:
+    return is_min ? v >= bound : v <= bound;
+  case PD_GT:
+    return is_min ? v > bound : v < bound;
   }
   return true;
 }
@@ -145,23 +148,24 @@ pd_status pd_attr_check_range(const pd_attr_def *d, const pd_attr *v, pd_error *
     size_t n = 0;
     while (d->one_of[n]) n++;
     const char *sug = pd_suggest(v->s, d->one_of, n);
-    return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" must be one of %s, got \"%s\"%s%s%s", d->name, list,
-                     v->s, sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "");
+    return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" must be one of %s, got \"%s\"%s%s%s", d->name, list, v->s,
+                     sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "");
   }
   if (!d->min_kind && !d->max_kind) return PD_OK;
   int n = 1;
   if (v->type == PD_ATTR_INTS || v->type == PD_ATTR_FLOATS) n = v->n;
   for (int i = 0; i < n; i++) {
-    double x = v->type == PD_ATTR_INT ? (double)v->i
-               : v->type == PD_ATTR_FLOAT ? v->f
-               : v->type == PD_ATTR_INTS ? (double)v->ints[i]
-               : v->type == PD_ATTR_FLOATS ? v->floats[i] : 0;
+    double x = v->type == PD_ATTR_INT      ? (double)v->i
+               : v->type == PD_ATTR_FLOAT  ? v->f
+               : v->type == PD_ATTR_INTS   ? (double)v->ints[i]
+               : v->type == PD_ATTR_FLOATS ? v->floats[i]
+                                           : 0;
     if (!bound_ok(d->min_kind, d->min, x, true) || !bound_ok(d->max_kind, d->max, x, false) || isnan(x)) {
       if (n > 1 || v->type == PD_ATTR_INTS || v->type == PD_ATTR_FLOATS)
         return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\": every element must be %s, got %s", d->name,
                          bound_text(d, b, sizeof b), pd_attr_str(v, g, sizeof g));
-      return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" must be %s, got %s", d->name,
-                       bound_text(d, b, sizeof b), pd_attr_str(v, g, sizeof g));
+      return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" must be %s, got %s", d->name, bound_text(d, b, sizeof b),
+                       pd_attr_str(v, g, sizeof g));
     }
   }
   return PD_OK;
@@ -172,19 +176,30 @@ const char *pd_attr_str(const pd_attr *v, char *buf, size_t size) {
   buf[0] = '\0';
 #define PUT(...) (used < size ? used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__) : 0)
   switch (v->type) {
-  case PD_ATTR_INT: PUT("%lld", (long long)v->i); break;
-  case PD_ATTR_FLOAT: PUT("%.17g", v->f); break;
-  case PD_ATTR_STRING: PUT("\"%s\"", v->s ? v->s : ""); break;
-  case PD_ATTR_BOOL: PUT("%s", v->b ? "true" : "false"); break;
+  case PD_ATTR_INT:
+    PUT("%lld", (long long)v->i);
+    break;
+  case PD_ATTR_FLOAT:
+    PUT("%.17g", v->f);
+    break;
+  case PD_ATTR_STRING:
+    PUT("\"%s\"", v->s ? v->s : "");
+    break;
+  case PD_ATTR_BOOL:
+    PUT("%s", v->b ? "true" : "false");
+    break;
   case PD_ATTR_INTS:
   case PD_ATTR_FLOATS:
   case PD_ATTR_STRINGS:
     PUT("[");
     for (int i = 0; i < v->n; i++) {
       if (i) PUT(", ");
-      if (v->type == PD_ATTR_INTS) PUT("%lld", (long long)v->ints[i]);
-      else if (v->type == PD_ATTR_FLOATS) PUT("%.17g", v->floats[i]);
-      else PUT("\"%s\"", v->strs[i]);
+      if (v->type == PD_ATTR_INTS)
+        PUT("%lld", (long long)v->ints[i]);
+      else if (v->type == PD_ATTR_FLOATS)
+        PUT("%.17g", v->floats[i]);
+      else
+        PUT("\"%s\"", v->strs[i]);
     }
     PUT("]");
     break;
@@ -193,6 +208,4 @@ const char *pd_attr_str(const pd_attr *v, char *buf, size_t size) {
   return buf;
 }
 
-const char *pd_attr_type_name(pd_attr_type t) {
-  return (unsigned)t <= PD_ATTR_BOOL ? attr_type_names[t] : "?";
-}
+const char *pd_attr_type_name(pd_attr_type t) { return (unsigned)t <= PD_ATTR_BOOL ? attr_type_names[t] : "?"; }

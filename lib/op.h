@@ -66,9 +66,9 @@ typedef struct pd_attr {
   double f;
   bool b;
   const char *s;
-  int n;            /* list length */
-  int64_t *ints;    /* INTS */
-  double *floats;   /* FLOATS */
+  int n;             /* list length */
+  int64_t *ints;     /* INTS */
+  double *floats;    /* FLOATS */
   const char **strs; /* STRINGS */
 } pd_attr;
 
@@ -86,8 +86,10 @@ typedef struct pd_kernel {
   pd_kernel_fn fn;
 } pd_kernel;
 
-#define PD_CPU_F32(fn) {{PD_CPU, PD_F32}, fn}
-#define PD_CPU_F64(fn) {{PD_CPU, PD_F64}, fn}
+#define PD_CPU_F32(fn) \
+  { {PD_CPU, PD_F32}, fn }
+#define PD_CPU_F64(fn) \
+  { {PD_CPU, PD_F64}, fn }
 
 /* ---- the definition ---- */
 typedef struct pd_op_def pd_op_def;
@@ -163,7 +165,7 @@ typedef struct pd_op {
 struct pd_exec;
 struct pd_ctx {
   pd_op *op;
-  pd_tensor **vars; /* indexed by variable index: the bound tensors */
+  pd_tensor **vars;     /* indexed by variable index: the bound tensors */
   struct pd_exec *exec; /* NULL during load-time shape inference */
   pd_error *err;
 };
@@ -189,8 +191,7 @@ static inline const char *pd_attr_s(pd_ctx *c, int i) { return c->op->attrs[i].s
 /* An error from inside an op: "op #3 "fc" (net.pbtxt:14:1): <message>".
  * Use PD_ERR_INPUT for shape and attribute problems, PD_ERR_RUNTIME for
  * failures while computing. */
-pd_status pd_ctx_fail(pd_ctx *c, pd_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+pd_status pd_ctx_fail(pd_ctx *c, pd_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Sets an output's dtype and dims for shape inference. */
 pd_status pd_ctx_set_shape(pd_ctx *c, pd_tensor *t, pd_dtype dtype, int ndim, const int64_t *dims);
@@ -235,8 +236,7 @@ const char *const *pd_op_names(int *n);
 /* Converts a value from a NetDesc, checking its type against the def (an
  * int is accepted for a float). The result points into v. */
 struct Paddle__AttrValue;
-pd_status pd_attr_from_value(const pd_attr_def *def, const struct Paddle__AttrValue *v, pd_attr *out,
-                             pd_error *err);
+pd_status pd_attr_from_value(const pd_attr_def *def, const struct Paddle__AttrValue *v, pd_attr *out, pd_error *err);
 const char *pd_attr_type_name(pd_attr_type t);
 
 /* Parses a default/attribute body ("i: 3", "ints: [1, 2]") into a pd_attr of

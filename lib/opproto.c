@@ -16,10 +16,10 @@ static Paddle__VarProto *var_proto(const pd_slot_def *s) {
   paddle__var_proto__init(v);
   v->name = dup(s->name);
   v->comment = dup(s->comment);
-#define FLAG(field, bit)                 \
-  if (s->flags & (bit)) {                \
-    v->has_##field = 1;                  \
-    v->field = 1;                        \
+#define FLAG(field, bit)  \
+  if (s->flags & (bit)) { \
+    v->has_##field = 1;   \
+    v->field = 1;         \
   }
   FLAG(duplicable, PD_SLOT_DUPLICABLE)
   FLAG(dispensable, PD_SLOT_DISPENSABLE)

@@ -13,8 +13,10 @@
 static pd_status set_attr(const pd_op_def *d, pd_attr *attrs, const char *name, double f, bool b, pd_error *err) {
   for (int a = 0; a < d->n_attrs; a++) {
     if (strcmp(d->attrs[a].name, name) != 0) continue;
-    if (d->attrs[a].type == PD_ATTR_BOOL) attrs[a].b = b;
-    else attrs[a].f = f;
+    if (d->attrs[a].type == PD_ATTR_BOOL)
+      attrs[a].b = b;
+    else
+      attrs[a].f = f;
     return pd_attr_check_range(&d->attrs[a], &attrs[a], err);
   }
   return pd_errorf(err, PD_ERR_RUNTIME, "internal error: op %s has no attribute %s", d->type, name);
@@ -50,7 +52,8 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
   }
   int n = pd_net_param_grads(net, params, grads, MAX_PARAMS);
   pd_status st = PD_OK;
-  if (n == 0) st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter gets a gradient from the loss; nothing to train", net->file);
+  if (n == 0)
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter gets a gradient from the loss; nothing to train", net->file);
   int before = net->nops;
   int lr = -1, step = -1;
   if (!st) {

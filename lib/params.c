@@ -33,14 +33,16 @@ pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, co
     if (!f) {
       if (required)
         st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter \"%s\" (%s %s) in this directory", pd_checkpoint_dir(ck),
-                       vi->name, pd_dtype_name(vi->meta.dtype), pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1));
+                       vi->name, pd_dtype_name(vi->meta.dtype),
+                       pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1));
       else if (report)
         pd_buf_printf(report, "missed %s (not in %s; initialised)\n", vi->name, pd_checkpoint_dir(ck));
       continue;
     }
     if (!pd_dims_equal(f->ndim, f->dims, vi->meta.ndim, vi->meta.dims)) {
       st = pd_errorf(err, PD_ERR_INPUT, "%s: parameter \"%s\" has shape %s, but the net needs %s", f->path, vi->name,
-                     pd_dims_str(f->ndim, f->dims, d1, sizeof d1), pd_dims_str(vi->meta.ndim, vi->meta.dims, d2, sizeof d2));
+                     pd_dims_str(f->ndim, f->dims, d1, sizeof d1),
+                     pd_dims_str(vi->meta.ndim, vi->meta.dims, d2, sizeof d2));
       break;
     }
     if (f->dtype != vi->meta.dtype && !(pd_dtype_is_float(f->dtype) && pd_dtype_is_float(vi->meta.dtype))) {

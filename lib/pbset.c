@@ -18,12 +18,17 @@ static size_t value_size(ProtobufCType t) {
   case PROTOBUF_C_TYPE_SFIXED64:
   case PROTOBUF_C_TYPE_UINT64:
   case PROTOBUF_C_TYPE_FIXED64:
-  case PROTOBUF_C_TYPE_DOUBLE: return 8;
-  case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return 8;
+  case PROTOBUF_C_TYPE_BOOL:
+    return sizeof(protobuf_c_boolean);
   case PROTOBUF_C_TYPE_STRING:
-  case PROTOBUF_C_TYPE_MESSAGE: return sizeof(void *);
-  case PROTOBUF_C_TYPE_BYTES: return sizeof(ProtobufCBinaryData);
-  default: return 4;
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return sizeof(void *);
+  case PROTOBUF_C_TYPE_BYTES:
+    return sizeof(ProtobufCBinaryData);
+  default:
+    return 4;
   }
 }
 
@@ -33,7 +38,8 @@ static pd_status unknown(const ProtobufCMessageDescriptor *d, const char *path, 
   for (unsigned i = 0; i < d->n_fields && n < 128; i++) names[n++] = d->fields[i].name;
   const char *sug = pd_suggest(seg, names, n);
   if (sug)
-    return pd_errorf(err, PD_ERR_INPUT, "--set %s: %s has no field \"%s\" (did you mean \"%s\"?)", path, d->name, seg, sug);
+    return pd_errorf(err, PD_ERR_INPUT, "--set %s: %s has no field \"%s\" (did you mean \"%s\"?)", path, d->name, seg,
+                     sug);
   return pd_errorf(err, PD_ERR_INPUT, "--set %s: %s has no field \"%s\"", path, d->name, seg);
 }
 
@@ -85,8 +91,10 @@ pd_status pd_pb_set(ProtobufCMessage *root, const char *assignment, pd_error *er
       if (*v == '"' || *v == '\\') text[k++] = '\\';
       text[k++] = *v;
     }
-    if (quote) text[k++] = '"', text[k] = '\0';
-    else snprintf(text + k, tlen - k, "%s", value);
+    if (quote)
+      text[k++] = '"', text[k] = '\0';
+    else
+      snprintf(text + k, tlen - k, "%s", value);
     ProtobufCMessage *tmp = NULL;
     pd_error perr;
     pd_status st = pd_text_parse(msg->descriptor, text, strlen(text), "--set", &tmp, NULL, &perr);
@@ -115,12 +123,14 @@ pd_status pd_pb_set(ProtobufCMessage *root, const char *assignment, pd_error *er
         *s = (char *)f->default_value;
       } else if (f->type == PROTOBUF_C_TYPE_BYTES) {
         ProtobufCBinaryData *d = dst, *s = src;
-        if (d->data && (!f->default_value || d->data != ((const ProtobufCBinaryData *)f->default_value)->data)) free(d->data);
+        if (d->data && (!f->default_value || d->data != ((const ProtobufCBinaryData *)f->default_value)->data))
+          free(d->data);
         *d = *s;
         s->data = NULL, s->len = 0;
       } else
         memcpy(dst, src, sz);
-      if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) *(uint32_t *)(base + f->quantifier_offset) = f->id;
+      if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+        *(uint32_t *)(base + f->quantifier_offset) = f->id;
       else if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->type != PROTOBUF_C_TYPE_STRING &&
                f->type != PROTOBUF_C_TYPE_MESSAGE && f->quantifier_offset)
         *(protobuf_c_boolean *)(base + f->quantifier_offset) = 1;

@@ -51,9 +51,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int cmp_def(const void *a, const void *b) {
   return strcmp((*(const pd_op_def *const *)a)->type, (*(const pd_op_def *const *)b)->type);
 }
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 static void make_grad(const pd_op_def *f) {
   grad_entry *g = &grads[n_grads++];
@@ -102,8 +100,8 @@ static void parse_defaults(const pd_op_def *d) {
     if (pd_text_parse(&paddle__attr_value__descriptor, ad->def, strlen(ad->def), d->type, &m, NULL, &err) ||
         pd_attr_from_value(ad, (Paddle__AttrValue *)m, &e->value, &err)) {
       /* A bad default is a bug in the op's file, caught by the registry test. */
-      fprintf(stderr, "paddle-run: internal error: op \"%s\" attribute \"%s\" default: %s\n", d->type,
-              ad->name, err.msg);
+      fprintf(stderr, "paddle-run: internal error: op \"%s\" attribute \"%s\" default: %s\n", d->type, ad->name,
+              err.msg);
       abort();
     }
     e->attr = ad;
@@ -141,8 +139,10 @@ const pd_op_def *pd_op_find(const char *type) {
   while (lo <= hi) {
     int mid = (lo + hi) / 2, c = strcmp(type, all_defs[mid]->type);
     if (c == 0) return all_defs[mid];
-    if (c < 0) hi = mid - 1;
-    else lo = mid + 1;
+    if (c < 0)
+      hi = mid - 1;
+    else
+      lo = mid + 1;
   }
   return NULL;
 }
@@ -186,28 +186,43 @@ pd_status pd_attr_parse_default(const pd_attr_def *def, pd_attr *out, pd_error *
 pd_status pd_attr_from_value(const pd_attr_def *d, const Paddle__AttrValue *v, pd_attr *out, pd_error *err) {
   memset(out, 0, sizeof *out);
   out->type = d->type;
-  int set = v->has_i + v->has_f + (v->s != NULL) + v->has_b + (v->n_ints > 0) + (v->n_floats > 0) +
-            (v->n_strings > 0) + (v->n_bools > 0);
-  const char *given = v->has_i ? "an int (i)" : v->has_f ? "a float (f)" : v->s ? "a string (s)"
-                      : v->has_b ? "a bool (b)" : v->n_ints ? "a list of ints (ints)"
-                      : v->n_floats ? "a list of floats (floats)" : v->n_strings ? "a list of strings (strings)"
-                      : v->n_bools ? "a list of bools (bools)" : "no value";
+  int set = v->has_i + v->has_f + (v->s != NULL) + v->has_b + (v->n_ints > 0) + (v->n_floats > 0) + (v->n_strings > 0) +
+            (v->n_bools > 0);
+  const char *given = v->has_i       ? "an int (i)"
+                      : v->has_f     ? "a float (f)"
+                      : v->s         ? "a string (s)"
+                      : v->has_b     ? "a bool (b)"
+                      : v->n_ints    ? "a list of ints (ints)"
+                      : v->n_floats  ? "a list of floats (floats)"
+                      : v->n_strings ? "a list of strings (strings)"
+                      : v->n_bools   ? "a list of bools (bools)"
+                                     : "no value";
   if (v->has_type && (int)v->type != (int)d->type)
     return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" is declared as type %s, but the op takes %s", d->name,
-                     v->type == PADDLE__ATTR_TYPE__BOOLEANS ? "list of bools" : pd_attr_type_name((pd_attr_type)v->type),
+                     v->type == PADDLE__ATTR_TYPE__BOOLEANS ? "list of bools"
+                                                            : pd_attr_type_name((pd_attr_type)v->type),
                      pd_attr_type_name(d->type));
   if (set > 1)
-    return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" has more than one value field set; give one %s",
-                     d->name, pd_attr_type_name(d->type));
+    return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" has more than one value field set; give one %s", d->name,
+                     pd_attr_type_name(d->type));
   bool ok = false;
   switch (d->type) {
-  case PD_ATTR_INT: ok = v->has_i; out->i = v->i; break;
+  case PD_ATTR_INT:
+    ok = v->has_i;
+    out->i = v->i;
+    break;
   case PD_ATTR_FLOAT:
     ok = v->has_f || v->has_i;
     out->f = v->has_f ? v->f : (double)v->i;
     break;
-  case PD_ATTR_STRING: ok = v->s != NULL; out->s = v->s; break;
-  case PD_ATTR_BOOL: ok = v->has_b; out->b = v->b; break;
+  case PD_ATTR_STRING:
+    ok = v->s != NULL;
+    out->s = v->s;
+    break;
+  case PD_ATTR_BOOL:
+    ok = v->has_b;
+    out->b = v->b;
+    break;
   case PD_ATTR_INTS:
     ok = set == 0 || v->n_ints > 0;
     out->n = (int)v->n_ints;

@@ -42,8 +42,7 @@ typedef struct walk {
   int oom;
 } walk;
 
-static const ProtobufCMessageDescriptor *search(walk *w, const ProtobufCMessageDescriptor *d,
-                                                const char *name) {
+static const ProtobufCMessageDescriptor *search(walk *w, const ProtobufCMessageDescriptor *d, const char *name) {
   for (size_t i = 0; i < w->n; i++)
     if (w->seen[i] == d) return NULL;
   if (strcmp(d->name, name) == 0) return d;
@@ -70,11 +69,9 @@ const ProtobufCMessageDescriptor *pd_schema_find(const char *full_name) {
   if (!full_name) return NULL;
   walk w = {0};
   const ProtobufCMessageDescriptor *r = NULL;
-  for (size_t i = 0; i < sizeof builtin / sizeof builtin[0] && !r; i++)
-    r = search(&w, builtin[i], full_name);
+  for (size_t i = 0; i < sizeof builtin / sizeof builtin[0] && !r; i++) r = search(&w, builtin[i], full_name);
   for (size_t k = 0; k < n_registered && !r; k++)
-    for (size_t i = 0; i < registered[k].n && !r; i++)
-      r = search(&w, registered[k].descs[i], full_name);
+    for (size_t i = 0; i < registered[k].n && !r; i++) r = search(&w, registered[k].descs[i], full_name);
   free(w.seen);
   return r;
 }

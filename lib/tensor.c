@@ -8,15 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const dtype_names[PD_NUM_DTYPES] = {"float32", "float64", "int32", "int64",
-                                                        "uint8"};
+static const char *const dtype_names[PD_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8"};
 static const size_t dtype_sizes[PD_NUM_DTYPES] = {4, 8, 4, 8, 1};
 
 size_t pd_dtype_size(pd_dtype t) { return (unsigned)t < PD_NUM_DTYPES ? dtype_sizes[t] : 0; }
 
-const char *pd_dtype_name(pd_dtype t) {
-  return (unsigned)t < PD_NUM_DTYPES ? dtype_names[t] : "unknown";
-}
+const char *pd_dtype_name(pd_dtype t) { return (unsigned)t < PD_NUM_DTYPES ? dtype_names[t] : "unknown"; }
 
 bool pd_dtype_parse(const char *name, pd_dtype *out) {
   for (int i = 0; i < PD_NUM_DTYPES; i++)
@@ -50,8 +47,8 @@ pd_status pd_tensor_set_dims(pd_tensor *t, int ndim, const int64_t *dims, pd_err
     return pd_errorf(err, PD_ERR_INPUT, "a tensor has at most %d dims, got %d", PD_MAX_DIMS, ndim);
   for (int i = 0; i < ndim; i++)
     if (dims[i] < -1)
-      return pd_errorf(err, PD_ERR_INPUT, "dimension %d is %lld; dims must be >= 0 (or -1 for the batch)",
-                       i, (long long)dims[i]);
+      return pd_errorf(err, PD_ERR_INPUT, "dimension %d is %lld; dims must be >= 0 (or -1 for the batch)", i,
+                       (long long)dims[i]);
   t->ndim = ndim;
   for (int i = 0; i < ndim; i++) t->dims[i] = dims[i];
   return PD_OK;
@@ -95,8 +92,7 @@ pd_status pd_tensor_alloc(pd_tensor *t, pd_error *err) {
     return pd_errorf(err, PD_ERR_INPUT, "cannot allocate a tensor of shape %s",
                      pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
   if (t->storage && t->storage->cap >= bytes) return PD_OK;
-  if (t->place.kind != PD_CPU)
-    return pd_errorf(err, PD_ERR_RUNTIME, "this build allocates on the CPU only");
+  if (t->place.kind != PD_CPU) return pd_errorf(err, PD_ERR_RUNTIME, "this build allocates on the CPU only");
   size_t cap = (bytes + 63) & ~(size_t)63;
   if (cap == 0) cap = 64;
   pd_storage *s = malloc(sizeof *s);
@@ -104,8 +100,8 @@ pd_status pd_tensor_alloc(pd_tensor *t, pd_error *err) {
   if (!s || !data) {
     free(s);
     free(data);
-    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory allocating %zu bytes for a tensor of shape %s",
-                     bytes, pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory allocating %zu bytes for a tensor of shape %s", bytes,
+                     pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
   }
   memset(data, 0, cap);
   s->data = data;
@@ -162,11 +158,16 @@ bool pd_dims_equal(int na, const int64_t *a, int nb, const int64_t *b) {
 double pd_tensor_get(const pd_tensor *t, int64_t i) {
   const void *d = pd_tensor_data(t);
   switch (t->dtype) {
-  case PD_F32: return ((const float *)d)[i];
-  case PD_F64: return ((const double *)d)[i];
-  case PD_I32: return ((const int32_t *)d)[i];
-  case PD_I64: return (double)((const int64_t *)d)[i];
-  case PD_U8: return ((const uint8_t *)d)[i];
+  case PD_F32:
+    return ((const float *)d)[i];
+  case PD_F64:
+    return ((const double *)d)[i];
+  case PD_I32:
+    return ((const int32_t *)d)[i];
+  case PD_I64:
+    return (double)((const int64_t *)d)[i];
+  case PD_U8:
+    return ((const uint8_t *)d)[i];
   }
   return 0;
 }
@@ -174,11 +175,21 @@ double pd_tensor_get(const pd_tensor *t, int64_t i) {
 void pd_tensor_set(pd_tensor *t, int64_t i, double v) {
   void *d = pd_tensor_data(t);
   switch (t->dtype) {
-  case PD_F32: ((float *)d)[i] = (float)v; break;
-  case PD_F64: ((double *)d)[i] = v; break;
-  case PD_I32: ((int32_t *)d)[i] = (int32_t)v; break;
-  case PD_I64: ((int64_t *)d)[i] = (int64_t)v; break;
-  case PD_U8: ((uint8_t *)d)[i] = (uint8_t)v; break;
+  case PD_F32:
+    ((float *)d)[i] = (float)v;
+    break;
+  case PD_F64:
+    ((double *)d)[i] = v;
+    break;
+  case PD_I32:
+    ((int32_t *)d)[i] = (int32_t)v;
+    break;
+  case PD_I64:
+    ((int64_t *)d)[i] = (int64_t)v;
+    break;
+  case PD_U8:
+    ((uint8_t *)d)[i] = (uint8_t)v;
+    break;
   }
 }
 

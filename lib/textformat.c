@@ -39,42 +39,68 @@ static size_t value_size(ProtobufCType t) {
   case PROTOBUF_C_TYPE_SINT32:
   case PROTOBUF_C_TYPE_SFIXED32:
   case PROTOBUF_C_TYPE_UINT32:
-  case PROTOBUF_C_TYPE_FIXED32: return 4;
+  case PROTOBUF_C_TYPE_FIXED32:
+    return 4;
   case PROTOBUF_C_TYPE_INT64:
   case PROTOBUF_C_TYPE_SINT64:
   case PROTOBUF_C_TYPE_SFIXED64:
   case PROTOBUF_C_TYPE_UINT64:
-  case PROTOBUF_C_TYPE_FIXED64: return 8;
-  case PROTOBUF_C_TYPE_FLOAT: return sizeof(float);
-  case PROTOBUF_C_TYPE_DOUBLE: return sizeof(double);
-  case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
-  case PROTOBUF_C_TYPE_ENUM: return sizeof(int);
-  case PROTOBUF_C_TYPE_STRING: return sizeof(char *);
-  case PROTOBUF_C_TYPE_BYTES: return sizeof(ProtobufCBinaryData);
-  case PROTOBUF_C_TYPE_MESSAGE: return sizeof(void *);
+  case PROTOBUF_C_TYPE_FIXED64:
+    return 8;
+  case PROTOBUF_C_TYPE_FLOAT:
+    return sizeof(float);
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return sizeof(double);
+  case PROTOBUF_C_TYPE_BOOL:
+    return sizeof(protobuf_c_boolean);
+  case PROTOBUF_C_TYPE_ENUM:
+    return sizeof(int);
+  case PROTOBUF_C_TYPE_STRING:
+    return sizeof(char *);
+  case PROTOBUF_C_TYPE_BYTES:
+    return sizeof(ProtobufCBinaryData);
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return sizeof(void *);
   }
   return 0;
 }
 
 static const char *type_name(const ProtobufCFieldDescriptor *f) {
   switch (f->type) {
-  case PROTOBUF_C_TYPE_INT32: return "int32";
-  case PROTOBUF_C_TYPE_SINT32: return "sint32";
-  case PROTOBUF_C_TYPE_SFIXED32: return "sfixed32";
-  case PROTOBUF_C_TYPE_INT64: return "int64";
-  case PROTOBUF_C_TYPE_SINT64: return "sint64";
-  case PROTOBUF_C_TYPE_SFIXED64: return "sfixed64";
-  case PROTOBUF_C_TYPE_UINT32: return "uint32";
-  case PROTOBUF_C_TYPE_FIXED32: return "fixed32";
-  case PROTOBUF_C_TYPE_UINT64: return "uint64";
-  case PROTOBUF_C_TYPE_FIXED64: return "fixed64";
-  case PROTOBUF_C_TYPE_FLOAT: return "float";
-  case PROTOBUF_C_TYPE_DOUBLE: return "double";
-  case PROTOBUF_C_TYPE_BOOL: return "bool";
-  case PROTOBUF_C_TYPE_STRING: return "string";
-  case PROTOBUF_C_TYPE_BYTES: return "bytes";
-  case PROTOBUF_C_TYPE_ENUM: return ((const ProtobufCEnumDescriptor *)f->descriptor)->name;
-  case PROTOBUF_C_TYPE_MESSAGE: return ((const ProtobufCMessageDescriptor *)f->descriptor)->name;
+  case PROTOBUF_C_TYPE_INT32:
+    return "int32";
+  case PROTOBUF_C_TYPE_SINT32:
+    return "sint32";
+  case PROTOBUF_C_TYPE_SFIXED32:
+    return "sfixed32";
+  case PROTOBUF_C_TYPE_INT64:
+    return "int64";
+  case PROTOBUF_C_TYPE_SINT64:
+    return "sint64";
+  case PROTOBUF_C_TYPE_SFIXED64:
+    return "sfixed64";
+  case PROTOBUF_C_TYPE_UINT32:
+    return "uint32";
+  case PROTOBUF_C_TYPE_FIXED32:
+    return "fixed32";
+  case PROTOBUF_C_TYPE_UINT64:
+    return "uint64";
+  case PROTOBUF_C_TYPE_FIXED64:
+    return "fixed64";
+  case PROTOBUF_C_TYPE_FLOAT:
+    return "float";
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return "double";
+  case PROTOBUF_C_TYPE_BOOL:
+    return "bool";
+  case PROTOBUF_C_TYPE_STRING:
+    return "string";
+  case PROTOBUF_C_TYPE_BYTES:
+    return "bytes";
+  case PROTOBUF_C_TYPE_ENUM:
+    return ((const ProtobufCEnumDescriptor *)f->descriptor)->name;
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return ((const ProtobufCMessageDescriptor *)f->descriptor)->name;
   }
   return "?";
 }
@@ -95,8 +121,10 @@ static int nonzero_value(const ProtobufCMessage *m, const ProtobufCFieldDescript
     const char *s = *(char *const *)p;
     return s && s[0];
   }
-  case PROTOBUF_C_TYPE_BYTES: return ((const ProtobufCBinaryData *)p)->len != 0;
-  case PROTOBUF_C_TYPE_MESSAGE: return *(void *const *)p != NULL;
+  case PROTOBUF_C_TYPE_BYTES:
+    return ((const ProtobufCBinaryData *)p)->len != 0;
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return *(void *const *)p != NULL;
   default: {
     size_t n = value_size(f->type);
     for (size_t i = 0; i < n; i++)
@@ -113,30 +141,32 @@ static int cmp_name(const char *name, const char *w, size_t len) {
   return name[len] != '\0';
 }
 
-static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescriptor *d,
-                                                  const char *w, size_t len) {
+static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescriptor *d, const char *w, size_t len) {
   size_t lo = 0, hi = d->n_fields;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const ProtobufCFieldDescriptor *f = &d->fields[d->fields_sorted_by_name[mid]];
     int c = cmp_name(f->name, w, len);
     if (c == 0) return f;
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return NULL;
 }
 
-static const ProtobufCEnumValue *find_enum_name(const ProtobufCEnumDescriptor *e, const char *w,
-                                                size_t len) {
+static const ProtobufCEnumValue *find_enum_name(const ProtobufCEnumDescriptor *e, const char *w, size_t len) {
   size_t lo = 0, hi = e->n_value_names;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const ProtobufCEnumValueIndex *v = &e->values_by_name[mid];
     int c = cmp_name(v->name, w, len);
     if (c == 0) return &e->values[v->index];
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return NULL;
 }
@@ -148,24 +178,24 @@ static const ProtobufCEnumValue *find_enum_number(const ProtobufCEnumDescriptor 
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (e->values[mid].value == v) return &e->values[mid];
-    if (e->values[mid].value < v) lo = mid + 1;
-    else hi = mid;
+    if (e->values[mid].value < v)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return NULL;
 }
 
 /* A map field is a repeated XxxEntry message nested in its parent with
  * exactly `key = 1` and `value = 2` (what protoc generates for map<K, V>). */
-static int is_map_entry(const ProtobufCMessageDescriptor *parent,
-                        const ProtobufCFieldDescriptor *f) {
+static int is_map_entry(const ProtobufCMessageDescriptor *parent, const ProtobufCFieldDescriptor *f) {
   if (f->label != PROTOBUF_C_LABEL_REPEATED || f->type != PROTOBUF_C_TYPE_MESSAGE) return 0;
   const ProtobufCMessageDescriptor *e = f->descriptor;
   if (e->n_fields != 2 || e->fields[0].id != 1 || e->fields[1].id != 2) return 0;
   if (strcmp(e->fields[0].name, "key") || strcmp(e->fields[1].name, "value")) return 0;
   size_t sl = strlen(e->short_name), pl = strlen(parent->name);
   if (sl < 5 || strcmp(e->short_name + sl - 5, "Entry")) return 0;
-  return strncmp(e->name, parent->name, pl) == 0 && e->name[pl] == '.' &&
-         strcmp(e->name + pl + 1, e->short_name) == 0;
+  return strncmp(e->name, parent->name, pl) == 0 && e->name[pl] == '.' && strcmp(e->name + pl + 1, e->short_name) == 0;
 }
 
 /* ---- source map ------------------------------------------------------------------ */
@@ -177,8 +207,8 @@ void pd_srcmap_free(pd_srcmap *map) {
   map->n = map->cap = 0;
 }
 
-int pd_srcmap_find(const pd_srcmap *map, const void *msg, const ProtobufCFieldDescriptor *field,
-                   size_t index, int *line, int *col) {
+int pd_srcmap_find(const pd_srcmap *map, const void *msg, const ProtobufCFieldDescriptor *field, size_t index,
+                   int *line, int *col) {
   if (!map) return 0;
   for (size_t i = 0; i < map->n; i++) {
     const pd_srcpos *p = &map->pos[i];
@@ -222,22 +252,19 @@ typedef struct parser {
   path_elem path[MAX_DEPTH + 1];
 } parser;
 
-static int fail_at(parser *P, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static int fail_at(parser *P, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail_at(parser *P, int line, int col, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  pd_error_at(P->err, PD_ERR_INPUT, P->file, P->src, (size_t)(P->end - P->src), line, col, "%s",
-              msg);
+  pd_error_at(P->err, PD_ERR_INPUT, P->file, P->src, (size_t)(P->end - P->src), line, col, "%s", msg);
   return -1;
 }
 
 static int fail_oom(parser *P) {
-  pd_errorf(P->err, PD_ERR_RUNTIME, "%s: out of memory while parsing",
-            P->file ? P->file : "<input>");
+  pd_errorf(P->err, PD_ERR_RUNTIME, "%s: out of memory while parsing", P->file ? P->file : "<input>");
   return -1;
 }
 
@@ -249,8 +276,8 @@ static const char *tok_text(const token *t, char *buf, size_t size) {
   size_t n = t->len;
   int cut = 0;
   if (n > 40) n = 40, cut = 1;
-  snprintf(buf, size, "%s%.*s%s%s", t->type == TOK_STRING ? "" : "\"", (int)n, t->s,
-           cut ? "..." : "", t->type == TOK_STRING ? "" : "\"");
+  snprintf(buf, size, "%s%.*s%s%s", t->type == TOK_STRING ? "" : "\"", (int)n, t->s, cut ? "..." : "",
+           t->type == TOK_STRING ? "" : "\"");
   return buf;
 }
 
@@ -262,9 +289,7 @@ static int lex_string(parser *P, const char *p) {
   const char *q = p + 1;
   char quote = *p;
   for (;;) {
-    if (q >= P->end)
-      return fail_at(P, P->line, col_of(P, p), "string literal is never closed (missing %c)",
-                     quote);
+    if (q >= P->end) return fail_at(P, P->line, col_of(P, p), "string literal is never closed (missing %c)", quote);
     char c = *q;
     if (c == quote) return (int)(q + 1 - p);
     if (c == '\n')
@@ -302,12 +327,13 @@ static int lex_string(parser *P, const char *p) {
         ok = i < 2 ? d == '0' : i == 2 ? (d == '0' || d == '1') : is_hex(d);
       }
       if (!ok)
-        return fail_at(P, P->line, col_of(P, esc),
-                       "\"\\U\" must be followed by eight hex digits up to 0010ffff");
+        return fail_at(P, P->line, col_of(P, esc), "\"\\U\" must be followed by eight hex digits up to 0010ffff");
     } else {
       char shown[8];
-      if (c > 32 && c < 127) snprintf(shown, sizeof shown, "%c", c);
-      else snprintf(shown, sizeof shown, "\\%03o", (unsigned char)c);
+      if (c > 32 && c < 127)
+        snprintf(shown, sizeof shown, "%c", c);
+      else
+        snprintf(shown, sizeof shown, "\\%03o", (unsigned char)c);
       return fail_at(P, P->line, col_of(P, esc),
                      "invalid escape \"\\%s\" in string literal (valid: \\n \\t \\r \\a \\b \\f "
                      "\\v \\\\ \\' \\\" \\? \\NNN \\xHH \\uHHHH \\UHHHHHHHH)",
@@ -323,16 +349,14 @@ static int lex_number(parser *P, const char *s, tok_type *type) {
   if (*p == '0' && p + 1 < end && (p[1] == 'x' || p[1] == 'X')) {
     p += 2;
     hex_or_octal = 1;
-    if (p >= end || !is_hex(*p))
-      return fail_at(P, P->line, col_of(P, s), "\"0x\" must be followed by hex digits");
+    if (p >= end || !is_hex(*p)) return fail_at(P, P->line, col_of(P, s), "\"0x\" must be followed by hex digits");
     while (p < end && is_hex(*p)) p++;
   } else if (*p == '0' && p + 1 < end && is_digit(p[1])) {
     p++;
     hex_or_octal = 1;
     while (p < end && is_octal(*p)) p++;
     if (p < end && is_digit(*p))
-      return fail_at(P, P->line, col_of(P, s),
-                     "a number starting with 0 is octal and cannot contain 8 or 9");
+      return fail_at(P, P->line, col_of(P, s), "a number starting with 0 is octal and cannot contain 8 or 9");
   } else {
     if (*p == '.') {
       is_float = 1;
@@ -349,8 +373,8 @@ static int lex_number(parser *P, const char *s, tok_type *type) {
       p++;
       if (p < end && (*p == '-' || *p == '+')) p++;
       if (p >= end || !is_digit(*p))
-        return fail_at(P, P->line, col_of(P, s),
-                       "\"e\" in number \"%.*s\" must be followed by an exponent", (int)(p - s), s);
+        return fail_at(P, P->line, col_of(P, s), "\"e\" in number \"%.*s\" must be followed by an exponent",
+                       (int)(p - s), s);
       while (p < end && is_digit(*p)) p++;
     }
     if (p < end && (*p == 'f' || *p == 'F')) {
@@ -361,14 +385,13 @@ static int lex_number(parser *P, const char *s, tok_type *type) {
   if (p < end && is_letter(*p)) {
     const char *w = p;
     while (w < end && (is_letter(*w) || is_digit(*w))) w++;
-    return fail_at(P, P->line, col_of(P, s), "need space between number \"%.*s\" and \"%.*s\"",
-                   (int)(p - s), s, (int)(w - p), p);
+    return fail_at(P, P->line, col_of(P, s), "need space between number \"%.*s\" and \"%.*s\"", (int)(p - s), s,
+                   (int)(w - p), p);
   }
   if (p < end && *p == '.')
     return fail_at(P, P->line, col_of(P, p),
-                   hex_or_octal
-                       ? "hex and octal numbers must be integers"
-                       : "unexpected \".\": the number already has a decimal point or exponent");
+                   hex_or_octal ? "hex and octal numbers must be integers"
+                                : "unexpected \".\": the number already has a decimal point or exponent");
   *type = is_float ? TOK_FLOAT : TOK_INT;
   return (int)(p - s);
 }
@@ -413,8 +436,8 @@ static int lex_next(parser *P) {
     n = (int)(q - p);
   } else if (is_digit(c) || (c == '.' && p + 1 < end && is_digit(p[1]))) {
     if (c == '.' && P->prev.type == TOK_IDENT && P->prev.s + P->prev.len == p)
-      return fail_at(P, t->line, t->col, "need space between identifier \"%.*s\" and \".\"",
-                     (int)P->prev.len, P->prev.s);
+      return fail_at(P, t->line, t->col, "need space between identifier \"%.*s\" and \".\"", (int)P->prev.len,
+                     P->prev.s);
     n = lex_number(P, p, &t->type);
   } else if (c == '"' || c == '\'') {
     t->type = TOK_STRING;
@@ -422,8 +445,7 @@ static int lex_next(parser *P) {
   } else if (c < 32) {
     return fail_at(P, t->line, t->col, "control character 0x%02x outside a string", c);
   } else if (c >= 0x80) {
-    return fail_at(P, t->line, t->col,
-                   "non-ASCII byte 0x%02x outside a string (names and numbers are ASCII)", c);
+    return fail_at(P, t->line, t->col, "non-ASCII byte 0x%02x outside a string (names and numbers are ASCII)", c);
   } else {
     t->type = TOK_SYMBOL;
   }
@@ -455,8 +477,10 @@ static int parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out) {
   const char *p = s, *end = s + len;
   unsigned base = 10;
   if (len > 1 && p[0] == '0') {
-    if (p[1] == 'x' || p[1] == 'X') base = 16, p += 2;
-    else base = 8;
+    if (p[1] == 'x' || p[1] == 'X')
+      base = 16, p += 2;
+    else
+      base = 8;
   }
   uint64_t r = 0;
   for (; p < end; p++) {
@@ -486,23 +510,23 @@ static int token_strtod(parser *P, const token *t, double *out) {
 
 static const char *msg_name(const ProtobufCMessage *m) { return m->descriptor->name; }
 
-static int fail_value(parser *P, const token *at, const ProtobufCMessage *m,
-                      const ProtobufCFieldDescriptor *f, const char *want) {
+static int fail_value(parser *P, const token *at, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+                      const char *want) {
   char b[64];
-  return fail_at(P, at->line, at->col, "expected %s for \"%s\" (%s) in %s, got %s", want, f->name,
-                 type_name(f), msg_name(m), tok_text(at, b, sizeof b));
+  return fail_at(P, at->line, at->col, "expected %s for \"%s\" (%s) in %s, got %s", want, f->name, type_name(f),
+                 msg_name(m), tok_text(at, b, sizeof b));
 }
 
 /* Integers: an optional '-' token (signed types only), then an integer
  * token within the type's range. */
-static int parse_integer(parser *P, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                         int is_signed, uint64_t max, int64_t *sv, uint64_t *uv) {
+static int parse_integer(parser *P, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, int is_signed,
+                         uint64_t max, int64_t *sv, uint64_t *uv) {
   token start = P->tok;
   int neg = 0;
   if (is_sym(&P->tok, '-')) {
     if (!is_signed)
-      return fail_at(P, start.line, start.col, "\"%s\" (%s) in %s cannot be negative", f->name,
-                     type_name(f), msg_name(m));
+      return fail_at(P, start.line, start.col, "\"%s\" (%s) in %s cannot be negative", f->name, type_name(f),
+                     msg_name(m));
     neg = 1;
     if (lex_next(P)) return -1;
   }
@@ -515,19 +539,27 @@ static int parse_integer(parser *P, const ProtobufCMessage *m, const ProtobufCFi
     case PROTOBUF_C_TYPE_INT32:
     case PROTOBUF_C_TYPE_SINT32:
     case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_ENUM: range = "-2147483648 to 2147483647"; break;
+    case PROTOBUF_C_TYPE_ENUM:
+      range = "-2147483648 to 2147483647";
+      break;
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64: range = "-9223372036854775808 to 9223372036854775807"; break;
+    case PROTOBUF_C_TYPE_SFIXED64:
+      range = "-9223372036854775808 to 9223372036854775807";
+      break;
     case PROTOBUF_C_TYPE_UINT32:
-    case PROTOBUF_C_TYPE_FIXED32: range = "0 to 4294967295"; break;
-    case PROTOBUF_C_TYPE_BOOL: range = "0 or 1"; break;
-    default: range = "0 to 18446744073709551615"; break;
+    case PROTOBUF_C_TYPE_FIXED32:
+      range = "0 to 4294967295";
+      break;
+    case PROTOBUF_C_TYPE_BOOL:
+      range = "0 or 1";
+      break;
+    default:
+      range = "0 to 18446744073709551615";
+      break;
     }
-    return fail_at(P, start.line, start.col,
-                   "integer %s%.*s is out of range for \"%s\" (%s: %s) in %s", neg ? "-" : "",
-                   (int)(t->len > 40 ? 40 : t->len), t->s, f->name, type_name(f), range,
-                   msg_name(m));
+    return fail_at(P, start.line, start.col, "integer %s%.*s is out of range for \"%s\" (%s: %s) in %s", neg ? "-" : "",
+                   (int)(t->len > 40 ? 40 : t->len), t->s, f->name, type_name(f), range, msg_name(m));
   }
   if (sv) *sv = neg ? (int64_t)(0 - u) : (int64_t)u;
   if (uv) *uv = u;
@@ -536,8 +568,7 @@ static int parse_integer(parser *P, const ProtobufCMessage *m, const ProtobufCFi
 
 /* Doubles as ConsumeDouble: '-'? then a decimal integer, a float, or
  * inf/infinity/nan in any case. Hex and octal are refused, like protoc. */
-static int parse_double(parser *P, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                        double *out) {
+static int parse_double(parser *P, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, double *out) {
   int neg = 0;
   if (is_sym(&P->tok, '-')) {
     neg = 1;
@@ -548,17 +579,18 @@ static int parse_double(parser *P, const ProtobufCMessage *m, const ProtobufCFie
   if (t->type == TOK_INT) {
     if (t->len > 1 && t->s[0] == '0') {
       char b[64];
-      return fail_at(P, t->line, t->col,
-                     "hex and octal integers are not allowed for \"%s\" (%s) in %s, got %s",
+      return fail_at(P, t->line, t->col, "hex and octal integers are not allowed for \"%s\" (%s) in %s, got %s",
                      f->name, type_name(f), msg_name(m), tok_text(t, b, sizeof b));
     }
     uint64_t u;
-    if (parse_uint(t->s, t->len, UINT64_MAX, &u)) v = (double)u;
-    else if (token_strtod(P, t, &v)) return -1;
+    if (parse_uint(t->s, t->len, UINT64_MAX, &u))
+      v = (double)u;
+    else if (token_strtod(P, t, &v))
+      return -1;
   } else if (t->type == TOK_FLOAT) {
     if (token_strtod(P, t, &v)) return -1;
-  } else if (t->type == TOK_IDENT && ((t->len == 3 && !strncasecmp(t->s, "inf", 3)) ||
-                                      (t->len == 8 && !strncasecmp(t->s, "infinity", 8)))) {
+  } else if (t->type == TOK_IDENT &&
+             ((t->len == 3 && !strncasecmp(t->s, "inf", 3)) || (t->len == 8 && !strncasecmp(t->s, "infinity", 8)))) {
     v = INFINITY;
   } else if (t->type == TOK_IDENT && t->len == 3 && !strncasecmp(t->s, "nan", 3)) {
     v = NAN;
@@ -633,14 +665,12 @@ static size_t decode_string(const char *s, size_t len, char *out) {
     if (is_octal(c)) {
       unsigned code = (unsigned)(c - '0');
       p++;
-      for (int i = 0; i < 2 && p < e && is_octal(*p); i++, p++)
-        code = code * 8 + (unsigned)(*p - '0');
+      for (int i = 0; i < 2 && p < e && is_octal(*p); i++, p++) code = code * 8 + (unsigned)(*p - '0');
       *o++ = (char)(code & 0xff);
     } else if (c == 'x') {
       unsigned code = 0;
       p++;
-      for (int i = 0; i < 2 && p < e && is_hex(*p); i++, p++)
-        code = code * 16 + (unsigned)hex_value(*p);
+      for (int i = 0; i < 2 && p < e && is_hex(*p); i++, p++) code = code * 16 + (unsigned)hex_value(*p);
       *o++ = (char)code;
     } else if (c == 'u' || c == 'U') {
       uint32_t cp = 0;
@@ -648,22 +678,38 @@ static size_t decode_string(const char *s, size_t len, char *out) {
       read_hex(p + 1, e, n, &cp); /* checked by lex_string */
       p += 1 + n;
       uint32_t trail;
-      if (cp >= 0xd800 && cp <= 0xdbff && e - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
-          read_hex(p + 2, e, 4, &trail) && trail >= 0xdc00 && trail <= 0xdfff) {
+      if (cp >= 0xd800 && cp <= 0xdbff && e - p >= 6 && p[0] == '\\' && p[1] == 'u' && read_hex(p + 2, e, 4, &trail) &&
+          trail >= 0xdc00 && trail <= 0xdfff) {
         cp = 0x10000 + ((cp - 0xd800) << 10) + (trail - 0xdc00);
         p += 6;
       }
       put_utf8(cp, &o);
     } else {
       switch (c) {
-      case 'a': *o++ = '\a'; break;
-      case 'b': *o++ = '\b'; break;
-      case 'f': *o++ = '\f'; break;
-      case 'n': *o++ = '\n'; break;
-      case 'r': *o++ = '\r'; break;
-      case 't': *o++ = '\t'; break;
-      case 'v': *o++ = '\v'; break;
-      default: *o++ = c; break; /* \\ \' \" \? */
+      case 'a':
+        *o++ = '\a';
+        break;
+      case 'b':
+        *o++ = '\b';
+        break;
+      case 'f':
+        *o++ = '\f';
+        break;
+      case 'n':
+        *o++ = '\n';
+        break;
+      case 'r':
+        *o++ = '\r';
+        break;
+      case 't':
+        *o++ = '\t';
+        break;
+      case 'v':
+        *o++ = '\v';
+        break;
+      default:
+        *o++ = c;
+        break; /* \\ \' \" \? */
       }
       p++;
     }
@@ -673,8 +719,8 @@ static size_t decode_string(const char *s, size_t len, char *out) {
 
 /* One or more adjacent string literals, concatenated, in a fresh malloc'd
  * buffer (NUL-terminated). */
-static int parse_string(parser *P, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                        char **out, size_t *out_len) {
+static int parse_string(parser *P, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, char **out,
+                        size_t *out_len) {
   if (P->tok.type != TOK_STRING) return fail_value(P, &P->tok, m, f, "a string");
   token first = P->tok;
   char *buf = NULL;
@@ -708,16 +754,17 @@ static int parse_string(parser *P, const ProtobufCMessage *m, const ProtobufCFie
 /* ---- storing values ---------------------------------------------------------------- */
 
 static void free_value(const ProtobufCFieldDescriptor *f, value *v) {
-  if (f->type == PROTOBUF_C_TYPE_STRING) free(v->str);
-  else if (f->type == PROTOBUF_C_TYPE_BYTES) free(v->bin.data);
+  if (f->type == PROTOBUF_C_TYPE_STRING)
+    free(v->str);
+  else if (f->type == PROTOBUF_C_TYPE_BYTES)
+    free(v->bin.data);
   else if (f->type == PROTOBUF_C_TYPE_MESSAGE && v->msg)
     protobuf_c_message_free_unpacked(v->msg, NULL);
 }
 
 /* Puts v into msg's field (appending when repeated) and takes ownership of
  * heap values, freeing them if it fails. *index gets the element index. */
-static int store(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, value *v,
-                 size_t *index) {
+static int store(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, value *v, size_t *index) {
   size_t sz = value_size(f->type);
   if (f->label == PROTOBUF_C_LABEL_REPEATED) {
     size_t *n = (size_t *)AT(msg, f->quantifier_offset);
@@ -748,14 +795,16 @@ static int store(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescripto
     }
   }
   memcpy(slot, v, sz);
-  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) *(uint32_t *)AT(msg, f->quantifier_offset) = f->id;
-  else if (has_flag(f)) *(protobuf_c_boolean *)AT(msg, f->quantifier_offset) = 1;
+  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+    *(uint32_t *)AT(msg, f->quantifier_offset) = f->id;
+  else if (has_flag(f))
+    *(protobuf_c_boolean *)AT(msg, f->quantifier_offset) = 1;
   *index = 0;
   return 0;
 }
 
-static int record(parser *P, const ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f,
-                  size_t index, int line, int col) {
+static int record(parser *P, const ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, size_t index, int line,
+                  int col) {
   pd_srcmap *map = P->map;
   if (!map) return 0;
   if (map->n == map->cap) {
@@ -771,11 +820,9 @@ static int record(parser *P, const ProtobufCMessage *msg, const ProtobufCFieldDe
 
 /* ---- the parser ------------------------------------------------------------------- */
 
-static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int entry,
-                      const token *at);
+static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int entry, const token *at);
 
-static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                        value *v) {
+static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, value *v) {
   int64_t s;
   uint64_t u;
   memset(v, 0, sizeof *v);
@@ -802,7 +849,8 @@ static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDesc
     if (parse_integer(P, m, f, 0, UINT64_MAX, NULL, &u)) return -1;
     v->u64 = u;
     return 0;
-  case PROTOBUF_C_TYPE_DOUBLE: return parse_double(P, m, f, &v->d);
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return parse_double(P, m, f, &v->d);
   case PROTOBUF_C_TYPE_FLOAT: {
     double d;
     if (parse_double(P, m, f, &d)) return -1;
@@ -839,9 +887,8 @@ static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDesc
           for (unsigned i = 0; i < e->n_value_names; i++) names[i] = e->values_by_name[i].name;
           hint = pd_suggest(word, names, e->n_value_names);
         }
-        fail_at(P, t.line, t.col, "unknown enum value \"%s\" for \"%s\" (%s) in %s%s%s%s", word,
-                f->name, e->name, msg_name(m), hint ? " (did you mean \"" : "", hint ? hint : "",
-                hint ? "\"?)" : "");
+        fail_at(P, t.line, t.col, "unknown enum value \"%s\" for \"%s\" (%s) in %s%s%s%s", word, f->name, e->name,
+                msg_name(m), hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
         free(names);
         return -1;
       }
@@ -851,8 +898,8 @@ static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDesc
     if (t.type == TOK_INT || is_sym(&t, '-')) {
       if (parse_integer(P, m, f, 1, INT32_MAX, &s, NULL)) return -1;
       if (!find_enum_number(e, (int)s))
-        return fail_at(P, t.line, t.col, "unknown enum number %lld for \"%s\" (%s) in %s",
-                       (long long)s, f->name, e->name, msg_name(m));
+        return fail_at(P, t.line, t.col, "unknown enum number %lld for \"%s\" (%s) in %s", (long long)s, f->name,
+                       e->name, msg_name(m));
       v->e = (int)s;
       return 0;
     }
@@ -870,7 +917,8 @@ static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDesc
     v->bin.len = len;
     return 0;
   }
-  case PROTOBUF_C_TYPE_MESSAGE: break;
+  case PROTOBUF_C_TYPE_MESSAGE:
+    break;
   }
   return fail_at(P, P->tok.line, P->tok.col, "internal: unexpected field type");
 }
@@ -878,26 +926,22 @@ static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDesc
 /* One message value: `{ ... }` or `< ... >`, stored into the field. `at` is
  * where the occurrence is recorded (the field name, or the element in a
  * list). */
-static int parse_message_value(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                               const token *at) {
+static int parse_message_value(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, const token *at) {
   const ProtobufCMessageDescriptor *sd = f->descriptor;
   token open = P->tok;
   if (!is_sym(&open, '{') && !is_sym(&open, '<')) {
     char b[64];
-    return fail_at(P, open.line, open.col,
-                   "expected \"{\" or \"<\" to start \"%s\" (%s) in %s, got %s", f->name, sd->name,
-                   msg_name(m), tok_text(&open, b, sizeof b));
+    return fail_at(P, open.line, open.col, "expected \"{\" or \"<\" to start \"%s\" (%s) in %s, got %s", f->name,
+                   sd->name, msg_name(m), tok_text(&open, b, sizeof b));
   }
-  if (P->depth >= MAX_DEPTH)
-    return fail_at(P, open.line, open.col, "messages are nested more than %d deep", MAX_DEPTH);
+  if (P->depth >= MAX_DEPTH) return fail_at(P, open.line, open.col, "messages are nested more than %d deep", MAX_DEPTH);
   value v;
   v.msg = malloc(sd->sizeof_message);
   if (!v.msg) return fail_oom(P);
   protobuf_c_message_init(sd, v.msg);
   size_t index;
   if (store(P, m, f, &v, &index)) return -1;
-  if (record(P, m, f, index, at->line, at->col) || record(P, v.msg, NULL, 0, at->line, at->col))
-    return -1;
+  if (record(P, m, f, index, at->line, at->col) || record(P, v.msg, NULL, 0, at->line, at->col)) return -1;
   if (lex_next(P)) return -1;
   P->path[P->depth++] = (path_elem){f, f->label == PROTOBUF_C_LABEL_REPEATED ? index : SIZE_MAX};
   int rc = parse_body(P, v.msg, &open, is_map_entry(m->descriptor, f), at);
@@ -905,8 +949,7 @@ static int parse_message_value(parser *P, ProtobufCMessage *m, const ProtobufCFi
   return rc;
 }
 
-static int parse_value(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
-                       const token *at) {
+static int parse_value(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, const token *at) {
   if (f->type == PROTOBUF_C_TYPE_MESSAGE) return parse_message_value(P, m, f, at);
   value v;
   size_t index;
@@ -919,16 +962,13 @@ static int unknown_field(parser *P, const ProtobufCMessage *m, const token *t) {
   char word[128], b[64];
   if (is_sym(t, '[')) {
     const char *q = t->s + 1;
-    while (q < P->end && (is_letter(*q) || is_digit(*q) || *q == '.' || *q == '/' || *q == ' '))
-      q++;
+    while (q < P->end && (is_letter(*q) || is_digit(*q) || *q == '.' || *q == '/' || *q == ' ')) q++;
     if (q < P->end && *q == ']') q++;
-    return fail_at(P, t->line, t->col,
-                   "unknown field \"%.*s\" in %s (extensions and Any URLs are not supported)",
+    return fail_at(P, t->line, t->col, "unknown field \"%.*s\" in %s (extensions and Any URLs are not supported)",
                    (int)(q - t->s > 80 ? 80 : q - t->s), t->s, d->name);
   }
   if (t->type != TOK_IDENT)
-    return fail_at(P, t->line, t->col, "expected a field name of %s, got %s", d->name,
-                   tok_text(t, b, sizeof b));
+    return fail_at(P, t->line, t->col, "expected a field name of %s, got %s", d->name, tok_text(t, b, sizeof b));
   snprintf(word, sizeof word, "%.*s", (int)(t->len > 100 ? 100 : t->len), t->s);
   const char **names = malloc(d->n_fields * sizeof *names + 1);
   const char *hint = NULL;
@@ -936,8 +976,8 @@ static int unknown_field(parser *P, const ProtobufCMessage *m, const token *t) {
     for (unsigned i = 0; i < d->n_fields; i++) names[i] = d->fields[i].name;
     hint = pd_suggest(word, names, d->n_fields);
   }
-  fail_at(P, t->line, t->col, "unknown field \"%s\" in %s%s%s%s", word, d->name,
-          hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+  fail_at(P, t->line, t->col, "unknown field \"%s\" in %s%s%s%s", word, d->name, hint ? " (did you mean \"" : "",
+          hint ? hint : "", hint ? "\"?)" : "");
   free(names);
   return -1;
 }
@@ -945,20 +985,18 @@ static int unknown_field(parser *P, const ProtobufCMessage *m, const token *t) {
 static int parse_field(parser *P, ProtobufCMessage *m, size_t seen) {
   const ProtobufCMessageDescriptor *d = m->descriptor;
   token name = P->tok;
-  const ProtobufCFieldDescriptor *f =
-      name.type == TOK_IDENT ? find_field(d, name.s, name.len) : NULL;
+  const ProtobufCFieldDescriptor *f = name.type == TOK_IDENT ? find_field(d, name.s, name.len) : NULL;
   if (!f) return unknown_field(P, m, &name);
   size_t fi = (size_t)(f - d->fields);
   uint64_t *bits = &P->seen[seen + fi / 64], bit = (uint64_t)1 << (fi % 64);
   if (f->label != PROTOBUF_C_LABEL_REPEATED) {
     int given = f->label == PROTOBUF_C_LABEL_NONE ? nonzero_value(m, f) : (*bits & bit) != 0;
     if (given)
-      return fail_at(P, name.line, name.col,
-                     "field \"%s\" of %s is given twice (it is not repeated)", f->name, d->name);
+      return fail_at(P, name.line, name.col, "field \"%s\" of %s is given twice (it is not repeated)", f->name,
+                     d->name);
     if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
       uint32_t c = *(const uint32_t *)AT(m, f->quantifier_offset);
-      const ProtobufCFieldDescriptor *other =
-          c ? protobuf_c_message_descriptor_get_field(d, c) : NULL;
+      const ProtobufCFieldDescriptor *other = c ? protobuf_c_message_descriptor_get_field(d, c) : NULL;
       if (other && other != f)
         return fail_at(P, name.line, name.col,
                        "field \"%s\" of %s is in the same oneof as \"%s\", which is already set "
@@ -972,8 +1010,8 @@ static int parse_field(parser *P, ProtobufCMessage *m, size_t seen) {
     if (is_sym(&P->tok, ':') && lex_next(P)) return -1;
   } else if (!is_sym(&P->tok, ':')) {
     char b[64];
-    return fail_at(P, P->tok.line, P->tok.col, "expected \":\" after \"%s\" (%s) in %s, got %s",
-                   f->name, type_name(f), d->name, tok_text(&P->tok, b, sizeof b));
+    return fail_at(P, P->tok.line, P->tok.col, "expected \":\" after \"%s\" (%s) in %s, got %s", f->name, type_name(f),
+                   d->name, tok_text(&P->tok, b, sizeof b));
   } else if (lex_next(P)) {
     return -1;
   }
@@ -986,15 +1024,13 @@ static int parse_field(parser *P, ProtobufCMessage *m, size_t seen) {
       if (is_sym(&P->tok, ']')) break;
       if (!is_sym(&P->tok, ',')) {
         char b[64];
-        return fail_at(P, P->tok.line, P->tok.col,
-                       "expected \",\" or \"]\" in the list for \"%s\", got %s", f->name,
+        return fail_at(P, P->tok.line, P->tok.col, "expected \",\" or \"]\" in the list for \"%s\", got %s", f->name,
                        tok_text(&P->tok, b, sizeof b));
       }
       token comma = P->tok;
       if (lex_next(P)) return -1;
       if (is_sym(&P->tok, ']'))
-        return fail_at(P, comma.line, comma.col,
-                       "trailing \",\" before \"]\" in the list for \"%s\"", f->name);
+        return fail_at(P, comma.line, comma.col, "trailing \",\" before \"]\" in the list for \"%s\"", f->name);
     }
     if (lex_next(P)) return -1;
   } else if (parse_value(P, m, f, &name)) {
@@ -1009,9 +1045,8 @@ static void format_path(const parser *P, const char *last, char *buf, size_t siz
   buf[0] = '\0';
   for (int i = 0; i < P->depth && used < size; i++) {
     const path_elem *e = &P->path[i];
-    int n = e->index == SIZE_MAX
-                ? snprintf(buf + used, size - used, "%s.", e->field->name)
-                : snprintf(buf + used, size - used, "%s[%zu].", e->field->name, e->index);
+    int n = e->index == SIZE_MAX ? snprintf(buf + used, size - used, "%s.", e->field->name)
+                                 : snprintf(buf + used, size - used, "%s[%zu].", e->field->name, e->index);
     if (n < 0) return;
     used += (size_t)n;
   }
@@ -1021,8 +1056,7 @@ static void format_path(const parser *P, const char *last, char *buf, size_t siz
 /* Fields until the closing delimiter (or the end, at top level); then the
  * required-field check, and for map entries the key/value protoc always
  * writes. */
-static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int entry,
-                      const token *at) {
+static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int entry, const token *at) {
   const ProtobufCMessageDescriptor *d = msg->descriptor;
   size_t words = (d->n_fields + 63) / 64, seen = P->seen_len;
   if (seen + words > P->seen_cap) {
@@ -1039,16 +1073,13 @@ static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int e
     const token *t = &P->tok;
     if (t->type == TOK_END) {
       if (!close) break;
-      return fail_at(P, open->line, open->col,
-                     "\"%c\" is never closed: expected \"%c\" before the end of input", open->s[0],
-                     close);
+      return fail_at(P, open->line, open->col, "\"%c\" is never closed: expected \"%c\" before the end of input",
+                     open->s[0], close);
     }
     if (is_sym(t, '}') || is_sym(t, '>')) {
-      if (!close)
-        return fail_at(P, t->line, t->col, "unexpected \"%c\": no message is open", t->s[0]);
+      if (!close) return fail_at(P, t->line, t->col, "unexpected \"%c\": no message is open", t->s[0]);
       if (t->s[0] != close)
-        return fail_at(P, t->line, t->col,
-                       "expected \"%c\" to close the \"%c\" at %d:%d, got \"%c\"", close,
+        return fail_at(P, t->line, t->col, "expected \"%c\" to close the \"%c\" at %d:%d, got \"%c\"", close,
                        open->s[0], open->line, open->col, t->s[0]);
       if (lex_next(P)) return -1;
       break;
@@ -1099,9 +1130,8 @@ static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int e
   return 0;
 }
 
-pd_status pd_text_parse(const ProtobufCMessageDescriptor *desc, const char *text, size_t len,
-                        const char *filename, ProtobufCMessage **out, pd_srcmap *map,
-                        pd_error *err) {
+pd_status pd_text_parse(const ProtobufCMessageDescriptor *desc, const char *text, size_t len, const char *filename,
+                        ProtobufCMessage **out, pd_srcmap *map, pd_error *err) {
   if (out) *out = NULL;
   if (!desc || !out || (!text && len))
     return pd_errorf(err, PD_ERR_INPUT, "pd_text_parse: no descriptor, input or output");
@@ -1128,8 +1158,10 @@ pd_status pd_text_parse(const ProtobufCMessageDescriptor *desc, const char *text
   pd_status st = rc ? (err ? err->status : PD_ERR_INPUT) : PD_OK;
   if (rc) {
     if (msg) protobuf_c_message_free_unpacked(msg, NULL);
-    if (map && map_cap == 0) pd_srcmap_free(map);
-    else if (map) map->n = map_n;
+    if (map && map_cap == 0)
+      pd_srcmap_free(map);
+    else if (map)
+      map->n = map_n;
   } else {
     *out = msg;
   }
@@ -1261,8 +1293,10 @@ static void format_shortest(double v, int is_float, char *buf, size_t size) {
   } else {
     while (lo < hi) {
       int mid = (lo + hi) / 2;
-      if (digits_read_back(v, is_float, mid, sci, sizeof sci)) hi = mid;
-      else lo = mid + 1;
+      if (digits_read_back(v, is_float, mid, sci, sizeof sci))
+        hi = mid;
+      else
+        lo = mid + 1;
     }
   }
   digits_read_back(v, is_float, lo, sci, sizeof sci);
@@ -1270,14 +1304,19 @@ static void format_shortest(double v, int is_float, char *buf, size_t size) {
 }
 
 void pd_format_double(double v, char *buf, size_t size) {
-  if (isnan(v)) snprintf(buf, size, signbit(v) ? "-nan" : "nan");
-  else if (isinf(v)) snprintf(buf, size, v < 0 ? "-inf" : "inf");
-  else format_shortest(v, 0, buf, size);
+  if (isnan(v))
+    snprintf(buf, size, signbit(v) ? "-nan" : "nan");
+  else if (isinf(v))
+    snprintf(buf, size, v < 0 ? "-inf" : "inf");
+  else
+    format_shortest(v, 0, buf, size);
 }
 
 void pd_format_float(float v, char *buf, size_t size) {
-  if (isnan(v) || isinf(v)) pd_format_double((double)v, buf, size);
-  else format_shortest((double)v, 1, buf, size);
+  if (isnan(v) || isinf(v))
+    pd_format_double((double)v, buf, size);
+  else
+    format_shortest((double)v, 1, buf, size);
 }
 
 static int print_escaped(pd_buf *b, const uint8_t *s, size_t n) {
@@ -1287,12 +1326,24 @@ static int print_escaped(pd_buf *b, const uint8_t *s, size_t n) {
   for (size_t i = 0; i < n; i++) {
     uint8_t c = s[i];
     switch (c) {
-    case '\n': *o++ = '\\', *o++ = 'n'; break;
-    case '\r': *o++ = '\\', *o++ = 'r'; break;
-    case '\t': *o++ = '\\', *o++ = 't'; break;
-    case '"': *o++ = '\\', *o++ = '"'; break;
-    case '\'': *o++ = '\\', *o++ = '\''; break;
-    case '\\': *o++ = '\\', *o++ = '\\'; break;
+    case '\n':
+      *o++ = '\\', *o++ = 'n';
+      break;
+    case '\r':
+      *o++ = '\\', *o++ = 'r';
+      break;
+    case '\t':
+      *o++ = '\\', *o++ = 't';
+      break;
+    case '"':
+      *o++ = '\\', *o++ = '"';
+      break;
+    case '\'':
+      *o++ = '\\', *o++ = '\'';
+      break;
+    case '\\':
+      *o++ = '\\', *o++ = '\\';
+      break;
     default:
       if (c < 0x20 || c >= 0x7f) {
         *o++ = '\\';
@@ -1326,8 +1377,8 @@ static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int ind
   if (print_indent(out, indent) || pd_buf_append(out, f->name, strlen(f->name))) return -1;
   if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
     const ProtobufCMessage *sub = *(ProtobufCMessage *const *)p;
-    if (pd_buf_append(out, " {\n", 3) || print_message(sub, indent + 1, out) ||
-        print_indent(out, indent) || pd_buf_append(out, "}\n", 2))
+    if (pd_buf_append(out, " {\n", 3) || print_message(sub, indent + 1, out) || print_indent(out, indent) ||
+        pd_buf_append(out, "}\n", 2))
       return -1;
     return 0;
   }
@@ -1336,14 +1387,22 @@ static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int ind
   switch (f->type) {
   case PROTOBUF_C_TYPE_INT32:
   case PROTOBUF_C_TYPE_SINT32:
-  case PROTOBUF_C_TYPE_SFIXED32: rc = pd_buf_printf(out, "%" PRId32, *(const int32_t *)p); break;
+  case PROTOBUF_C_TYPE_SFIXED32:
+    rc = pd_buf_printf(out, "%" PRId32, *(const int32_t *)p);
+    break;
   case PROTOBUF_C_TYPE_INT64:
   case PROTOBUF_C_TYPE_SINT64:
-  case PROTOBUF_C_TYPE_SFIXED64: rc = pd_buf_printf(out, "%" PRId64, *(const int64_t *)p); break;
+  case PROTOBUF_C_TYPE_SFIXED64:
+    rc = pd_buf_printf(out, "%" PRId64, *(const int64_t *)p);
+    break;
   case PROTOBUF_C_TYPE_UINT32:
-  case PROTOBUF_C_TYPE_FIXED32: rc = pd_buf_printf(out, "%" PRIu32, *(const uint32_t *)p); break;
+  case PROTOBUF_C_TYPE_FIXED32:
+    rc = pd_buf_printf(out, "%" PRIu32, *(const uint32_t *)p);
+    break;
   case PROTOBUF_C_TYPE_UINT64:
-  case PROTOBUF_C_TYPE_FIXED64: rc = pd_buf_printf(out, "%" PRIu64, *(const uint64_t *)p); break;
+  case PROTOBUF_C_TYPE_FIXED64:
+    rc = pd_buf_printf(out, "%" PRIu64, *(const uint64_t *)p);
+    break;
   case PROTOBUF_C_TYPE_FLOAT:
     pd_format_float(*(const float *)p, num, sizeof num);
     rc = pd_buf_append(out, num, strlen(num));
@@ -1353,8 +1412,7 @@ static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int ind
     rc = pd_buf_append(out, num, strlen(num));
     break;
   case PROTOBUF_C_TYPE_BOOL:
-    rc = *(const protobuf_c_boolean *)p ? pd_buf_append(out, "true", 4)
-                                        : pd_buf_append(out, "false", 5);
+    rc = *(const protobuf_c_boolean *)p ? pd_buf_append(out, "true", 4) : pd_buf_append(out, "false", 5);
     break;
   case PROTOBUF_C_TYPE_ENUM: {
     int v = *(const int *)p;
@@ -1372,15 +1430,15 @@ static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int ind
     rc = print_escaped(out, bd->data, bd->len);
     break;
   }
-  case PROTOBUF_C_TYPE_MESSAGE: break;
+  case PROTOBUF_C_TYPE_MESSAGE:
+    break;
   }
   return rc || pd_buf_append(out, "\n", 1) ? -1 : 0;
 }
 
 /* Whether a singular field is set, by the rule protobuf-c's packer uses. */
 static int field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) {
-  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-    return *(const uint32_t *)CAT(m, f->quantifier_offset) == f->id;
+  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) return *(const uint32_t *)CAT(m, f->quantifier_offset) == f->id;
   if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE) {
     const void *p = *(void *const *)CAT(m, f->offset);
     if (!p) return 0;
@@ -1388,8 +1446,7 @@ static int field_present(const ProtobufCMessage *m, const ProtobufCFieldDescript
     if (f->label == PROTOBUF_C_LABEL_NONE) return nonzero_value(m, f);
     return 1;
   }
-  if (f->label == PROTOBUF_C_LABEL_OPTIONAL)
-    return *(const protobuf_c_boolean *)CAT(m, f->quantifier_offset);
+  if (f->label == PROTOBUF_C_LABEL_OPTIONAL) return *(const protobuf_c_boolean *)CAT(m, f->quantifier_offset);
   if (f->label == PROTOBUF_C_LABEL_NONE) return nonzero_value(m, f);
   return 1;
 }

@@ -30,8 +30,8 @@ void pd_srcmap_free(pd_srcmap *map);
 
 /* Position of msg itself (field NULL) or of one field occurrence. Returns 0
  * and leaves line and col untouched when nothing was recorded. */
-int pd_srcmap_find(const pd_srcmap *map, const void *msg, const ProtobufCFieldDescriptor *field,
-                   size_t index, int *line, int *col);
+int pd_srcmap_find(const pd_srcmap *map, const void *msg, const ProtobufCFieldDescriptor *field, size_t index,
+                   int *line, int *col);
 
 /* Parses `text` (len bytes, need not be NUL-terminated) as a message of type
  * `desc`. On success *out is a message owned by the caller, freed with
@@ -40,9 +40,8 @@ int pd_srcmap_find(const pd_srcmap *map, const void *msg, const ProtobufCFieldDe
  * (pointers into *out; valid until *out is freed). A missing proto2 required
  * field is an error naming the field path ("op[3].type"). On error *out is
  * NULL and nothing is leaked. */
-pd_status pd_text_parse(const ProtobufCMessageDescriptor *desc, const char *text, size_t len,
-                        const char *filename, ProtobufCMessage **out, pd_srcmap *map,
-                        pd_error *err);
+pd_status pd_text_parse(const ProtobufCMessageDescriptor *desc, const char *text, size_t len, const char *filename,
+                        ProtobufCMessage **out, pd_srcmap *map, pd_error *err);
 
 /* A growable byte buffer for the printer. */
 typedef struct pd_buf {

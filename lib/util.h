@@ -10,7 +10,6 @@
 /* Reads all of `path` ("-" = stdin) into a malloc'd, NUL-terminated buffer. */
 pd_status pd_read_file(const char *path, char **out, size_t *len, pd_error *err);
 
-
 /* `path` as seen from the directory of `base_file` (absolute paths and a
  * base in the current directory give `path` unchanged). Caller frees. */
 char *pd_path_beside(const char *base_file, const char *path);

@@ -16,14 +16,12 @@ static const pd_slot_def inputs[] = {
     {"Label", "int64 [N, 1] or [N], the true class of each row", PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
-    {"Accuracy", "fraction of rows whose label is among the k highest scores, [1], the dtype of the scores",
-     0},
+    {"Accuracy", "fraction of rows whose label is among the k highest scores, [1], the dtype of the scores", 0},
     {"Correct", "number of such rows, int64 [1]; may be left out", PD_SLOT_DISPENSABLE},
     {"Total", "number of rows, int64 [1]; may be left out", PD_SLOT_DISPENSABLE},
 };
 static const pd_attr_def attrs[] = {
-    {"k", "how many of the highest scores may hold the label", PD_ATTR_INT, .def = "i: 1", .min_kind = PD_GE,
-     .min = 1},
+    {"k", "how many of the highest scores may hold the label", PD_ATTR_INT, .def = "i: 1", .min_kind = PD_GE, .min = 1},
 };
 
 static pd_status infer(pd_ctx *c) {
@@ -72,9 +70,13 @@ const pd_op_def pd_op_accuracy = {
     .comment = "Top-k accuracy of scores [N, C] against int64 class labels: the fraction of rows whose "
                "label has fewer than k strictly higher scores (ties count in the label's favour). Correct "
                "and Total give the counts, for summing over an epoch. A label outside [0, C) is an error.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTR,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTR,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
 };

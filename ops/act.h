@@ -21,39 +21,39 @@ static inline pd_act pd_act_parse(const char *s) {
 /* Numerically safe sigmoid: never exp of a large positive number. */
 #define PD_SIGMOID(T, x) ((x) >= 0 ? (T)1 / ((T)1 + exp(-(x))) : exp(x) / ((T)1 + exp(x)))
 
-#define PD_ACT_DEFINE(T)                                                                     \
-  static inline void pd_act_forward_##T(pd_act a, const T *x, T *y, int64_t n) {             \
-    switch (a) {                                                                             \
-    case PD_ACT_NONE:                                                                        \
-      if (x != y) memcpy(y, x, (size_t)n * sizeof(T));                                       \
-      break;                                                                                 \
-    case PD_ACT_RELU:                                                                        \
-      for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0;                            \
-      break;                                                                                 \
-    case PD_ACT_SIGMOID:                                                                     \
-      for (int64_t i = 0; i < n; i++) y[i] = (T)PD_SIGMOID(T, x[i]);                         \
-      break;                                                                                 \
-    case PD_ACT_TANH:                                                                        \
-      for (int64_t i = 0; i < n; i++) y[i] = (T)tanh(x[i]);                                  \
-      break;                                                                                 \
-    }                                                                                        \
-  }                                                                                          \
-  /* dx = dy * act'(x), expressed through y = act(x). */                                     \
+#define PD_ACT_DEFINE(T)                                                                        \
+  static inline void pd_act_forward_##T(pd_act a, const T *x, T *y, int64_t n) {                \
+    switch (a) {                                                                                \
+    case PD_ACT_NONE:                                                                           \
+      if (x != y) memcpy(y, x, (size_t)n * sizeof(T));                                          \
+      break;                                                                                    \
+    case PD_ACT_RELU:                                                                           \
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0;                               \
+      break;                                                                                    \
+    case PD_ACT_SIGMOID:                                                                        \
+      for (int64_t i = 0; i < n; i++) y[i] = (T)PD_SIGMOID(T, x[i]);                            \
+      break;                                                                                    \
+    case PD_ACT_TANH:                                                                           \
+      for (int64_t i = 0; i < n; i++) y[i] = (T)tanh(x[i]);                                     \
+      break;                                                                                    \
+    }                                                                                           \
+  }                                                                                             \
+  /* dx = dy * act'(x), expressed through y = act(x). */                                        \
   static inline void pd_act_backward_##T(pd_act a, const T *y, const T *dy, T *dx, int64_t n) { \
-    switch (a) {                                                                             \
-    case PD_ACT_NONE:                                                                        \
-      if (dx != dy) memcpy(dx, dy, (size_t)n * sizeof(T));                                   \
-      break;                                                                                 \
-    case PD_ACT_RELU:                                                                        \
-      for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dy[i] : 0;                          \
-      break;                                                                                 \
-    case PD_ACT_SIGMOID:                                                                     \
-      for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * y[i] * (1 - y[i]);                     \
-      break;                                                                                 \
-    case PD_ACT_TANH:                                                                        \
-      for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * (1 - y[i] * y[i]);                     \
-      break;                                                                                 \
-    }                                                                                        \
+    switch (a) {                                                                                \
+    case PD_ACT_NONE:                                                                           \
+      if (dx != dy) memcpy(dx, dy, (size_t)n * sizeof(T));                                      \
+      break;                                                                                    \
+    case PD_ACT_RELU:                                                                           \
+      for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dy[i] : 0;                             \
+      break;                                                                                    \
+    case PD_ACT_SIGMOID:                                                                        \
+      for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * y[i] * (1 - y[i]);                        \
+      break;                                                                                    \
+    case PD_ACT_TANH:                                                                           \
+      for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * (1 - y[i] * y[i]);                        \
+      break;                                                                                    \
+    }                                                                                           \
   }
 PD_ACT_DEFINE(float)
 PD_ACT_DEFINE(double)
@@ -76,16 +76,16 @@ static pd_status pd_act_infer(pd_ctx *c) {
 }
 
 /* Grad op slots (see op.h): inputs X Out dOut, output dX. */
-#define PD_ACT_OP_KERNELS(T)                                                                             \
-  static pd_status pd_act_op_forward_##T(pd_ctx *c) {                                                    \
-    pd_tensor *x = pd_in(c, 0);                                                                          \
-    pd_act_forward_##T(pd_act_of(c), PD_DATA(x, T), PD_DATA(pd_out(c, 0), T), pd_tensor_numel(x));      \
-    return PD_OK;                                                                                        \
-  }                                                                                                      \
-  static pd_status pd_act_op_backward_##T(pd_ctx *c) {                                                   \
-    pd_tensor *y = pd_in(c, PD_GRAD_Y(1, 1, 0)), *dy = pd_in(c, PD_GRAD_DY(1, 1, 0)), *dx = pd_out(c, 0); \
+#define PD_ACT_OP_KERNELS(T)                                                                                      \
+  static pd_status pd_act_op_forward_##T(pd_ctx *c) {                                                             \
+    pd_tensor *x = pd_in(c, 0);                                                                                   \
+    pd_act_forward_##T(pd_act_of(c), PD_DATA(x, T), PD_DATA(pd_out(c, 0), T), pd_tensor_numel(x));                \
+    return PD_OK;                                                                                                 \
+  }                                                                                                               \
+  static pd_status pd_act_op_backward_##T(pd_ctx *c) {                                                            \
+    pd_tensor *y = pd_in(c, PD_GRAD_Y(1, 1, 0)), *dy = pd_in(c, PD_GRAD_DY(1, 1, 0)), *dx = pd_out(c, 0);         \
     if (dx) pd_act_backward_##T(pd_act_of(c), PD_DATA(y, T), PD_DATA(dy, T), PD_DATA(dx, T), pd_tensor_numel(y)); \
-    return PD_OK;                                                                                        \
+    return PD_OK;                                                                                                 \
   }
 PD_ACT_OP_KERNELS(float)
 PD_ACT_OP_KERNELS(double)
@@ -96,11 +96,11 @@ static const pd_kernel pd_act_grad_kernels[] = {PD_CPU_F32(pd_act_op_backward_fl
                                                 PD_CPU_F64(pd_act_op_backward_double)};
 
 /* The def of an activation op: its type, comment, output slot and kind. */
-#define PD_ACT_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                     \
-  {                                                                                                     \
-    .type = TYPE, .comment = COMMENT, .inputs = pd_act_inputs, .n_inputs = 1, .outputs = OUTPUTS,       \
-    .n_outputs = 1, .infer_shape = pd_act_infer, .kernels = pd_act_kernels, .n_kernels = 2,             \
-    .grad_kernels = pd_act_grad_kernels, .n_grad_kernels = 2, .data = KIND,                             \
+#define PD_ACT_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                               \
+  {                                                                                                               \
+    .type = TYPE, .comment = COMMENT, .inputs = pd_act_inputs, .n_inputs = 1, .outputs = OUTPUTS, .n_outputs = 1, \
+    .infer_shape = pd_act_infer, .kernels = pd_act_kernels, .n_kernels = 2, .grad_kernels = pd_act_grad_kernels,  \
+    .n_grad_kernels = 2, .data = KIND,                                                                            \
   }
 
 #endif

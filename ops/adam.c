@@ -13,11 +13,9 @@ static const pd_slot_def inputs[] = {
     {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
     {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
     {"Moment1", "running mean of the gradient m, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
-    {"Moment2", "running mean of the squared gradient v, the shape of Param (zeros at the start)",
-     PD_SLOT_NO_GRAD},
+    {"Moment2", "running mean of the squared gradient v, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
     {"LearningRate", "the step size lr, [1], the dtype of Param", PD_SLOT_NO_GRAD},
-    {"Step", "the update count t >= 1 (1 at the first update), [1], float64; kept by the trainer",
-     PD_SLOT_NO_GRAD},
+    {"Step", "the update count t >= 1 (1 at the first update), [1], float64; kept by the trainer", PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
     {"ParamOut", "the updated parameter; usually Param itself", 0},
@@ -30,8 +28,8 @@ static const pd_attr_def attrs[] = {
     {"beta2", "decay of the second moment", PD_ATTR_FLOAT, .def = "f: 0.999", .min_kind = PD_GE, .min = 0,
      .max_kind = PD_GT, .max = 1},
     {"epsilon", "added to the denominator", PD_ATTR_FLOAT, .def = "f: 1e-8", .min_kind = PD_GT, .min = 0},
-    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
-     .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
+    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT, .def = "f: 0.0",
+     .min_kind = PD_GE, .min = 0},
 };
 
 static pd_status infer(pd_ctx *c) {
@@ -84,9 +82,13 @@ const pd_op_def pd_op_adam = {
                "g' = Grad + weight_decay Param, m = b1 m + (1 - b1) g', v = b2 v + (1 - b2) g'^2, "
                "ParamOut = Param - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). "
                "Outputs may be the same variables as the inputs.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTR,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTR,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
 };

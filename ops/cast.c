@@ -66,8 +66,8 @@ ALL_TARGETS(CONVERT, uint8_t)
 
 /* Indexed [from][to] by pd_dtype: float32, float64, int32, int64, uint8. */
 #define ROW(S) {S##_to_float, S##_to_double, S##_to_int32_t, S##_to_int64_t, S##_to_uint8_t},
-static const convert_fn converters[PD_NUM_DTYPES][PD_NUM_DTYPES] = {
-    ROW(float) ROW(double) ROW(int32_t) ROW(int64_t) ROW(uint8_t)};
+static const convert_fn converters[PD_NUM_DTYPES][PD_NUM_DTYPES] = {ROW(float) ROW(double) ROW(int32_t) ROW(int64_t)
+                                                                        ROW(uint8_t)};
 
 static void convert(const pd_tensor *from, pd_tensor *to) {
   const void *src = pd_tensor_data(from);
@@ -105,11 +105,16 @@ const pd_op_def pd_op_cast = {
     .type = "cast",
     .comment = "Out = X converted to `dtype`. To an integer dtype values truncate toward zero and saturate "
                "at the type's range (NaN gives 0). The gradient converts dOut back to X's dtype.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTRS,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
-    .kernels = kernels, .n_kernels = 5,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 5,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

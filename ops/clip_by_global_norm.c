@@ -11,34 +11,29 @@ enum { OUT, N_OUT };
 enum { A_MAX_NORM, N_ATTR };
 
 static const pd_slot_def inputs[] = {
-    {"X", "the tensors to clip together (all gradients), of one float dtype",
-     PD_SLOT_DUPLICABLE | PD_SLOT_NO_GRAD},
+    {"X", "the tensors to clip together (all gradients), of one float dtype", PD_SLOT_DUPLICABLE | PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
-    {"Out", "the clipped tensors, one per X in the same order; usually the X variables themselves",
-     PD_SLOT_DUPLICABLE},
+    {"Out", "the clipped tensors, one per X in the same order; usually the X variables themselves", PD_SLOT_DUPLICABLE},
 };
 static const pd_attr_def attrs[] = {
-    {"max_norm", "largest global L2 norm let through", PD_ATTR_FLOAT, .required = true, .min_kind = PD_GT,
-     .min = 0},
+    {"max_norm", "largest global L2 norm let through", PD_ATTR_FLOAT, .required = true, .min_kind = PD_GT, .min = 0},
 };
 
 static pd_status infer(pd_ctx *c) {
   int n = pd_in_count(c, X);
   if (pd_out_count(c, OUT) != n)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "Out must list as many variables as X (%d), got %d", n,
-                       pd_out_count(c, OUT));
+    return pd_ctx_fail(c, PD_ERR_INPUT, "Out must list as many variables as X (%d), got %d", n, pd_out_count(c, OUT));
   if (n == 0) return pd_ctx_fail(c, PD_ERR_INPUT, "X must list at least one variable");
   pd_dtype dt = pd_in(c, X)->dtype;
   if (!pd_dtype_is_float(dt))
-    return pd_ctx_fail(c, PD_ERR_INPUT, "X \"%s\" must be float32 or float64, got %s",
-                       pd_ctx_in_name(c, X, 0), pd_dtype_name(dt));
+    return pd_ctx_fail(c, PD_ERR_INPUT, "X \"%s\" must be float32 or float64, got %s", pd_ctx_in_name(c, X, 0),
+                       pd_dtype_name(dt));
   for (int i = 0; i < n; i++) {
     pd_tensor *x = pd_in_at(c, X, i);
     if (x->dtype != dt)
       return pd_ctx_fail(c, PD_ERR_INPUT, "all X must have one dtype: X \"%s\" is %s but X \"%s\" is %s",
-                         pd_ctx_in_name(c, X, 0), pd_dtype_name(dt), pd_ctx_in_name(c, X, i),
-                         pd_dtype_name(x->dtype));
+                         pd_ctx_in_name(c, X, 0), pd_dtype_name(dt), pd_ctx_in_name(c, X, i), pd_dtype_name(x->dtype));
     pd_status st = pd_ctx_set_shape(c, pd_out_at(c, OUT, i), x->dtype, x->ndim, x->dims);
     if (st) return st;
   }
@@ -74,9 +69,13 @@ const pd_op_def pd_op_clip_by_global_norm = {
     .type = "clip_by_global_norm",
     .comment = "Gradient clipping by the global norm of all X together: if sqrt(sum of squares) > max_norm, "
                "every X is scaled by max_norm / norm. Out may be the same variables as X.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTR,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTR,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
 };

@@ -89,10 +89,15 @@ COS_SIM_FORWARD(double)
  * With c = <x, y> / (|x| |y|):  dOut:   dx = s g (y / (|x| |y|) - c x / |x|^2), dy likewise;
  *                               dXNorm: dx += gx x / |x|;  dYNorm: dy += gy y / |y|.
  * A broadcast Y [1, D] collects dy over all rows. */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y),
-       G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DXNORM = PD_GRAD_DY(N_IN, N_OUT, XNORM),
-       G_DYNORM = PD_GRAD_DY(N_IN, N_OUT, YNORM), G_DX = PD_GRAD_DX(N_IN, N_OUT, X),
-       G_DY = PD_GRAD_DX(N_IN, N_OUT, Y) };
+enum {
+  G_X = PD_GRAD_X(N_IN, N_OUT, X),
+  G_Y = PD_GRAD_X(N_IN, N_OUT, Y),
+  G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT),
+  G_DXNORM = PD_GRAD_DY(N_IN, N_OUT, XNORM),
+  G_DYNORM = PD_GRAD_DY(N_IN, N_OUT, YNORM),
+  G_DX = PD_GRAD_DX(N_IN, N_OUT, X),
+  G_DY = PD_GRAD_DX(N_IN, N_OUT, Y)
+};
 
 #define COS_SIM_BACKWARD(T)                                                                      \
   static pd_status backward_##T(pd_ctx *c) {                                                     \
@@ -143,11 +148,16 @@ const pd_op_def pd_op_cos_sim = {
     .type = "cos_sim",
     .comment = "Cosine similarity of the rows of X [N, D] and Y [N, D] (or one row Y [1, D] against every "
                "row of X), times `scale`: Out [N, 1]; XNorm and YNorm are the row norms. A zero row gives 0.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTR,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTR,
     .infer_shape = infer,
     .flops = flops,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

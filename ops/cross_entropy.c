@@ -69,33 +69,36 @@ CE_FORWARD(float)
 CE_FORWARD(double)
 
 /* Grad op slots (see op.h): inputs X Label Out dOut, outputs dX (dLabel never). */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_LABEL = PD_GRAD_X(N_IN, N_OUT, LABEL),
-       G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
+enum {
+  G_X = PD_GRAD_X(N_IN, N_OUT, X),
+  G_LABEL = PD_GRAD_X(N_IN, N_OUT, LABEL),
+  G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT),
+  G_DX = PD_GRAD_DX(N_IN, N_OUT, X)
+};
 
-#define CE_BACKWARD(T)                                                               \
-  static pd_status backward_##T(pd_ctx *c) {                                         \
-    pd_tensor *xt = pd_in(c, G_X), *lt = pd_in(c, G_LABEL), *dyt = pd_in(c, G_DOUT); \
-    pd_tensor *dxt = pd_out(c, G_DX);                                                \
-    if (!dxt) return PD_OK;                                                          \
-    int64_t n = xt->dims[0], k = xt->dims[1];                                        \
-    const T *x = PD_DATA(xt, T), *dy = dyt ? PD_DATA(dyt, T) : NULL;                 \
-    T *dx = PD_DATA(dxt, T);                                                         \
-    bool soft = pd_attr_b(c, A_SOFT);                                                \
-    if (soft) {                                                                      \
-      const T *l = PD_DATA(lt, T);                                                   \
-      for (int64_t i = 0; i < n * k; i++)                                            \
-        dx[i] = dy ? -dy[i / k] * l[i] / CLAMP(T, x[i]) : 0;                         \
-      return PD_OK;                                                                  \
-    }                                                                                \
-    const int64_t *label = PD_DATA(lt, int64_t);                                     \
-    pd_status st = pd_label_check_range(c, label, n, k);                             \
-    if (st) return st;                                                               \
-    for (int64_t i = 0; i < n * k; i++) dx[i] = 0;                                   \
-    for (int64_t i = 0; dy && i < n; i++) {                                          \
-      int64_t j = i * k + label[i];                                                  \
-      dx[j] = -dy[i] / CLAMP(T, x[j]);                                               \
-    }                                                                                \
-    return PD_OK;                                                                    \
+#define CE_BACKWARD(T)                                                                         \
+  static pd_status backward_##T(pd_ctx *c) {                                                   \
+    pd_tensor *xt = pd_in(c, G_X), *lt = pd_in(c, G_LABEL), *dyt = pd_in(c, G_DOUT);           \
+    pd_tensor *dxt = pd_out(c, G_DX);                                                          \
+    if (!dxt) return PD_OK;                                                                    \
+    int64_t n = xt->dims[0], k = xt->dims[1];                                                  \
+    const T *x = PD_DATA(xt, T), *dy = dyt ? PD_DATA(dyt, T) : NULL;                           \
+    T *dx = PD_DATA(dxt, T);                                                                   \
+    bool soft = pd_attr_b(c, A_SOFT);                                                          \
+    if (soft) {                                                                                \
+      const T *l = PD_DATA(lt, T);                                                             \
+      for (int64_t i = 0; i < n * k; i++) dx[i] = dy ? -dy[i / k] * l[i] / CLAMP(T, x[i]) : 0; \
+      return PD_OK;                                                                            \
+    }                                                                                          \
+    const int64_t *label = PD_DATA(lt, int64_t);                                               \
+    pd_status st = pd_label_check_range(c, label, n, k);                                       \
+    if (st) return st;                                                                         \
+    for (int64_t i = 0; i < n * k; i++) dx[i] = 0;                                             \
+    for (int64_t i = 0; dy && i < n; i++) {                                                    \
+      int64_t j = i * k + label[i];                                                            \
+      dx[j] = -dy[i] / CLAMP(T, x[j]);                                                         \
+    }                                                                                          \
+    return PD_OK;                                                                              \
   }
 CE_BACKWARD(float)
 CE_BACKWARD(double)
@@ -109,10 +112,15 @@ const pd_op_def pd_op_cross_entropy = {
                "soft_label, -sum_j Label[j] log(X[j]). X is clamped below at a tiny value (float32: 1.2e-38, "
                "float64: 1e-20), so a zero probability gives a large finite loss. A label outside [0, C) is "
                "an error.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTR,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTR,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

@@ -33,7 +33,8 @@ static pd_status infer(pd_ctx *c) {
                        pd_dtype_name(x->dtype), pd_dtype_name(y->dtype));
   int axis = start_axis(c, x, y);
   if (y->ndim > x->ndim || axis < 0 || axis + y->ndim > x->ndim)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "Y of shape %s does not fit inside X of shape %s at axis %lld: Y's %d dims "
+    return pd_ctx_fail(c, PD_ERR_INPUT,
+                       "Y of shape %s does not fit inside X of shape %s at axis %lld: Y's %d dims "
                        "must line up with dims of X starting at axis",
                        pd_dims_str(y->ndim, y->dims, b, sizeof b), pd_dims_str(x->ndim, x->dims, a, sizeof a),
                        (long long)pd_attr_i(c, A_AXIS), y->ndim);
@@ -44,8 +45,8 @@ static pd_status infer(pd_ctx *c) {
       return pd_ctx_fail(c, PD_ERR_INPUT,
                          "Y of shape %s cannot be added to X of shape %s at axis %d: Y's dim %d is %lld, X's dim %d "
                          "is %lld (each dim of Y must equal X's or be 1)",
-                         pd_dims_str(y->ndim, y->dims, b, sizeof b), pd_dims_str(x->ndim, x->dims, a, sizeof a),
-                         axis, j, (long long)yd, axis + j, (long long)xd);
+                         pd_dims_str(y->ndim, y->dims, b, sizeof b), pd_dims_str(x->ndim, x->dims, a, sizeof a), axis,
+                         j, (long long)yd, axis + j, (long long)xd);
   }
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, x->dims);
 }
@@ -160,10 +161,15 @@ const pd_op_def pd_op_elementwise_add = {
     .type = "elementwise_add",
     .comment = "Out = X + Y, Y broadcast to X's shape: Y's dims line up with X's from `axis` on (-1: with "
                "X's trailing dims), and a Y dim of 1 repeats. E.g. a bias [C] added to every row of [N, C].",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTRS,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

@@ -18,8 +18,7 @@ static const pd_slot_def inputs[] = {
 static const pd_slot_def outputs[] = {{"Out", "act(X W + B), [N, size]", 0}};
 static const pd_attr_def attrs[] = {
     {"size", "number of output features", PD_ATTR_INT, .required = true, .min_kind = PD_GT, .min = 0},
-    {"act", "activation fused after the product", PD_ATTR_STRING, .def = "s: \"none\"",
-     .one_of = pd_act_names},
+    {"act", "activation fused after the product", PD_ATTR_STRING, .def = "s: \"none\"", .one_of = pd_act_names},
 };
 
 /* X [N, d1, d2...] is read as [N, K]. */
@@ -32,8 +31,7 @@ static void flat(const pd_tensor *x, int64_t *n, int64_t *k) {
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X);
   int64_t n, k, size = pd_attr_i(c, A_SIZE);
-  if (x->ndim < 2)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "input X must have at least 2 dims [N, K], got %d", x->ndim);
+  if (x->ndim < 2) return pd_ctx_fail(c, PD_ERR_INPUT, "input X must have at least 2 dims [N, K], got %d", x->ndim);
   if (!pd_dtype_is_float(x->dtype))
     return pd_ctx_fail(c, PD_ERR_INPUT, "input X must be float32 or float64, got %s (add a cast op)",
                        pd_dtype_name(x->dtype));
@@ -52,8 +50,12 @@ static double flops(pd_ctx *c) {
 }
 
 /* Grad op slots (see op.h): inputs X W B Out dOut, outputs dX dW dB. */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_W = PD_GRAD_X(N_IN, N_OUT, W), G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT),
-       G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
+enum {
+  G_X = PD_GRAD_X(N_IN, N_OUT, X),
+  G_W = PD_GRAD_X(N_IN, N_OUT, W),
+  G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT),
+  G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT)
+};
 
 /* Backward: a product for dW and one for dX, each when wanted. */
 static double grad_flops(pd_ctx *c) {
@@ -63,53 +65,51 @@ static double grad_flops(pd_ctx *c) {
   return one * ((pd_out(c, W) != NULL) + (pd_out(c, X) != NULL));
 }
 
-#define FC_FORWARD(T)                                                                       \
-  static pd_status forward_##T(pd_ctx *c) {                                                 \
-    pd_tensor *x = pd_in(c, X), *w = pd_in(c, W), *b = pd_in(c, B), *y = pd_out(c, OUT);   \
-    int64_t n, k, m = pd_attr_i(c, A_SIZE);                                                 \
-    flat(x, &n, &k);                                                                        \
-    T *out = PD_DATA(y, T);                                                                 \
-    if (b) {                                                                                \
-      const T *bias = PD_DATA(b, T);                                                        \
-      for (int64_t i = 0; i < n; i++)                                                       \
-        for (int64_t j = 0; j < m; j++) out[i * m + j] = bias[j];                           \
-    }                                                                                       \
-    pd_gemm_##T(false, false, n, m, k, 1, PD_DATA(x, T), k, PD_DATA(w, T), m, b ? 1 : 0, out, \
-                m);                                                                         \
-    pd_act_forward_##T(pd_act_parse(pd_attr_s(c, A_ACT)), out, out, n * m);                \
-    return PD_OK;                                                                           \
+#define FC_FORWARD(T)                                                                             \
+  static pd_status forward_##T(pd_ctx *c) {                                                       \
+    pd_tensor *x = pd_in(c, X), *w = pd_in(c, W), *b = pd_in(c, B), *y = pd_out(c, OUT);          \
+    int64_t n, k, m = pd_attr_i(c, A_SIZE);                                                       \
+    flat(x, &n, &k);                                                                              \
+    T *out = PD_DATA(y, T);                                                                       \
+    if (b) {                                                                                      \
+      const T *bias = PD_DATA(b, T);                                                              \
+      for (int64_t i = 0; i < n; i++)                                                             \
+        for (int64_t j = 0; j < m; j++) out[i * m + j] = bias[j];                                 \
+    }                                                                                             \
+    pd_gemm_##T(false, false, n, m, k, 1, PD_DATA(x, T), k, PD_DATA(w, T), m, b ? 1 : 0, out, m); \
+    pd_act_forward_##T(pd_act_parse(pd_attr_s(c, A_ACT)), out, out, n *m);                        \
+    return PD_OK;                                                                                 \
   }
 FC_FORWARD(float)
 FC_FORWARD(double)
 
-
 /* dPre = dOut * act'(Out); dW = X^T dPre; dB = column sums of dPre; dX = dPre W^T. */
-#define FC_BACKWARD(T)                                                                           \
-  static pd_status backward_##T(pd_ctx *c) {                                                     \
+#define FC_BACKWARD(T)                                                                              \
+  static pd_status backward_##T(pd_ctx *c) {                                                        \
     pd_tensor *x = pd_in(c, G_X), *w = pd_in(c, G_W), *y = pd_in(c, G_OUT), *dy = pd_in(c, G_DOUT); \
-    pd_tensor *dx = pd_out(c, X), *dw = pd_out(c, W), *db = pd_out(c, B);                        \
-    int64_t n, k, m = pd_attr_i(c, A_SIZE);                                                      \
-    flat(x, &n, &k);                                                                             \
-    const T *g = PD_DATA(dy, T);                                                                 \
-    pd_act act = pd_act_parse(pd_attr_s(c, A_ACT));                                              \
-    if (act != PD_ACT_NONE) {                                                                    \
-      pd_tensor *tmp = &c->op->work[0];                                                          \
-      tmp->dtype = dy->dtype;                                                                    \
-      pd_status st = pd_tensor_set_dims(tmp, 2, (int64_t[]){n, m}, c->err);                      \
-      if (!st) st = pd_ctx_alloc(c, tmp);                                                        \
-      if (st) return st;                                                                         \
-      pd_act_backward_##T(act, PD_DATA(y, T), g, PD_DATA(tmp, T), n * m);                        \
-      g = PD_DATA(tmp, T);                                                                       \
-    }                                                                                            \
-    if (dw) pd_gemm_##T(true, false, k, m, n, 1, PD_DATA(x, T), k, g, m, 0, PD_DATA(dw, T), m);  \
-    if (db) {                                                                                    \
-      T *gb = PD_DATA(db, T);                                                                    \
-      for (int64_t j = 0; j < m; j++) gb[j] = 0;                                                 \
-      for (int64_t i = 0; i < n; i++)                                                            \
-        for (int64_t j = 0; j < m; j++) gb[j] += g[i * m + j];                                   \
-    }                                                                                            \
-    if (dx) pd_gemm_##T(false, true, n, k, m, 1, g, m, PD_DATA(w, T), m, 0, PD_DATA(dx, T), k);  \
-    return PD_OK;                                                                                \
+    pd_tensor *dx = pd_out(c, X), *dw = pd_out(c, W), *db = pd_out(c, B);                           \
+    int64_t n, k, m = pd_attr_i(c, A_SIZE);                                                         \
+    flat(x, &n, &k);                                                                                \
+    const T *g = PD_DATA(dy, T);                                                                    \
+    pd_act act = pd_act_parse(pd_attr_s(c, A_ACT));                                                 \
+    if (act != PD_ACT_NONE) {                                                                       \
+      pd_tensor *tmp = &c->op->work[0];                                                             \
+      tmp->dtype = dy->dtype;                                                                       \
+      pd_status st = pd_tensor_set_dims(tmp, 2, (int64_t[]){n, m}, c->err);                         \
+      if (!st) st = pd_ctx_alloc(c, tmp);                                                           \
+      if (st) return st;                                                                            \
+      pd_act_backward_##T(act, PD_DATA(y, T), g, PD_DATA(tmp, T), n *m);                            \
+      g = PD_DATA(tmp, T);                                                                          \
+    }                                                                                               \
+    if (dw) pd_gemm_##T(true, false, k, m, n, 1, PD_DATA(x, T), k, g, m, 0, PD_DATA(dw, T), m);     \
+    if (db) {                                                                                       \
+      T *gb = PD_DATA(db, T);                                                                       \
+      for (int64_t j = 0; j < m; j++) gb[j] = 0;                                                    \
+      for (int64_t i = 0; i < n; i++)                                                               \
+        for (int64_t j = 0; j < m; j++) gb[j] += g[i * m + j];                                      \
+    }                                                                                               \
+    if (dx) pd_gemm_##T(false, true, n, k, m, 1, g, m, PD_DATA(w, T), m, 0, PD_DATA(dx, T), k);     \
+    return PD_OK;                                                                                   \
   }
 FC_BACKWARD(float)
 FC_BACKWARD(double)
@@ -121,12 +121,17 @@ const pd_op_def pd_op_fc = {
     .type = "fc",
     .comment = "Fully connected layer: Out = act(X W + B). W and B are parameters; their shapes "
                "follow from X and `size`, so they need not be declared.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = 2,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = 2,
     .infer_shape = infer,
     .flops = flops,
     .grad_flops = grad_flops,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

@@ -30,8 +30,8 @@ static pd_status infer(pd_ctx *c) {
   double lo = dt == PD_I32 ? -2147483648.0 : dt == PD_I64 ? -9223372036854775808.0 : 0;
   double hi = dt == PD_I32 ? 2147483647.0 : dt == PD_I64 ? 9223372036854775807.0 : 255;
   if (!pd_dtype_is_float(dt) && !(v == floor(v) && v >= lo && v <= hi))
-    return pd_ctx_fail(c, PD_ERR_INPUT, "value %g cannot be stored as %s: it must be a whole number in [%.0f, %.0f]",
-                       v, pd_dtype_name(dt), lo, hi);
+    return pd_ctx_fail(c, PD_ERR_INPUT, "value %g cannot be stored as %s: it must be a whole number in [%.0f, %.0f]", v,
+                       pd_dtype_name(dt), lo, hi);
   return pd_ctx_set_shape(c, pd_out(c, OUT), dt, shape->n, shape->ints);
 }
 
@@ -50,16 +50,19 @@ FILL(int64_t)
 FILL(uint8_t)
 
 static const pd_kernel kernels[] = {
-    {{PD_CPU, PD_F32}, fill_float}, {{PD_CPU, PD_F64}, fill_double}, {{PD_CPU, PD_I32}, fill_int32_t},
+    {{PD_CPU, PD_F32}, fill_float},   {{PD_CPU, PD_F64}, fill_double}, {{PD_CPU, PD_I32}, fill_int32_t},
     {{PD_CPU, PD_I64}, fill_int64_t}, {{PD_CPU, PD_U8}, fill_uint8_t},
 };
 
 const pd_op_def pd_op_fill_constant = {
     .type = "fill_constant",
     .comment = "Out = a tensor of dims `shape` and dtype `dtype`, every element `value`.",
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTRS,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
-    .kernels = kernels, .n_kernels = 5,
+    .kernels = kernels,
+    .n_kernels = 5,
 };

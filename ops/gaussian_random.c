@@ -17,8 +17,8 @@ static const pd_attr_def attrs[] = {
     {"dtype", "dtype of Out", PD_ATTR_STRING, .def = "s: \"float32\"", .one_of = dtype_names},
     {"mean", "mean of the distribution", PD_ATTR_FLOAT, .def = "f: 0.0"},
     {"std", "standard deviation of the distribution", PD_ATTR_FLOAT, .def = "f: 1.0", .min_kind = PD_GT, .min = 0},
-    {"seed", "0: use the run's seed; otherwise this seed, the same numbers every time", PD_ATTR_INT,
-     .def = "i: 0", .min_kind = PD_GE, .min = 0},
+    {"seed", "0: use the run's seed; otherwise this seed, the same numbers every time", PD_ATTR_INT, .def = "i: 0",
+     .min_kind = PD_GE, .min = 0},
 };
 
 static pd_dtype key_dtype(pd_ctx *c) {
@@ -55,10 +55,13 @@ const pd_op_def pd_op_gaussian_random = {
     .comment = "Out = a tensor of dims `shape` with values drawn from N(mean, std^2). "
                "`seed` 0 uses the run's seed (different per op and step); another value gives the same "
                "numbers every time.",
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTRS,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
-    .kernels = kernels, .n_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
     .random = true,
 };

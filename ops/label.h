@@ -32,8 +32,8 @@ static inline pd_status pd_label_check(pd_ctx *c, int slot, const pd_tensor *x, 
     return pd_ctx_fail(c, PD_ERR_INPUT, "Label must be int64 class indices, got %s (add a cast op)",
                        pd_dtype_name(l->dtype));
   if (!(l->ndim == 1 || (l->ndim == 2 && l->dims[1] == 1)) || !pd_dim_fits(l->dims[0], x->dims[0]))
-    return pd_ctx_fail(c, PD_ERR_INPUT,
-                       "Label must be [N, 1] or [N], one class per row of the scores %s; got %s", xs, ls);
+    return pd_ctx_fail(c, PD_ERR_INPUT, "Label must be [N, 1] or [N], one class per row of the scores %s; got %s", xs,
+                       ls);
   return PD_OK;
 }
 
@@ -41,8 +41,8 @@ static inline pd_status pd_label_check(pd_ctx *c, int slot, const pd_tensor *x, 
 static inline pd_status pd_label_check_range(pd_ctx *c, const int64_t *label, int64_t rows, int64_t classes) {
   for (int64_t i = 0; i < rows; i++)
     if (label[i] < 0 || label[i] >= classes)
-      return pd_ctx_fail(c, PD_ERR_INPUT, "label %lld at row %lld is out of range [0, %lld)",
-                         (long long)label[i], (long long)i, (long long)classes);
+      return pd_ctx_fail(c, PD_ERR_INPUT, "label %lld at row %lld is out of range [0, %lld)", (long long)label[i],
+                         (long long)i, (long long)classes);
   return PD_OK;
 }
 

@@ -54,9 +54,13 @@ static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(
 const pd_op_def pd_op_mean = {
     .type = "mean",
     .comment = "Out = mean of all elements of X, shape [1].",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

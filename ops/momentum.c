@@ -18,12 +18,11 @@ static const pd_slot_def outputs[] = {
     {"VelocityOut", "the updated velocity; usually Velocity itself", 0},
 };
 static const pd_attr_def attrs[] = {
-    {"mu", "momentum: the fraction of the velocity kept each step", PD_ATTR_FLOAT, .def = "f: 0.9",
+    {"mu", "momentum: the fraction of the velocity kept each step", PD_ATTR_FLOAT, .def = "f: 0.9", .min_kind = PD_GE,
+     .min = 0},
+    {"use_nesterov", "Nesterov's variant: step along g' + mu v instead of v", PD_ATTR_BOOL, .def = "b: false"},
+    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT, .def = "f: 0.0",
      .min_kind = PD_GE, .min = 0},
-    {"use_nesterov", "Nesterov's variant: step along g' + mu v instead of v", PD_ATTR_BOOL,
-     .def = "b: false"},
-    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
-     .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
 };
 
 static pd_status infer(pd_ctx *c) {
@@ -60,9 +59,13 @@ const pd_op_def pd_op_momentum = {
     .type = "momentum",
     .comment = "Momentum step: g' = Grad + weight_decay Param; v = mu v + g'; ParamOut = Param - lr v "
                "(use_nesterov: Param - lr (g' + mu v)). Outputs may be the same variables as the inputs.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTR,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTR,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
 };

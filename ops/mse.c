@@ -25,8 +25,7 @@ static pd_status infer(pd_ctx *c) {
   for (int i = 0; same && i < x->ndim; i++) same = dim_fits(x->dims[i], y->dims[i]);
   if (!same)
     return pd_ctx_fail(c, PD_ERR_INPUT, "X and Y must have the same shape, got %s and %s",
-                       pd_dims_str(x->ndim, x->dims, xs, sizeof xs),
-                       pd_dims_str(y->ndim, y->dims, ys, sizeof ys));
+                       pd_dims_str(x->ndim, x->dims, xs, sizeof xs), pd_dims_str(y->ndim, y->dims, ys, sizeof ys));
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, 1, (int64_t[]){1});
 }
 
@@ -46,8 +45,7 @@ MSE_FORWARD(float)
 MSE_FORWARD(double)
 
 /* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X),
-       G_DY = PD_GRAD_DX(N_IN, N_OUT, Y) };
+enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X), G_DY = PD_GRAD_DX(N_IN, N_OUT, Y) };
 
 #define MSE_BACKWARD(T)                                                                \
   static pd_status backward_##T(pd_ctx *c) {                                           \
@@ -73,9 +71,13 @@ const pd_op_def pd_op_mse = {
     .type = "mse",
     .comment = "Mean squared error Out [1] = mean((X - Y)^2) over every element; X and Y have the same "
                "shape. Gradients flow to both.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

@@ -36,11 +36,11 @@ static pd_status infer(pd_ctx *c) {
     return pd_ctx_fail(c, PD_ERR_INPUT, "X and Y must both be float32 or both float64, got %s and %s",
                        pd_dtype_name(x->dtype), pd_dtype_name(y->dtype));
   if (x->ndim <= xc)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "x_num_col_dims is %d, so X needs more than %d dims; X has shape %s", xc,
-                       xc, pd_dims_str(x->ndim, x->dims, a, sizeof a));
+    return pd_ctx_fail(c, PD_ERR_INPUT, "x_num_col_dims is %d, so X needs more than %d dims; X has shape %s", xc, xc,
+                       pd_dims_str(x->ndim, x->dims, a, sizeof a));
   if (y->ndim <= yc)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "y_num_col_dims is %d, so Y needs more than %d dims; Y has shape %s", yc,
-                       yc, pd_dims_str(y->ndim, y->dims, a, sizeof a));
+    return pd_ctx_fail(c, PD_ERR_INPUT, "y_num_col_dims is %d, so Y needs more than %d dims; Y has shape %s", yc, yc,
+                       pd_dims_str(y->ndim, y->dims, a, sizeof a));
   if (xc + y->ndim - yc > PD_MAX_DIMS)
     return pd_ctx_fail(c, PD_ERR_INPUT, "Out would have %d dims; at most %d are supported", xc + y->ndim - yc,
                        PD_MAX_DIMS);
@@ -116,12 +116,17 @@ const pd_op_def pd_op_mul = {
     .type = "mul",
     .comment = "Matrix product Out = X · Y, with X read as [M, K] (its first x_num_col_dims dims are the "
                "rows) and Y as [K, N] (its first y_num_col_dims dims are the rows).",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTRS,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .flops = flops,
     .grad_flops = grad_flops,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

@@ -14,8 +14,8 @@
 static inline pd_status pd_optim_check_param(pd_ctx *c, int param) {
   const pd_tensor *p = pd_in(c, param);
   if (!pd_dtype_is_float(p->dtype))
-    return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" must be float32 or float64, got %s",
-                       c->op->def->inputs[param].name, pd_ctx_in_name(c, param, 0), pd_dtype_name(p->dtype));
+    return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" must be float32 or float64, got %s", c->op->def->inputs[param].name,
+                       pd_ctx_in_name(c, param, 0), pd_dtype_name(p->dtype));
   return PD_OK;
 }
 

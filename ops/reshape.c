@@ -14,8 +14,8 @@ enum { A_SHAPE, N_ATTRS };
 static const pd_slot_def inputs[] = {{"X", "input tensor of any dtype", 0}};
 static const pd_slot_def outputs[] = {{"Out", "X's elements with the new dims (shares X's storage)", 0}};
 static const pd_attr_def attrs[] = {
-    {"shape", "the new dims; one may be -1 (inferred from the size), 0 copies X's dim at the same index",
-     PD_ATTR_INTS, .required = true, .min_kind = PD_GE, .min = -1},
+    {"shape", "the new dims; one may be -1 (inferred from the size), 0 copies X's dim at the same index", PD_ATTR_INTS,
+     .required = true, .min_kind = PD_GE, .min = -1},
 };
 
 /* a * b, or -1 when it overflows int64. */
@@ -45,17 +45,19 @@ static pd_status infer(pd_ctx *c) {
     }
     if (v == 0) {
       if (i >= x->ndim)
-        return pd_ctx_fail(c, PD_ERR_INPUT, "shape %s copies dim %d of X (a 0), but X of shape %s has %d dims", ss,
-                           i, xs, x->ndim);
+        return pd_ctx_fail(c, PD_ERR_INPUT, "shape %s copies dim %d of X (a 0), but X of shape %s has %d dims", ss, i,
+                           xs, x->ndim);
       v = x->dims[i];
     }
     dims[i] = v;
-    if (v < 0) batch_out++;
+    if (v < 0)
+      batch_out++;
     else if ((known = mul_checked(known, v)) < 0)
       return pd_ctx_fail(c, PD_ERR_INPUT, "shape %s has more elements than fit in 64 bits", ss);
   }
   for (int i = 0; i < x->ndim; i++) {
-    if (x->dims[i] < 0) batch_in++;
+    if (x->dims[i] < 0)
+      batch_in++;
     else if ((x_known = mul_checked(x_known, x->dims[i])) < 0)
       return pd_ctx_fail(c, PD_ERR_INPUT, "X of shape %s has more elements than fit in 64 bits", xs);
   }
@@ -66,8 +68,7 @@ static pd_status infer(pd_ctx *c) {
     if (infer_at >= 0 && known == 0)
       snprintf(why, sizeof why, "the -1 cannot be inferred when the other dims multiply to 0");
     else if (infer_at >= 0 && x_known % known != 0)
-      snprintf(why, sizeof why, "%s %lld elements, not a multiple of %lld", what, (long long)x_known,
-               (long long)known);
+      snprintf(why, sizeof why, "%s %lld elements, not a multiple of %lld", what, (long long)x_known, (long long)known);
     else if (infer_at < 0 && known != x_known)
       snprintf(why, sizeof why, "%s %lld elements, the shape %lld", what, (long long)x_known, (long long)known);
     else if (infer_at >= 0)
@@ -116,10 +117,15 @@ const pd_op_def pd_op_reshape = {
     .type = "reshape",
     .comment = "Out = X with dims `shape`: one -1 is inferred from the size, a 0 copies X's dim at that "
                "index (so [0, -1] flattens all but the batch). Out shares X's storage.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTRS,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 5,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 5,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

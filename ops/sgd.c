@@ -14,8 +14,8 @@ static const pd_slot_def inputs[] = {
 };
 static const pd_slot_def outputs[] = {{"ParamOut", "the updated parameter; usually Param itself", 0}};
 static const pd_attr_def attrs[] = {
-    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
-     .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
+    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT, .def = "f: 0.0",
+     .min_kind = PD_GE, .min = 0},
 };
 
 static pd_status infer(pd_ctx *c) {
@@ -47,9 +47,13 @@ const pd_op_def pd_op_sgd = {
     .type = "sgd",
     .comment = "Stochastic gradient descent step: ParamOut = Param - lr (Grad + weight_decay Param). "
                "ParamOut may be the same variable as Param.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTR,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTR,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
 };

@@ -48,8 +48,7 @@ SOFTMAX_FORWARD(float)
 SOFTMAX_FORWARD(double)
 
 /* Grad op slots (see op.h): inputs X Out dOut, output dX. */
-enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT),
-       G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
+enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
 
 #define SOFTMAX_BACKWARD(T)                                                       \
   static pd_status backward_##T(pd_ctx *c) {                                      \
@@ -82,9 +81,13 @@ const pd_op_def pd_op_softmax = {
     .comment = "Softmax over the last dim, computed stably (the row max is subtracted first). For a "
                "classification loss prefer softmax_with_cross_entropy, which is fused and exact for "
                "huge logits.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

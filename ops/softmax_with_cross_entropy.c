@@ -13,8 +13,7 @@ enum { A_SOFT, N_ATTR };
 
 static const pd_slot_def inputs[] = {
     {"Logits", "unnormalised scores [N, C]", 0},
-    {"Label", "int64 [N, 1] or [N], the class of each row; with soft_label, a distribution [N, C]",
-     PD_SLOT_NO_GRAD},
+    {"Label", "int64 [N, 1] or [N], the class of each row; with soft_label, a distribution [N, C]", PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
     {"Softmax", "softmax of Logits over each row, [N, C]", 0},
@@ -82,9 +81,13 @@ SWCE_FORWARD(double)
 /* Grad op slots (see op.h): inputs Logits Label Softmax Loss dSoftmax dLoss, outputs dLogits.
  * dZ = (S sum_j L_j - L) dLoss (hard labels: S - onehot), plus, when a gradient reaches the
  * Softmax output too, the softmax backward S (dS - <dS, S>). */
-enum { G_LABEL = PD_GRAD_X(N_IN, N_OUT, LABEL), G_SOFTMAX = PD_GRAD_Y(N_IN, N_OUT, SOFTMAX),
-       G_DSOFTMAX = PD_GRAD_DY(N_IN, N_OUT, SOFTMAX), G_DLOSS = PD_GRAD_DY(N_IN, N_OUT, LOSS),
-       G_DLOGITS = PD_GRAD_DX(N_IN, N_OUT, LOGITS) };
+enum {
+  G_LABEL = PD_GRAD_X(N_IN, N_OUT, LABEL),
+  G_SOFTMAX = PD_GRAD_Y(N_IN, N_OUT, SOFTMAX),
+  G_DSOFTMAX = PD_GRAD_DY(N_IN, N_OUT, SOFTMAX),
+  G_DLOSS = PD_GRAD_DY(N_IN, N_OUT, LOSS),
+  G_DLOGITS = PD_GRAD_DX(N_IN, N_OUT, LOGITS)
+};
 
 #define SWCE_BACKWARD(T)                                                                          \
   static pd_status backward_##T(pd_ctx *c) {                                                      \
@@ -134,10 +137,15 @@ const pd_op_def pd_op_softmax_with_cross_entropy = {
                "logsumexp(Z) - Z[label] (soft_label: sum_j Label[j] (logsumexp(Z) - Z[j])), from the logits "
                "with the row max subtracted, so it is exact and finite for any finite logits. A label "
                "outside [0, C) is an error.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTR,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTR,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

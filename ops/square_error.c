@@ -25,8 +25,7 @@ static pd_status infer(pd_ctx *c) {
   for (int i = 0; same && i < x->ndim; i++) same = dim_fits(x->dims[i], y->dims[i]);
   if (!same)
     return pd_ctx_fail(c, PD_ERR_INPUT, "X and Y must have the same shape, got %s and %s",
-                       pd_dims_str(x->ndim, x->dims, xs, sizeof xs),
-                       pd_dims_str(y->ndim, y->dims, ys, sizeof ys));
+                       pd_dims_str(x->ndim, x->dims, xs, sizeof xs), pd_dims_str(y->ndim, y->dims, ys, sizeof ys));
   int64_t dims[PD_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) dims[i] = x->dims[i] >= 0 ? x->dims[i] : y->dims[i];
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, dims);
@@ -47,8 +46,7 @@ SQUARE_ERROR_FORWARD(float)
 SQUARE_ERROR_FORWARD(double)
 
 /* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X),
-       G_DY = PD_GRAD_DX(N_IN, N_OUT, Y) };
+enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X), G_DY = PD_GRAD_DX(N_IN, N_OUT, Y) };
 
 #define SQUARE_ERROR_BACKWARD(T)                                                       \
   static pd_status backward_##T(pd_ctx *c) {                                           \
@@ -73,9 +71,13 @@ static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(
 const pd_op_def pd_op_square_error = {
     .type = "square_error",
     .comment = "Elementwise squared error Out = (X - Y)^2, X and Y of one shape; gradients flow to both.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

@@ -35,8 +35,8 @@ static pd_status infer(pd_ctx *c) {
     }
     if (!same)
       return pd_ctx_fail(c, PD_ERR_INPUT, "input X[%d] (\"%s\") has shape %s but X[0] (\"%s\") has shape %s", i,
-                         pd_ctx_in_name(c, X, i), pd_dims_str(xi->ndim, xi->dims, a, sizeof a),
-                         pd_ctx_in_name(c, X, 0), pd_dims_str(x0->ndim, x0->dims, b, sizeof b));
+                         pd_ctx_in_name(c, X, i), pd_dims_str(xi->ndim, xi->dims, a, sizeof a), pd_ctx_in_name(c, X, 0),
+                         pd_dims_str(x0->ndim, x0->dims, b, sizeof b));
   }
   return pd_ctx_set_shape(c, pd_out(c, OUT), x0->dtype, x0->ndim, dims);
 }
@@ -87,9 +87,13 @@ static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(
 const pd_op_def pd_op_sum = {
     .type = "sum",
     .comment = "Out = X[0] + X[1] + ... element by element; the inputs have one shape and dtype.",
-    .inputs = inputs, .n_inputs = N_IN,
-    .outputs = outputs, .n_outputs = N_OUT,
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
     .infer_shape = infer,
-    .kernels = kernels, .n_kernels = 2,
-    .grad_kernels = grad_kernels, .n_grad_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
 };

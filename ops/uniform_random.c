@@ -17,8 +17,8 @@ static const pd_attr_def attrs[] = {
     {"dtype", "dtype of Out", PD_ATTR_STRING, .def = "s: \"float32\"", .one_of = dtype_names},
     {"min", "lower end of the range (included)", PD_ATTR_FLOAT, .def = "f: -1.0"},
     {"max", "upper end of the range (excluded); >= min", PD_ATTR_FLOAT, .def = "f: 1.0"},
-    {"seed", "0: use the run's seed; otherwise this seed, the same numbers every time", PD_ATTR_INT,
-     .def = "i: 0", .min_kind = PD_GE, .min = 0},
+    {"seed", "0: use the run's seed; otherwise this seed, the same numbers every time", PD_ATTR_INT, .def = "i: 0",
+     .min_kind = PD_GE, .min = 0},
 };
 
 static pd_dtype key_dtype(pd_ctx *c) {
@@ -31,8 +31,7 @@ static pd_status infer(pd_ctx *c) {
   const pd_attr *shape = pd_attr_at(c, A_SHAPE);
   double lo = pd_attr_f(c, A_P1), hi = pd_attr_f(c, A_P2);
   if (!isfinite(lo) || !isfinite(hi) || lo > hi)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "min and max must be finite with min <= max, got min %g and max %g", lo,
-                       hi);
+    return pd_ctx_fail(c, PD_ERR_INPUT, "min and max must be finite with min <= max, got min %g and max %g", lo, hi);
   return pd_ctx_set_shape(c, pd_out(c, OUT), key_dtype(c), shape->n, shape->ints);
 }
 
@@ -56,10 +55,13 @@ const pd_op_def pd_op_uniform_random = {
     .comment = "Out = a tensor of dims `shape` with values drawn uniformly from [min, max). "
                "`seed` 0 uses the run's seed (different per op and step); another value gives the same "
                "numbers every time.",
-    .outputs = outputs, .n_outputs = N_OUT,
-    .attrs = attrs, .n_attrs = N_ATTRS,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
-    .kernels = kernels, .n_kernels = 2,
+    .kernels = kernels,
+    .n_kernels = 2,
     .random = true,
 };

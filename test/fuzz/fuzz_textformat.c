@@ -30,8 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pd_srcmap map = {0};
   ProtobufCMessage *m = NULL;
   if (pd_text_parse(desc, (const char *)data, size, "fuzz", &m, &map, &err) != PD_OK) {
-    if (m || map.n || map.pos || !err.msg[0])
-      die("error path handed something out or said nothing", NULL, &err);
+    if (m || map.n || map.pos || !err.msg[0]) die("error path handed something out or said nothing", NULL, &err);
     return 0;
   }
   for (size_t i = 0; i < map.n; i++) {
@@ -44,8 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pd_buf text = {0};
   if (pd_text_print(m, 0, &text, &err) != PD_OK) die("print failed", NULL, &err);
   ProtobufCMessage *again = NULL;
-  if (pd_text_parse(desc, text.data ? text.data : "", text.len, "printed", &again, NULL, &err) !=
-      PD_OK)
+  if (pd_text_parse(desc, text.data ? text.data : "", text.len, "printed", &again, NULL, &err) != PD_OK)
     die("printed text does not parse", &text, &err);
 
   size_t n1, n2;

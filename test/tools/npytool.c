@@ -27,9 +27,12 @@ static int usage(void) {
 }
 
 static void print_value(const pd_tensor *t, int64_t i) {
-  if (pd_dtype_is_float(t->dtype)) printf("%.17g", pd_tensor_get(t, i));
-  else if (t->dtype == PD_I64) printf("%lld", (long long)PD_DATA(t, int64_t)[i]);
-  else printf("%.0f", pd_tensor_get(t, i));
+  if (pd_dtype_is_float(t->dtype))
+    printf("%.17g", pd_tensor_get(t, i));
+  else if (t->dtype == PD_I64)
+    printf("%lld", (long long)PD_DATA(t, int64_t)[i]);
+  else
+    printf("%.0f", pd_tensor_get(t, i));
 }
 
 static void print_tensor(const pd_tensor *t) {
@@ -61,11 +64,13 @@ static int cmd_read(const char *path) {
   if (f) fclose(f);
   /* IDX starts with 00, gzip'd IDX is told apart after inflating: try npy first. */
   pd_status st;
-  if (c0 == 0) st = pd_idx_read(path, &t, &err);
+  if (c0 == 0)
+    st = pd_idx_read(path, &t, &err);
   else if (c0 == 0x1f && c1 == 0x8b) {
     st = pd_npy_read(path, &t, &err);
     if (st && strstr(err.msg, "not a .npy file")) st = pd_idx_read(path, &t, &err);
-  } else st = pd_npy_read(path, &t, &err);
+  } else
+    st = pd_npy_read(path, &t, &err);
   if (st) return fail(&err);
   print_tensor(&t);
   pd_tensor_release(&t);

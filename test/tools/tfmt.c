@@ -14,9 +14,8 @@
 #include "testall.pb-c.h"
 #include "textformat.h"
 
-static const ProtobufCMessageDescriptor *const pdtest_types[] = {
-    &pdtest__top__descriptor, &pdtest__all__descriptor, &pdtest__inner__descriptor,
-    &pdtest__req__descriptor};
+static const ProtobufCMessageDescriptor *const pdtest_types[] = {&pdtest__top__descriptor, &pdtest__all__descriptor,
+                                                                 &pdtest__inner__descriptor, &pdtest__req__descriptor};
 
 static int usage(const char *why) {
   fprintf(stderr, "tfmt: %s\nusage: tfmt --type FULL.NAME [--binary | --text] FILE\n", why);
@@ -50,12 +49,18 @@ int main(int argc, char **argv) {
   const char *type = NULL, *file = NULL;
   int text = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--type") && i + 1 < argc) type = argv[++i];
-    else if (!strcmp(argv[i], "--binary")) text = 0;
-    else if (!strcmp(argv[i], "--text")) text = 1;
-    else if (argv[i][0] == '-' && argv[i][1]) return usage("unknown option");
-    else if (!file) file = argv[i];
-    else return usage("more than one FILE");
+    if (!strcmp(argv[i], "--type") && i + 1 < argc)
+      type = argv[++i];
+    else if (!strcmp(argv[i], "--binary"))
+      text = 0;
+    else if (!strcmp(argv[i], "--text"))
+      text = 1;
+    else if (argv[i][0] == '-' && argv[i][1])
+      return usage("unknown option");
+    else if (!file)
+      file = argv[i];
+    else
+      return usage("more than one FILE");
   }
   if (!type || !file) return usage("need --type and FILE");
   pd_schema_register(pdtest_types, sizeof pdtest_types / sizeof pdtest_types[0]);
@@ -80,14 +85,18 @@ int main(int argc, char **argv) {
   if (text) {
     pd_buf b = {0};
     st = pd_text_print(msg, 0, &b, &err);
-    if (st) fprintf(stderr, "%s\n", err.msg), rc = pd_exit_code(st);
-    else if (b.len && fwrite(b.data, 1, b.len, stdout) != b.len) rc = 1;
+    if (st)
+      fprintf(stderr, "%s\n", err.msg), rc = pd_exit_code(st);
+    else if (b.len && fwrite(b.data, 1, b.len, stdout) != b.len)
+      rc = 1;
     pd_buf_free(&b);
   } else {
     size_t n = protobuf_c_message_get_packed_size(msg);
     uint8_t *out = malloc(n ? n : 1);
-    if (!out) rc = 1;
-    else if (protobuf_c_message_pack(msg, out) != n || fwrite(out, 1, n, stdout) != n) rc = 1;
+    if (!out)
+      rc = 1;
+    else if (protobuf_c_message_pack(msg, out) != n || fwrite(out, 1, n, stdout) != n)
+      rc = 1;
     free(out);
   }
   protobuf_c_message_free_unpacked(msg, NULL);

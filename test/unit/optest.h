@@ -74,9 +74,8 @@ static inline pd_tensor *ot_shaped(pd_dtype dt, int ndim, const int64_t *dims) {
 
 /* Runs only the shape function of op `type`; returns its status and, when
  * msg is given, points it at the message (static buffer). */
-static inline pd_status ot_infer(const char *type, const char *const *attrs, pd_tensor *const *ins,
-                                 const int *in_n, pd_tensor *const *outs, const int *out_n,
-                                 const char **msg) {
+static inline pd_status ot_infer(const char *type, const char *const *attrs, pd_tensor *const *ins, const int *in_n,
+                                 pd_tensor *const *outs, const int *out_n, const char **msg) {
   static pd_error err;
   pd_opcall call;
   err.msg[0] = '\0';
@@ -144,10 +143,10 @@ static inline double ot_max_err(const pd_tensor *t, const double *ref, int64_t n
   return worst;
 }
 
-#define ot_assert_close(t, ref, n, tol)                                                       \
-  do {                                                                                        \
-    double e_ = ot_max_err((t), (ref), (n), 1e-6);                                            \
-    if (!(e_ <= (tol))) fail_msg("max relative error %g > %g", e_, (double)(tol));             \
+#define ot_assert_close(t, ref, n, tol)                                            \
+  do {                                                                             \
+    double e_ = ot_max_err((t), (ref), (n), 1e-6);                                 \
+    if (!(e_ <= (tol))) fail_msg("max relative error %g > %g", e_, (double)(tol)); \
   } while (0)
 
 /* L = sum_k <Y_k, G_k> for the op's outputs after a forward run. */

@@ -70,7 +70,8 @@ static pd_tensor *mk(pd_dtype dt, int ndim, const int64_t *dims, double base) {
   assert_int_equal(pd_tensor_set_dims(t, ndim, dims, NULL), PD_OK);
   assert_int_equal(pd_tensor_alloc(t, NULL), PD_OK);
   int64_t n = pd_tensor_numel(t);
-  for (int64_t i = 0; i < n; i++) pd_tensor_set(t, i, dt == PD_U8 ? (double)(((int64_t)base + i) & 255) : base + (double)i);
+  for (int64_t i = 0; i < n; i++)
+    pd_tensor_set(t, i, dt == PD_U8 ? (double)(((int64_t)base + i) & 255) : base + (double)i);
   return t;
 }
 
@@ -105,13 +106,13 @@ static void expect_error(pd_status st, const pd_error *err, pd_status want, ...)
   va_end(ap);
 }
 
-#define EXPECT_OPEN_FAIL(path, ...)                                                    \
-  do {                                                                                 \
-    pd_checkpoint *ck_ = (pd_checkpoint *)1;                                            \
-    pd_error e_ = {0};                                                                 \
-    pd_status st_ = pd_checkpoint_open(path, &ck_, &e_);                               \
-    assert_null(ck_);                                                                  \
-    expect_error(st_, &e_, PD_ERR_INPUT, __VA_ARGS__, (const char *)NULL);             \
+#define EXPECT_OPEN_FAIL(path, ...)                                        \
+  do {                                                                     \
+    pd_checkpoint *ck_ = (pd_checkpoint *)1;                               \
+    pd_error e_ = {0};                                                     \
+    pd_status st_ = pd_checkpoint_open(path, &ck_, &e_);                   \
+    assert_null(ck_);                                                      \
+    expect_error(st_, &e_, PD_ERR_INPUT, __VA_ARGS__, (const char *)NULL); \
   } while (0)
 
 static pd_checkpoint *open_ok(const char *path) {
@@ -191,8 +192,14 @@ static pd_status save_filled(const char *dir, int64_t step, double value, int ke
   fill(w, value), fill(b, value), fill(c, value);
   pd_ckpt_var vars[] = {{"fc1.w", w}, {"fc1.b", b}, {"a/counter", c}};
   uint64_t rng[2] = {(uint64_t)step * 7, 99};
-  pd_ckpt_state state = {.net = "mlp", .step = step, .epoch = (int64_t)value, .optimizer = "sgd",
-                         .seed = 1, .lr = 0.5, .rng_state = rng, .n_rng = 2};
+  pd_ckpt_state state = {.net = "mlp",
+                         .step = step,
+                         .epoch = (int64_t)value,
+                         .optimizer = "sgd",
+                         .seed = 1,
+                         .lr = 0.5,
+                         .rng_state = rng,
+                         .n_rng = 2};
   pd_status st = pd_checkpoint_save(dir, vars, 3, &state, keep, NULL, 0, err);
   free_t(w), free_t(b), free_t(c);
   return st;
@@ -247,8 +254,15 @@ static void test_round_trip(void **state) {
   pd_ckpt_var vars[N];
   for (int i = 0; i < N; i++) vars[i] = (pd_ckpt_var){v[i].name, v[i].t};
   uint64_t rng[] = {0xdeadbeefcafef00dULL, 0, UINT64_MAX};
-  pd_ckpt_state st = {.net = "net \"quoted\"\n", .step = 1234, .epoch = 3, .batch_in_epoch = 17,
-                      .optimizer = "adam", .seed = UINT64_MAX, .lr = 0.1, .rng_state = rng, .n_rng = 3};
+  pd_ckpt_state st = {.net = "net \"quoted\"\n",
+                      .step = 1234,
+                      .epoch = 3,
+                      .batch_in_epoch = 17,
+                      .optimizer = "adam",
+                      .seed = UINT64_MAX,
+                      .lr = 0.1,
+                      .rng_state = rng,
+                      .n_rng = 3};
   char saved[512];
   pd_error err = {0};
   if (pd_checkpoint_save(dir, vars, N, &st, 3, saved, sizeof saved, &err)) fail_msg("%s", err.msg);
@@ -295,10 +309,10 @@ static void test_round_trip(void **state) {
  * data bytes must match what was saved. */
 static void test_numpy_reads_files(void **state) {
   fixture *fx = *state;
-  if (access("/usr/bin/python3", X_OK) != 0 || system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") != 0)
-    skip();
+  if (access("/usr/bin/python3", X_OK) != 0 || system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") != 0) skip();
   const char *dir = path_of(fx, "np");
-  pd_tensor *a = mk(PD_F32, 2, (int64_t[]){3, 5}, 0.5), *b = mk(PD_I64, 0, NULL, -9), *c = mk(PD_U8, 1, (int64_t[]){9}, 250);
+  pd_tensor *a = mk(PD_F32, 2, (int64_t[]){3, 5}, 0.5), *b = mk(PD_I64, 0, NULL, -9),
+            *c = mk(PD_U8, 1, (int64_t[]){9}, 250);
   pd_ckpt_var vars[] = {{"fc1.w", a}, {"x@GRAD", b}, {"a/b", c}};
   pd_ckpt_state st = {.step = 1};
   pd_error err = {0};
@@ -412,7 +426,8 @@ static void test_plain_directory(void **state) {
   fixture *fx = *state;
   const char *dir = path_of(fx, "params");
   assert_int_equal(mkdir(dir, 0777), 0);
-  pd_tensor *w = mk(PD_F32, 2, (int64_t[]){4, 2}, 1), *g = mk(PD_F64, 1, (int64_t[]){3}, 2), *ab = mk(PD_U8, 0, NULL, 3);
+  pd_tensor *w = mk(PD_F32, 2, (int64_t[]){4, 2}, 1), *g = mk(PD_F64, 1, (int64_t[]){3}, 2),
+            *ab = mk(PD_U8, 0, NULL, 3);
   pd_error err = {0};
   assert_int_equal(pd_npy_write(path_of(fx, "params/fc1.w.npy"), w, &err), PD_OK);
   assert_int_equal(pd_npy_write(path_of(fx, "params/x@GRAD.npy"), g, &err), PD_OK);
@@ -543,7 +558,8 @@ static void test_refuses_lying_manifest(void **state) {
       {"var: \"b\"", "var: \"w\"", "file #2 lists variable \"w\" again (after file #1)"},
       {"file: \"b.npy\"", "file: \"w.npy\"", "file #2 uses file \"w.npy\" again (after file #1)"},
       {"var: \"w\"", "var: \"\"", "file #1: empty variable name"},
-      {"shape: 2\n  shape: 3", "shape: 3\n  shape: 2", "w.npy: holds float32 [2, 3], but manifest.pbtxt says float32 [3, 2]"},
+      {"shape: 2\n  shape: 3", "shape: 3\n  shape: 2",
+       "w.npy: holds float32 [2, 3], but manifest.pbtxt says float32 [3, 2]"},
       {"shape: 2\n  shape: 3", "shape: 6", "holds float32 [2, 3], but manifest.pbtxt says float32 [6]"},
       {"dtype: FLOAT32", "dtype: FLOAT64", "holds float32 [2, 3], but manifest.pbtxt says float64 [2, 3]"},
       {"shape: 2\n  shape: 3", "shape: -2\n  shape: 3", "dim 0 is -2; dims must be >= 0"},
@@ -710,9 +726,11 @@ static void crash_trials(fixture *fx, bool repeat, uint64_t seed) {
     kill(pid, SIGKILL);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status)) fail_msg("trial %d: the saver exited with %d before the kill", trial, WEXITSTATUS(status));
+    if (!WIFSIGNALED(status))
+      fail_msg("trial %d: the saver exited with %d before the kill", trial, WEXITSTATUS(status));
     int64_t now = check_filled(dir);
-    if (now < last) fail_msg("trial %d: latest went back from save %lld to %lld", trial, (long long)last, (long long)now);
+    if (now < last)
+      fail_msg("trial %d: latest went back from save %lld to %lld", trial, (long long)last, (long long)now);
     pd_checkpoint *ck = open_ok(dir);
     assert_int_equal(pd_checkpoint_state(ck)->step, repeat ? now / 3 : now);
     pd_checkpoint_close(ck);
@@ -773,7 +791,8 @@ static void test_disk_full(void **state) {
   close(fds[0]);
   int status;
   assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("save under a size limit: status %d, message: %s", status, msg);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_msg("save under a size limit: status %d, message: %s", status, msg);
   char want[512];
   snprintf(want, sizeof want, "%s/.tmp-step-00000002-%ld/big.npy: cannot write: File too large", dir, (long)pid);
   if (!strstr(msg, want)) fail_msg("expected \"%s\" in: %s", want, msg);

@@ -99,8 +99,9 @@ static void check_gather(pd_dataset *ds, const int64_t *rows, int64_t n, pd_dtyp
     for (int64_t j = 0; j < row_elems; j++) {
       double got = pd_tensor_get(&t, b * row_elems + j), exp = f(rows[b] * row_elems + j);
       if (want == PD_F32) exp = (float)exp;
-      if (got != exp) fail_msg("row %lld element %lld as %s: expected %g, got %g", (long long)rows[b], (long long)j,
-                               pd_dtype_name(want), exp, got);
+      if (got != exp)
+        fail_msg("row %lld element %lld as %s: expected %g, got %g", (long long)rows[b], (long long)j,
+                 pd_dtype_name(want), exp, got);
     }
   pd_tensor_release(&t);
 }
@@ -335,8 +336,9 @@ static void test_refuses_files_without_rows(void **state) {
   size_t len;
   uint8_t *b = make_idx(0x08, 2, (uint32_t[]){100, 10}, 1, 50, pixel, &len);
   write_bytes(tpath("cut.idx"), b, len);
-  expect_error(pd_dataset_open(tpath("cut.idx"), &ds, &err), &err,
-               "cut.idx: truncated: shape [100, 10] of ubyte needs 1000 bytes of data from byte 12, but the file has 50");
+  expect_error(
+      pd_dataset_open(tpath("cut.idx"), &ds, &err), &err,
+      "cut.idx: truncated: shape [100, 10] of ubyte needs 1000 bytes of data from byte 12, but the file has 50");
   gzip_file(tpath("cut.idx.gz"), b, len);
   expect_error(pd_dataset_open(tpath("cut.idx.gz"), &ds, &err), &err,
                "cut.idx.gz: truncated: the header promises 1012 bytes but the gzip data inflates to 62");
@@ -382,8 +384,10 @@ static void test_concurrent_reads(void **state) {
   for (int gz = 0; gz <= 1; gz++) {
     size_t len;
     uint8_t *b = make_idx(0x08, 3, (uint32_t[]){1000, 3, 4}, 1, 12000, pixel, &len);
-    if (gz) gzip_file(tpath("thr.gz"), b, len);
-    else write_bytes(tpath("thr.idx"), b, len);
+    if (gz)
+      gzip_file(tpath("thr.gz"), b, len);
+    else
+      write_bytes(tpath("thr.idx"), b, len);
     free(b);
     pd_dataset *ds = open_ok(tpath(gz ? "thr.gz" : "thr.idx"));
     pthread_t th[4];

@@ -69,10 +69,15 @@ static void *slurp(const char *path, size_t *len) {
 
 static size_t elem_size(int type) {
   switch (type) {
-  case 0x0B: return 2;
-  case 0x0C: case 0x0D: return 4;
-  case 0x0E: return 8;
-  default: return 1;
+  case 0x0B:
+    return 2;
+  case 0x0C:
+  case 0x0D:
+    return 4;
+  case 0x0E:
+    return 8;
+  default:
+    return 1;
   }
 }
 
@@ -87,12 +92,27 @@ static uint8_t *make_idx(int type, int ndim, const uint32_t *dims, const double 
   for (size_t i = 0; i < n; i++) {
     uint64_t u = 0;
     switch (type) {
-    case 0x08: u = (uint8_t)vals[i]; break;
-    case 0x09: u = (uint8_t)(int8_t)vals[i]; break;
-    case 0x0B: u = (uint16_t)(int16_t)vals[i]; break;
-    case 0x0C: u = (uint32_t)(int32_t)vals[i]; break;
-    case 0x0D: { float f = (float)vals[i]; uint32_t w; memcpy(&w, &f, 4); u = w; } break;
-    case 0x0E: memcpy(&u, &vals[i], 8); break;
+    case 0x08:
+      u = (uint8_t)vals[i];
+      break;
+    case 0x09:
+      u = (uint8_t)(int8_t)vals[i];
+      break;
+    case 0x0B:
+      u = (uint16_t)(int16_t)vals[i];
+      break;
+    case 0x0C:
+      u = (uint32_t)(int32_t)vals[i];
+      break;
+    case 0x0D: {
+      float f = (float)vals[i];
+      uint32_t w;
+      memcpy(&w, &f, 4);
+      u = w;
+    } break;
+    case 0x0E:
+      memcpy(&u, &vals[i], 8);
+      break;
     }
     for (size_t k = 0; k < es; k++) b[hl + i * es + k] = (uint8_t)(u >> (8 * (es - 1 - k)));
   }
@@ -134,8 +154,10 @@ static void test_every_element_type_plain_and_gzip(void **state) {
       size_t len;
       uint8_t *b = make_idx(cases[c].type, 3, dims, cases[c].vals, 6, &len);
       const char *path = tpath(gz ? "t.idx.gz" : "t.idx");
-      if (gz) gzip_file(path, b, len);
-      else write_bytes(path, b, len);
+      if (gz)
+        gzip_file(path, b, len);
+      else
+        write_bytes(path, b, len);
       pd_tensor t;
       pd_tensor_init(&t, PD_U8);
       pd_error err = {0};
@@ -199,8 +221,9 @@ static void test_refuses_bad_headers(void **state) {
   /* Eight dims of 2^32-1 overflow 64 bits. */
   uint8_t big[36] = {0, 0, 0x0E, 8};
   memset(big + 4, 0xff, 32);
-  refuse_bytes(big, sizeof big, "x.idx: shape [4294967295, 4294967295, 4294967295, 4294967295, 4294967295, "
-                                "4294967295, 4294967295, 4294967295] has more elements than fit in 64 bits");
+  refuse_bytes(big, sizeof big,
+               "x.idx: shape [4294967295, 4294967295, 4294967295, 4294967295, 4294967295, "
+               "4294967295, 4294967295, 4294967295] has more elements than fit in 64 bits");
 }
 
 static void test_refuses_wrong_data_size(void **state) {
@@ -209,14 +232,16 @@ static void test_refuses_wrong_data_size(void **state) {
   size_t len;
   /* Lying dims: 60000 x 28 x 28 ubytes claimed, 12 present. */
   uint8_t *b = make_idx(0x08, 3, (uint32_t[]){60000, 28, 28}, v, 12, &len);
-  refuse_bytes(b, len, "x.idx: truncated: shape [60000, 28, 28] of ubyte needs 47040000 bytes of data from byte 16, "
-                       "but the file has 12");
+  refuse_bytes(b, len,
+               "x.idx: truncated: shape [60000, 28, 28] of ubyte needs 47040000 bytes of data from byte 16, "
+               "but the file has 12");
   free(b);
   b = make_idx(0x0B, 1, (uint32_t[]){12}, v, 12, &len);
   refuse_bytes(b, len - 1, "truncated: shape [12] of short needs 24 bytes of data from byte 8, but the file has 23");
   b[7] = 11;
-  refuse_bytes(b, len, "x.idx: the file is longer than its header says: shape [11] of short needs 22 bytes of data "
-                       "from byte 8, but the file has 24");
+  refuse_bytes(b, len,
+               "x.idx: the file is longer than its header says: shape [11] of short needs 22 bytes of data "
+               "from byte 8, but the file has 24");
   free(b);
   /* A 4 GiB int file claimed in a 16-byte file reads nothing and allocates nothing. */
   b = make_idx(0x0C, 2, (uint32_t[]){0x40000000, 4}, v, 0, &len);

@@ -111,9 +111,9 @@ static void test_schedules(void **state) {
   const double pi = 3.141592653589793;
   assert_true(lr_at("constant", 57, 0) == 0.1);
   assert_true(fabs(lr_at("step", 25, 0) - 0.1 * 0.25) < 1e-15);                 /* gamma^floor(25/10) */
-  assert_true(fabs(lr_at("exponential", 50, 0) - 0.1 * pow(0.5, 0.5)) < 1e-15);  /* gamma^(t/decay) */
-  assert_true(fabs(lr_at("polynomial", 50, 0) - (0.09 * 0.25 + 0.01)) < 1e-15);  /* (1-t/T)^2 */
-  assert_true(fabs(lr_at("polynomial", 500, 0) - 0.01) < 1e-15);                 /* held at end_lr */
+  assert_true(fabs(lr_at("exponential", 50, 0) - 0.1 * pow(0.5, 0.5)) < 1e-15); /* gamma^(t/decay) */
+  assert_true(fabs(lr_at("polynomial", 50, 0) - (0.09 * 0.25 + 0.01)) < 1e-15); /* (1-t/T)^2 */
+  assert_true(fabs(lr_at("polynomial", 500, 0) - 0.01) < 1e-15);                /* held at end_lr */
   assert_true(fabs(lr_at("cosine", 25, 0) - (0.01 + 0.045 * (1 + cos(pi / 4)))) < 1e-15);
   /* linear warm-up over 4 steps, then the schedule counts from 0 */
   assert_true(fabs(lr_at("cosine", 0, 4) - 0.025) < 1e-15);

@@ -54,24 +54,26 @@ static void test_scope(void **state) {
   pd_scope_free(outer);
 }
 
-static const char *MLP = "name: \"m\"\n"
-                         "var { name: \"x\" shape: [-1, 2, 3] }\n"
-                         "var { name: \"y\" shape: [-1, 1] dtype: INT64 }\n"
-                         "op { type: \"reshape\" inputs: \"x\" outputs: \"flat\" attrs { key: \"shape\" value { ints: [-1, 6] } } }\n"
-                         "op { type: \"fc\" inputs: [\"flat\", \"w\", \"b\"] outputs: \"h\" attrs { key: \"size\" value { i: 4 } } "
-                         "attrs { key: \"act\" value { s: \"tanh\" } } }\n"
-                         "op { type: \"fc\" inputs: [\"h\", \"w2\"] outputs: \"logits\" attrs { key: \"size\" value { i: 3 } } }\n"
-                         "op { type: \"softmax_with_cross_entropy\" inputs: [\"logits\", \"y\"] outputs: [\"sm\", \"loss\"] }\n"
-                         "op { type: \"mean\" inputs: \"loss\" outputs: \"avg\" }\n"
-                         "op { type: \"softmax\" inputs: \"logits\" outputs: \"prob\" }\n"
-                         "op { type: \"accuracy\" inputs: [\"prob\", \"y\"] outputs: \"acc\" }\n";
+static const char *MLP =
+    "name: \"m\"\n"
+    "var { name: \"x\" shape: [-1, 2, 3] }\n"
+    "var { name: \"y\" shape: [-1, 1] dtype: INT64 }\n"
+    "op { type: \"reshape\" inputs: \"x\" outputs: \"flat\" attrs { key: \"shape\" value { ints: [-1, 6] } } }\n"
+    "op { type: \"fc\" inputs: [\"flat\", \"w\", \"b\"] outputs: \"h\" attrs { key: \"size\" value { i: 4 } } "
+    "attrs { key: \"act\" value { s: \"tanh\" } } }\n"
+    "op { type: \"fc\" inputs: [\"h\", \"w2\"] outputs: \"logits\" attrs { key: \"size\" value { i: 3 } } }\n"
+    "op { type: \"softmax_with_cross_entropy\" inputs: [\"logits\", \"y\"] outputs: [\"sm\", \"loss\"] }\n"
+    "op { type: \"mean\" inputs: \"loss\" outputs: \"avg\" }\n"
+    "op { type: \"softmax\" inputs: \"logits\" outputs: \"prob\" }\n"
+    "op { type: \"accuracy\" inputs: [\"prob\", \"y\"] outputs: \"acc\" }\n";
 
 static void assert_dims(const pd_net *net, const char *name, int ndim, const int64_t *dims) {
   int v = pd_net_var(net, name);
   assert_true(v >= 0);
   char a[64], b[64];
   if (!pd_dims_equal(net->vars[v].meta.ndim, net->vars[v].meta.dims, ndim, dims))
-    fail_msg("%s: shape %s, expected %s", name, pd_dims_str(net->vars[v].meta.ndim, net->vars[v].meta.dims, a, sizeof a),
+    fail_msg("%s: shape %s, expected %s", name,
+             pd_dims_str(net->vars[v].meta.ndim, net->vars[v].meta.dims, a, sizeof a),
              pd_dims_str(ndim, dims, b, sizeof b));
 }
 
@@ -99,8 +101,9 @@ static void test_build_errors(void **state) {
   const char *m = load_fail("op { type: \"relu\" inputs: \"a\" outputs: \"b\" }");
   assert_non_null(strstr(m, "t.pbtxt:1:1: op #0 \"relu\" reads \"a\", which is neither declared"));
   /* two ops writing one variable */
-  m = load_fail("var { name: \"a\" shape: [-1, 2] }\n"
-                "op { type: \"relu\" inputs: \"a\" outputs: \"b\" }\nop { type: \"tanh\" inputs: \"a\" outputs: \"b\" }");
+  m = load_fail(
+      "var { name: \"a\" shape: [-1, 2] }\n"
+      "op { type: \"relu\" inputs: \"a\" outputs: \"b\" }\nop { type: \"tanh\" inputs: \"a\" outputs: \"b\" }");
   assert_non_null(strstr(m, "t.pbtxt:3:1: op #1 \"tanh\" writes \"b\", which op #0 \"relu\""));
   /* too many inputs */
   m = load_fail("var { name: \"a\" shape: [-1, 2] }\nop { type: \"relu\" inputs: [\"a\", \"a\"] outputs: \"b\" }");
@@ -129,7 +132,8 @@ static void test_prune(void **state) {
   pd_net_prune(net, &prob, 1, need);
   bool expect[] = {true, true, true, false, false, true, false};
   for (int o = 0; o < net->nops; o++)
-    if (need[o] != expect[o]) fail_msg("op #%d (%s): needed %d, expected %d", o, net->ops[o].def->type, need[o], expect[o]);
+    if (need[o] != expect[o])
+      fail_msg("op #%d (%s): needed %d, expected %d", o, net->ops[o].def->type, need[o], expect[o]);
   pd_net_free(net);
 }
 
@@ -156,8 +160,10 @@ static void test_runner_batches(void **state) {
     for (int64_t i = 0; i < n; i++) pd_tensor_set(r.t[y], i, (double)(i % 3));
     if (pd_runner_run(&r, 0, net->nops, &err)) fail_msg("%s", err.msg);
     assert_int_equal(r.t[h]->dims[0], n);
-    if (b == 0) h_data = pd_tensor_data(r.t[h]);
-    else assert_ptr_equal(pd_tensor_data(r.t[h]), h_data); /* no reallocation for a smaller batch */
+    if (b == 0)
+      h_data = pd_tensor_data(r.t[h]);
+    else
+      assert_ptr_equal(pd_tensor_data(r.t[h]), h_data); /* no reallocation for a smaller batch */
   }
   pd_runner_free(&r);
   pd_scope_free(scope);
@@ -222,19 +228,20 @@ static void test_backward_mlp(void **state) {
 /* h is read by two ops: its gradient is the sum of both partials. */
 static void test_backward_fanout(void **state) {
   (void)state;
-  const char *text = "var { name: \"x\" shape: [-1, 3] }\n"
-                     "op { type: \"fc\" inputs: [\"x\", \"w\", \"b\"] outputs: \"h\" attrs { key: \"size\" value { i: 4 } } "
-                     "attrs { key: \"act\" value { s: \"sigmoid\" } } }\n"
-                     "op { type: \"tanh\" inputs: \"h\" outputs: \"t\" }\n"
-                     "op { type: \"sum\" inputs: [\"h\", \"t\", \"h\"] outputs: \"s\" }\n"
-                     "op { type: \"square_error\" inputs: [\"s\", \"t\"] outputs: \"e\" }\n"
-                     "op { type: \"mean\" inputs: \"e\" outputs: \"avg\" }\n";
+  const char *text =
+      "var { name: \"x\" shape: [-1, 3] }\n"
+      "op { type: \"fc\" inputs: [\"x\", \"w\", \"b\"] outputs: \"h\" attrs { key: \"size\" value { i: 4 } } "
+      "attrs { key: \"act\" value { s: \"sigmoid\" } } }\n"
+      "op { type: \"tanh\" inputs: \"h\" outputs: \"t\" }\n"
+      "op { type: \"sum\" inputs: [\"h\", \"t\", \"h\"] outputs: \"s\" }\n"
+      "op { type: \"square_error\" inputs: [\"s\", \"t\"] outputs: \"e\" }\n"
+      "op { type: \"mean\" inputs: \"e\" outputs: \"avg\" }\n";
   pd_scope *scope;
   pd_net *net = gradcheck_net(text, 4, &scope);
   int h = pd_net_var(net, "h@GRAD");
   assert_true(h >= 0);
   assert_string_equal(net->ops[net->vars[h].producer].def->type, "sum"); /* the partials summed */
-  assert_true(pd_net_var(net, "h@GRAD@RENAME@2") >= 0);                 /* three partials: tanh, sum twice */
+  assert_true(pd_net_var(net, "h@GRAD@RENAME@2") >= 0);                  /* three partials: tanh, sum twice */
   pd_scope_free(scope);
   pd_net_free(net);
 }
@@ -242,11 +249,12 @@ static void test_backward_fanout(void **state) {
 /* One weight used by two fc ops: its gradient sums both uses. */
 static void test_backward_shared_weights(void **state) {
   (void)state;
-  const char *text = "var { name: \"x\" shape: [-1, 3] }\n"
-                     "op { type: \"fc\" inputs: [\"x\", \"w\"] outputs: \"a\" attrs { key: \"size\" value { i: 3 } } "
-                     "attrs { key: \"act\" value { s: \"tanh\" } } }\n"
-                     "op { type: \"fc\" inputs: [\"a\", \"w\"] outputs: \"c\" attrs { key: \"size\" value { i: 3 } } }\n"
-                     "op { type: \"mse\" inputs: [\"c\", \"x\"] outputs: \"avg\" }\n";
+  const char *text =
+      "var { name: \"x\" shape: [-1, 3] }\n"
+      "op { type: \"fc\" inputs: [\"x\", \"w\"] outputs: \"a\" attrs { key: \"size\" value { i: 3 } } "
+      "attrs { key: \"act\" value { s: \"tanh\" } } }\n"
+      "op { type: \"fc\" inputs: [\"a\", \"w\"] outputs: \"c\" attrs { key: \"size\" value { i: 3 } } }\n"
+      "op { type: \"mse\" inputs: [\"c\", \"x\"] outputs: \"avg\" }\n";
   pd_scope *scope;
   pd_net *net = gradcheck_net(text, 3, &scope);
   assert_true(pd_net_var(net, "w@GRAD@RENAME@1") >= 0);
@@ -276,7 +284,8 @@ static void test_backward_errors(void **state) {
   pd_net *net = load(MLP, PD_F32);
   pd_error err = {0};
   assert_int_equal(pd_net_add_backward(net, "loss", &err), PD_ERR_INPUT);
-  assert_non_null(strstr(err.msg, "the loss \"loss\" must be one float number (e.g. the output of `mean`); it is float32 [-1, 1]"));
+  assert_non_null(
+      strstr(err.msg, "the loss \"loss\" must be one float number (e.g. the output of `mean`); it is float32 [-1, 1]"));
   assert_int_equal(pd_net_add_backward(net, "nope", &err), PD_ERR_INPUT);
   assert_non_null(strstr(err.msg, "the loss \"nope\" is not a variable of the net"));
   pd_net_free(net);

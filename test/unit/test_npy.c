@@ -196,9 +196,8 @@ static void test_header_matches_numpy(void **state) {
   char buf[512];
   size_t len;
   pd_error err = {0};
-  const char *want =
-      "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
-      "                                                          \n";
+  const char *want = "\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
+                     "                                                          \n";
   assert_int_equal(pd_npy_encode_header(PD_F32, 2, (int64_t[]){2, 3}, buf, sizeof buf, &len, &err), PD_OK);
   assert_int_equal(len, 128);
   assert_memory_equal(buf, want, 128);
@@ -255,12 +254,12 @@ static void test_dict_spellings(void **state) {
   (void)state;
   int32_t v[6] = {1, 2, 3, 4, 5, 6};
   static const char *const dicts[] = {
-      "{'shape': (2, 3), 'fortran_order': False, 'descr': '<i4'}",     /* keys in any order */
-      "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2, 3)}", /* double quotes */
-      "{'descr':'<i4','fortran_order':False,'shape':(2,3)}",           /* no spaces */
+      "{'shape': (2, 3), 'fortran_order': False, 'descr': '<i4'}",                    /* keys in any order */
+      "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2, 3)}",            /* double quotes */
+      "{'descr':'<i4','fortran_order':False,'shape':(2,3)}",                          /* no spaces */
       "{ 'descr' : '<i4' ,\n 'fortran_order' : False ,\t'shape' : ( 2 , 3 , ) , }\n", /* spaces, trailing commas */
-      "{'descr': '<i4', 'fortran_order': False, 'shape': (2L, 3L), }", /* Python 2 longs */
-      "{'descr': '=i4', 'fortran_order': False, 'shape': (2, 3), }",   /* native order */
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2L, 3L), }",                /* Python 2 longs */
+      "{'descr': '=i4', 'fortran_order': False, 'shape': (2, 3), }",                  /* native order */
       "{'descr': 'i4', 'fortran_order': False, 'shape': (2, 3), }",
   };
   for (size_t k = 0; k < sizeof dicts / sizeof *dicts; k++)
@@ -295,10 +294,18 @@ static void test_refuses_dtypes(void **state) {
   const char *tail = "is not supported; paddle-run reads float32, float64, int32, int64, uint8 little-endian";
   char want[256];
   static const char *const cases[][2] = {
-      {">f4", "(big-endian)"},   {">i8", "(big-endian)"},      {"<f2", "(float16)"},
-      {"<c16", "(complex128)"},  {"|b1", "(bool)"},            {"|i1", "(int8)"},
-      {"<u2", "(uint16)"},       {"<u8", "(uint64)"},          {"|O", "(Python objects)"},
-      {"|S5", "(byte strings)"}, {"<U3", "(unicode strings)"}, {"<M8[ns]", "(datetime)"},
+      {">f4", "(big-endian)"},
+      {">i8", "(big-endian)"},
+      {"<f2", "(float16)"},
+      {"<c16", "(complex128)"},
+      {"|b1", "(bool)"},
+      {"|i1", "(int8)"},
+      {"<u2", "(uint16)"},
+      {"<u8", "(uint64)"},
+      {"|O", "(Python objects)"},
+      {"|S5", "(byte strings)"},
+      {"<U3", "(unicode strings)"},
+      {"<M8[ns]", "(datetime)"},
       {">f2", "(big-endian float16)"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -330,16 +337,19 @@ static void test_refuses_bad_headers(void **state) {
   refuse_dict(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24,
               "x.npy: the array is stored in Fortran (column-major) order (fortran_order: True); paddle-run reads "
               "C-order arrays only");
-  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False}", 4, "bad .npy header at byte 49: the header dict has no 'shape' key");
+  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False}", 4,
+              "bad .npy header at byte 49: the header dict has no 'shape' key");
   refuse_dict(1, "{'descr': '<f4', 'shape': (1,)}", 4, "has no 'fortran_order' key");
   refuse_dict(1, "{'fortran_order': False, 'shape': (1,)}", 4, "has no 'descr' key");
-  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'foo': 1}", 4,
-              "bad .npy header at byte 66: unexpected key 'foo' (a .npy header has 'descr', 'fortran_order' and 'shape')");
+  refuse_dict(
+      1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'foo': 1}", 4,
+      "bad .npy header at byte 66: unexpected key 'foo' (a .npy header has 'descr', 'fortran_order' and 'shape')");
   refuse_dict(1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", 4,
               "key 'descr' appears twice");
   refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3)}", 12,
               "shape (3) is not a tuple; a 1-d shape is written (3,)");
-  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': [3]}", 12, "'shape' must be a tuple like (2, 3), found '['");
+  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': [3]}", 12,
+              "'shape' must be a tuple like (2, 3), found '['");
   refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -1)}", 4, "dimension -1 is negative");
   refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 99999999999999999999)}", 4,
               "dimension 99999999999999999999 is too large");
@@ -350,15 +360,19 @@ static void test_refuses_bad_headers(void **state) {
               "x.npy: shape [4294967296, 4294967296, 4294967296] has more elements than fit in 64 bits");
   refuse_dict(1, "{'descr': '<f4', 'fortran_order': false, 'shape': (1,)}", 4,
               "'fortran_order' must be True or False, found 'f'");
-  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2 3)}", 4, "expected ',' or ')' in the shape, found '3'");
-  refuse_dict(1, "{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}", 4, "expected ',' or '}' after a value, found '''");
-  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x", 4, "unexpected 'x' after the header dict");
+  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2 3)}", 4,
+              "expected ',' or ')' in the shape, found '3'");
+  refuse_dict(1, "{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}", 4,
+              "expected ',' or '}' after a value, found '''");
+  refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x", 4,
+              "unexpected 'x' after the header dict");
   refuse_dict(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)", 4,
               "expected ',' or '}' after a value, found the end of the header");
   refuse_dict(1, "{'descr': '<f4', ", 4, "expected a quoted key or '}', found the end of the header");
   refuse_dict(1, "{'descr: '<f4', 'fortran_order': False, 'shape': (1,)}", 4, "unexpected key 'descr: '");
   refuse_dict(1, "{'descr': '<f4", 4, "string not closed before the end of the line");
-  refuse_dict(1, "['descr', '<f4']", 4, "bad .npy header at byte 10: expected '{' at the start of the header dict, found '['");
+  refuse_dict(1, "['descr', '<f4']", 4,
+              "bad .npy header at byte 10: expected '{' at the start of the header dict, found '['");
   refuse_dict(1, "{'descr' '<f4'}", 4, "expected ':' after 'descr', found '''");
   refuse_dict(1, "", 0, "expected '{' at the start of the header dict, found the end of the header");
   /* A dict with no closing quote before the end of the header. */
@@ -371,7 +385,8 @@ static void test_refuses_bad_headers(void **state) {
 static void test_refuses_bad_preamble(void **state) {
   (void)state;
   refuse_bytes("", 0, "x.npy: the file is empty; expected a .npy file");
-  refuse_bytes("\x89PNG\r\n\x1a\n", 8, "x.npy: not a .npy file: expected the magic \\x93NUMPY at byte 0, found bytes 89 50 4e 47 0d 0a");
+  refuse_bytes("\x89PNG\r\n\x1a\n", 8,
+               "x.npy: not a .npy file: expected the magic \\x93NUMPY at byte 0, found bytes 89 50 4e 47 0d 0a");
   refuse_bytes("\x93NUM", 4, "x.npy: truncated: the file ends after 4 bytes, inside the .npy preamble");
   refuse_bytes("\x93NUMPY\x01\x00\x10", 9, "truncated: the file ends after 9 bytes");
   refuse_bytes("\x93NUMPY\x02\x00\x10\x00", 10, "truncated: the file ends after 10 bytes");
@@ -390,7 +405,8 @@ static void test_refuses_wrong_data_size(void **state) {
   float v[6] = {0};
   size_t len;
   uint8_t *b = make_npy(1, 0, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", true, v, sizeof v, &len);
-  refuse_bytes(b, len - 4, "x.npy: truncated: shape [2, 3] float32 needs 24 bytes of data from byte 128, but the file has 20");
+  refuse_bytes(b, len - 4,
+               "x.npy: truncated: shape [2, 3] float32 needs 24 bytes of data from byte 128, but the file has 20");
   refuse_bytes(b, 128, "needs 24 bytes of data from byte 128, but the file has 0");
   free(b);
   b = make_npy(1, 0, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", true, v, sizeof v, &len);

@@ -94,8 +94,7 @@ static void test_bad_input(void **state) {
   (void)state;
   pd_tensor *s = ot_rand(PD_F32, 2, (int64_t[]){6, 10}, 1, 0, 1, 0), *acc = ot_out();
   pd_tensor *l = labels(6, (int64_t[]){0, 1, 2, 3, 4, 12});
-  const char *msg =
-      ot_run_fail("accuracy", NULL, (pd_tensor *[]){s, l}, NULL, (pd_tensor *[]){acc, NULL, NULL}, NULL);
+  const char *msg = ot_run_fail("accuracy", NULL, (pd_tensor *[]){s, l}, NULL, (pd_tensor *[]){acc, NULL, NULL}, NULL);
   assert_string_equal(msg, "op #0 \"accuracy\": label 12 at row 5 is out of range [0, 10)");
   const char *k0[] = {"k", "i: 0", NULL};
   msg = ot_run_fail("accuracy", k0, (pd_tensor *[]){s, l}, NULL, (pd_tensor *[]){acc, NULL, NULL}, NULL);
@@ -108,29 +107,25 @@ static void test_shapes(void **state) {
   const char *msg;
   pd_tensor *s = ot_shaped(PD_F32, 2, (int64_t[]){-1, 10}), *l = ot_shaped(PD_I64, 2, (int64_t[]){-1, 1});
   pd_tensor *acc = ot_out(), *correct = ot_out(), *total = ot_out();
-  assert_int_equal(ot_infer("accuracy", NULL, (pd_tensor *[]){s, l}, NULL,
-                            (pd_tensor *[]){acc, correct, total}, NULL, NULL),
-                   PD_OK);
+  assert_int_equal(
+      ot_infer("accuracy", NULL, (pd_tensor *[]){s, l}, NULL, (pd_tensor *[]){acc, correct, total}, NULL, NULL), PD_OK);
   ot_assert_dims(acc, 1);
   ot_assert_dims(total, 1);
   assert_int_equal(acc->dtype, PD_F32);
   assert_int_equal(total->dtype, PD_I64);
   ot_free(l);
   l = ot_shaped(PD_I32, 2, (int64_t[]){-1, 1});
-  assert_int_equal(ot_infer("accuracy", NULL, (pd_tensor *[]){s, l}, NULL,
-                            (pd_tensor *[]){acc, correct, total}, NULL, &msg),
-                   PD_ERR_INPUT);
+  assert_int_equal(
+      ot_infer("accuracy", NULL, (pd_tensor *[]){s, l}, NULL, (pd_tensor *[]){acc, correct, total}, NULL, &msg),
+      PD_ERR_INPUT);
   assert_non_null(strstr(msg, "Label must be int64 class indices, got int32 (add a cast op)"));
   ot_free(s), ot_free(l), ot_free(acc), ot_free(correct), ot_free(total);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_random_scores),
-      cmocka_unit_test(test_ties),
-      cmocka_unit_test(test_accuracy_only),
-      cmocka_unit_test(test_bad_input),
-      cmocka_unit_test(test_shapes),
+      cmocka_unit_test(test_random_scores), cmocka_unit_test(test_ties),   cmocka_unit_test(test_accuracy_only),
+      cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,11 +14,19 @@ static const char *const names[] = {"float32", "float64", "int32", "int64", "uin
 static double ref_convert(double v, pd_dtype to) {
   double lo, hi;
   switch (to) {
-  case PD_F32: return (double)(float)v;
-  case PD_F64: return v;
-  case PD_I32: lo = -2147483648.0, hi = 2147483647.0; break;
-  case PD_I64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
-  default: lo = 0, hi = 255; break;
+  case PD_F32:
+    return (double)(float)v;
+  case PD_F64:
+    return v;
+  case PD_I32:
+    lo = -2147483648.0, hi = 2147483647.0;
+    break;
+  case PD_I64:
+    lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+    break;
+  default:
+    lo = 0, hi = 255;
+    break;
   }
   if (isnan(v)) return 0;
   v = trunc(v);
@@ -38,11 +46,10 @@ static pd_tensor *run_cast(pd_tensor *x, pd_dtype to) {
 
 /* Values that probe each conversion: fractions both sides of 0, the edges
  * of every integer range and past them, infinities and NaN. */
-static const double probes[] = {0,     0.5,         -0.5,        1.9,          -1.9,         7,
-                                -7,    254.6,       255,         255.5,        256,          1e3,
-                                -129,  2147483647., 2147483648., -2147483648., -2147483649., 3e9,
-                                -3e9,  1e18,        -1e18,       1e19,         -1e19,        1e300,
-                                -1e300, INFINITY,   -INFINITY,   NAN};
+static const double probes[] = {0,           0.5,          -0.5,         1.9,    -1.9,     7,         -7,
+                                254.6,       255,          255.5,        256,    1e3,      -129,      2147483647.,
+                                2147483648., -2147483648., -2147483649., 3e9,    -3e9,     1e18,      -1e18,
+                                1e19,        -1e19,        1e300,        -1e300, INFINITY, -INFINITY, NAN};
 #define N_PROBES ((int64_t)(sizeof probes / sizeof probes[0]))
 
 static void test_all_pairs(void **state) {

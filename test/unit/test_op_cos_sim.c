@@ -5,8 +5,7 @@
  * against finite differences. */
 #include "optest.h"
 
-static void check_forward(pd_dtype dt, int64_t n, int64_t d, bool broadcast, const char *scale_attr,
-                          double scale) {
+static void check_forward(pd_dtype dt, int64_t n, int64_t d, bool broadcast, const char *scale_attr, double scale) {
   int64_t yn = broadcast ? 1 : n;
   pd_tensor *x = ot_rand(dt, 2, (int64_t[]){n, d}, 1 + (uint64_t)n, -1, 1, 0);
   pd_tensor *y = ot_rand(dt, 2, (int64_t[]){yn, d}, 2 + (uint64_t)n, -1, 1, 0);
@@ -72,8 +71,7 @@ static void test_scale_must_be_positive(void **state) {
             *y = ot_rand(PD_F32, 2, (int64_t[]){2, 3}, 2, -1, 1, 0);
   pd_tensor *out = ot_out();
   const char *zero[] = {"scale", "f: 0", NULL}, *neg[] = {"scale", "f: -1.5", NULL};
-  const char *msg =
-      ot_run_fail("cos_sim", zero, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, NULL, NULL}, NULL);
+  const char *msg = ot_run_fail("cos_sim", zero, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, NULL, NULL}, NULL);
   assert_string_equal(msg, "attribute \"scale\" must be > 0, got 0");
   msg = ot_run_fail("cos_sim", neg, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, NULL, NULL}, NULL);
   assert_string_equal(msg, "attribute \"scale\" must be > 0, got -1.5");
@@ -85,24 +83,21 @@ static void test_shapes(void **state) {
   const char *msg;
   pd_tensor *x = ot_shaped(PD_F32, 2, (int64_t[]){-1, 5}), *y = ot_shaped(PD_F32, 2, (int64_t[]){1, 5});
   pd_tensor *out = ot_out(), *xn = ot_out(), *yn = ot_out();
-  assert_int_equal(
-      ot_infer("cos_sim", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, xn, yn}, NULL, NULL),
-      PD_OK);
+  assert_int_equal(ot_infer("cos_sim", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, xn, yn}, NULL, NULL),
+                   PD_OK);
   ot_assert_dims(out, -1, 1);
   ot_assert_dims(xn, -1, 1);
   ot_assert_dims(yn, 1, 1);
   ot_free(y);
   y = ot_shaped(PD_F32, 2, (int64_t[]){-1, 5});
-  assert_int_equal(
-      ot_infer("cos_sim", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, xn, yn}, NULL, NULL),
-      PD_OK);
+  assert_int_equal(ot_infer("cos_sim", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, xn, yn}, NULL, NULL),
+                   PD_OK);
   ot_assert_dims(yn, -1, 1);
   ot_free(x), ot_free(y);
   x = ot_shaped(PD_F32, 2, (int64_t[]){4, 5});
   y = ot_shaped(PD_F32, 2, (int64_t[]){3, 5});
-  assert_int_equal(
-      ot_infer("cos_sim", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, xn, yn}, NULL, &msg),
-      PD_ERR_INPUT);
+  assert_int_equal(ot_infer("cos_sim", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, xn, yn}, NULL, &msg),
+                   PD_ERR_INPUT);
   assert_non_null(strstr(msg, "X must be [N, D] and Y [N, D] or [1, D], got X [4, 5] and Y [3, 5]"));
   ot_free(x), ot_free(y), ot_free(out), ot_free(xn), ot_free(yn);
 }

@@ -9,8 +9,7 @@
 
 /* Rows of positive numbers that sum to 1. */
 static pd_tensor *rand_probs(pd_dtype dt, int64_t n, int64_t k, uint64_t seed, double lo) {
-  pd_tensor *x = ot_rand(PD_F64, 2, (int64_t[]){n, k}, seed, lo, 1, 0),
-            *p = ot_tensor(dt, 2, (int64_t[]){n, k});
+  pd_tensor *x = ot_rand(PD_F64, 2, (int64_t[]){n, k}, seed, lo, 1, 0), *p = ot_tensor(dt, 2, (int64_t[]){n, k});
   for (int64_t i = 0; i < n; i++) {
     double s = 0;
     for (int64_t j = 0; j < k; j++) s += pd_tensor_get(x, i * k + j);
@@ -28,8 +27,7 @@ static pd_tensor *rand_labels(int ndim, int64_t n, int64_t k, uint64_t seed) {
 }
 
 static void check_hard(pd_dtype dt, int64_t n, int64_t k, int label_ndim) {
-  pd_tensor *x = rand_probs(dt, n, k, 1 + (uint64_t)n, 0.01), *l = rand_labels(label_ndim, n, k, 7),
-            *y = ot_out();
+  pd_tensor *x = rand_probs(dt, n, k, 1 + (uint64_t)n, 0.01), *l = rand_labels(label_ndim, n, k, 7), *y = ot_out();
   ot_run("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL);
   ot_assert_dims(y, n, 1);
   assert_int_equal(y->dtype, dt);
@@ -117,31 +115,25 @@ static void test_shapes(void **state) {
   const char *msg;
   pd_tensor *x = ot_shaped(PD_F32, 2, (int64_t[]){-1, 10}), *l = ot_shaped(PD_I64, 2, (int64_t[]){-1, 1});
   pd_tensor *y = ot_out();
-  assert_int_equal(
-      ot_infer("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, NULL), PD_OK);
+  assert_int_equal(ot_infer("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, NULL), PD_OK);
   ot_assert_dims(y, -1, 1);
   ot_free(l);
   l = ot_shaped(PD_I64, 1, (int64_t[]){-1}); /* [N] labels */
-  assert_int_equal(
-      ot_infer("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, NULL), PD_OK);
+  assert_int_equal(ot_infer("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, NULL), PD_OK);
   ot_free(l), ot_free(x);
   x = ot_shaped(PD_F32, 2, (int64_t[]){3, 10});
   l = ot_shaped(PD_I64, 2, (int64_t[]){4, 1});
-  assert_int_equal(
-      ot_infer("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, &msg),
-      PD_ERR_INPUT);
-  assert_non_null(
-      strstr(msg, "Label must be [N, 1] or [N], one class per row of the scores [3, 10]; got [4, 1]"));
+  assert_int_equal(ot_infer("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, &msg),
+                   PD_ERR_INPUT);
+  assert_non_null(strstr(msg, "Label must be [N, 1] or [N], one class per row of the scores [3, 10]; got [4, 1]"));
   ot_free(l);
   l = ot_shaped(PD_F32, 2, (int64_t[]){3, 1});
-  assert_int_equal(
-      ot_infer("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, &msg),
-      PD_ERR_INPUT);
+  assert_int_equal(ot_infer("cross_entropy", NULL, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, &msg),
+                   PD_ERR_INPUT);
   assert_non_null(strstr(msg, "Label must be int64 class indices, got float32"));
   const char *soft[] = {"soft_label", "b: true", NULL};
-  assert_int_equal(
-      ot_infer("cross_entropy", soft, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, &msg),
-      PD_ERR_INPUT);
+  assert_int_equal(ot_infer("cross_entropy", soft, (pd_tensor *[]){x, l}, NULL, (pd_tensor *[]){y}, NULL, &msg),
+                   PD_ERR_INPUT);
   assert_non_null(strstr(msg, "shaped like the scores [3, 10]; got float32 [3, 1]"));
   ot_free(l), ot_free(x), ot_free(y);
 }
@@ -160,10 +152,8 @@ static void test_gradients(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_forward_sizes),
-      cmocka_unit_test(test_log_zero_is_finite),
-      cmocka_unit_test(test_label_out_of_range),
-      cmocka_unit_test(test_shapes),
+      cmocka_unit_test(test_forward_sizes),      cmocka_unit_test(test_log_zero_is_finite),
+      cmocka_unit_test(test_label_out_of_range), cmocka_unit_test(test_shapes),
       cmocka_unit_test(test_gradients),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,11 +58,11 @@ static void test_axis_0_and_1(void **state) {
   (void)state;
   for (int t = 0; t < 2; t++) {
     pd_dtype dt = t ? PD_F64 : PD_F32;
-    check_forward(dt, 3, (int64_t[]){17, 4, 5}, 1, (int64_t[]){17}, 0);         /* one value per row */
-    check_forward(dt, 3, (int64_t[]){3, 4, 5}, 2, (int64_t[]){3, 4}, 0);        /* leading dims */
-    check_forward(dt, 4, (int64_t[]){2, 3, 4, 5}, 1, (int64_t[]){3}, 1);        /* channel bias on NCHW */
-    check_forward(dt, 4, (int64_t[]){2, 3, 4, 5}, 2, (int64_t[]){3, 4}, 1);     /* a middle run */
-    check_forward(dt, 4, (int64_t[]){2, 3, 4, 5}, 3, (int64_t[]){3, 4, 5}, 1);  /* = trailing */
+    check_forward(dt, 3, (int64_t[]){17, 4, 5}, 1, (int64_t[]){17}, 0);        /* one value per row */
+    check_forward(dt, 3, (int64_t[]){3, 4, 5}, 2, (int64_t[]){3, 4}, 0);       /* leading dims */
+    check_forward(dt, 4, (int64_t[]){2, 3, 4, 5}, 1, (int64_t[]){3}, 1);       /* channel bias on NCHW */
+    check_forward(dt, 4, (int64_t[]){2, 3, 4, 5}, 2, (int64_t[]){3, 4}, 1);    /* a middle run */
+    check_forward(dt, 4, (int64_t[]){2, 3, 4, 5}, 3, (int64_t[]){3, 4, 5}, 1); /* = trailing */
   }
 }
 
@@ -82,15 +82,15 @@ static void test_size_one_dims(void **state) {
   (void)state;
   for (int t = 0; t < 2; t++) {
     pd_dtype dt = t ? PD_F64 : PD_F32;
-    check_forward(dt, 3, (int64_t[]){2, 3, 4}, 2, (int64_t[]){3, 1}, 1);       /* per (n, c) on [.., 4] */
-    check_forward(dt, 3, (int64_t[]){2, 3, 4}, 2, (int64_t[]){1, 4}, -1);      /* a row for every c */
-    check_forward(dt, 3, (int64_t[]){17, 3, 4}, 3, (int64_t[]){1, 3, 1}, -1);  /* middle only */
-    check_forward(dt, 3, (int64_t[]){2, 3, 4}, 3, (int64_t[]){2, 1, 4}, 0);    /* outer and inner */
-    check_forward(dt, 2, (int64_t[]){3, 5}, 1, (int64_t[]){1}, -1);            /* a scalar in a [1] */
-    check_forward(dt, 2, (int64_t[]){3, 5}, 0, NULL, -1);                      /* a rank-0 scalar */
-    check_forward(dt, 3, (int64_t[]){2, 1, 4}, 2, (int64_t[]){1, 4}, -1);      /* X has a 1 too */
+    check_forward(dt, 3, (int64_t[]){2, 3, 4}, 2, (int64_t[]){3, 1}, 1);      /* per (n, c) on [.., 4] */
+    check_forward(dt, 3, (int64_t[]){2, 3, 4}, 2, (int64_t[]){1, 4}, -1);     /* a row for every c */
+    check_forward(dt, 3, (int64_t[]){17, 3, 4}, 3, (int64_t[]){1, 3, 1}, -1); /* middle only */
+    check_forward(dt, 3, (int64_t[]){2, 3, 4}, 3, (int64_t[]){2, 1, 4}, 0);   /* outer and inner */
+    check_forward(dt, 2, (int64_t[]){3, 5}, 1, (int64_t[]){1}, -1);           /* a scalar in a [1] */
+    check_forward(dt, 2, (int64_t[]){3, 5}, 0, NULL, -1);                     /* a rank-0 scalar */
+    check_forward(dt, 3, (int64_t[]){2, 1, 4}, 2, (int64_t[]){1, 4}, -1);     /* X has a 1 too */
     check_forward(dt, 2, (int64_t[]){1, 1}, 2, (int64_t[]){1, 1}, -1);
-    check_forward(dt, 2, (int64_t[]){0, 4}, 1, (int64_t[]){4}, -1);            /* empty X */
+    check_forward(dt, 2, (int64_t[]){0, 4}, 1, (int64_t[]){4}, -1); /* empty X */
   }
 }
 
@@ -148,20 +148,19 @@ static void gradcheck(int xn, const int64_t *xd, int yn, const int64_t *yd, int 
 
 static void test_gradients(void **state) {
   (void)state;
-  gradcheck(2, (int64_t[]){3, 4}, 1, (int64_t[]){4}, -1);              /* bias row */
-  gradcheck(2, (int64_t[]){3, 4}, 2, (int64_t[]){3, 4}, -1);           /* same shape */
-  gradcheck(3, (int64_t[]){3, 2, 4}, 1, (int64_t[]){3}, 0);            /* axis 0 */
-  gradcheck(4, (int64_t[]){2, 3, 2, 2}, 1, (int64_t[]){3}, 1);         /* channel bias */
-  gradcheck(3, (int64_t[]){2, 3, 4}, 2, (int64_t[]){3, 1}, 1);         /* size-1 dim */
-  gradcheck(3, (int64_t[]){2, 3, 4}, 3, (int64_t[]){2, 1, 4}, -1);     /* outer and inner */
-  gradcheck(2, (int64_t[]){3, 5}, 1, (int64_t[]){1}, -1);              /* scalar */
+  gradcheck(2, (int64_t[]){3, 4}, 1, (int64_t[]){4}, -1);          /* bias row */
+  gradcheck(2, (int64_t[]){3, 4}, 2, (int64_t[]){3, 4}, -1);       /* same shape */
+  gradcheck(3, (int64_t[]){3, 2, 4}, 1, (int64_t[]){3}, 0);        /* axis 0 */
+  gradcheck(4, (int64_t[]){2, 3, 2, 2}, 1, (int64_t[]){3}, 1);     /* channel bias */
+  gradcheck(3, (int64_t[]){2, 3, 4}, 2, (int64_t[]){3, 1}, 1);     /* size-1 dim */
+  gradcheck(3, (int64_t[]){2, 3, 4}, 3, (int64_t[]){2, 1, 4}, -1); /* outer and inner */
+  gradcheck(2, (int64_t[]){3, 5}, 1, (int64_t[]){1}, -1);          /* scalar */
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bias_rows),        cmocka_unit_test(test_axis_0_and_1),
-      cmocka_unit_test(test_trailing),         cmocka_unit_test(test_size_one_dims),
-      cmocka_unit_test(test_infer_with_batch), cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_bias_rows),     cmocka_unit_test(test_axis_0_and_1),     cmocka_unit_test(test_trailing),
+      cmocka_unit_test(test_size_one_dims), cmocka_unit_test(test_infer_with_batch), cmocka_unit_test(test_errors),
       cmocka_unit_test(test_gradients),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -100,10 +100,8 @@ static void test_gradients(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_forward_sizes),
-      cmocka_unit_test(test_flatten_and_param_inference),
-      cmocka_unit_test(test_bad_weight_shape),
-      cmocka_unit_test(test_bad_size_attr),
+      cmocka_unit_test(test_forward_sizes),    cmocka_unit_test(test_flatten_and_param_inference),
+      cmocka_unit_test(test_bad_weight_shape), cmocka_unit_test(test_bad_size_attr),
       cmocka_unit_test(test_gradients),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

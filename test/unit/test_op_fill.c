@@ -102,8 +102,9 @@ static void test_uniform_statistics(void **state) {
   (void)state;
   const double lo = -2, hi = 3, n = 100000;
   for (int t = 0; t < 2; t++) {
-    const char *attrs[] = {"shape", "ints: [100, 1000]", "dtype", t ? "s: \"float64\"" : "s: \"float32\"", "min",
-                           "f: -2", "max", "f: 3", NULL};
+    const char *attrs[] = {
+        "shape", "ints: [100, 1000]", "dtype", t ? "s: \"float64\"" : "s: \"float32\"", "min", "f: -2", "max", "f: 3",
+        NULL};
     pd_tensor *out = run_seeded("uniform_random", attrs, 7, 0);
     expect_dims(out, 2, (int64_t[]){100, 1000});
     assert_int_equal(out->dtype, t ? PD_F64 : PD_F32);
@@ -125,8 +126,9 @@ static void test_gaussian_statistics(void **state) {
   (void)state;
   const double mu = 1.5, sigma = 2, n = 100000;
   for (int t = 0; t < 2; t++) {
-    const char *attrs[] = {"shape", "ints: [100000]", "dtype", t ? "s: \"float64\"" : "s: \"float32\"", "mean",
-                           "f: 1.5", "std", "f: 2", NULL};
+    const char *attrs[] = {"shape", "ints: [100000]", "dtype", t ? "s: \"float64\"" : "s: \"float32\"",
+                           "mean",  "f: 1.5",         "std",   "f: 2",
+                           NULL};
     pd_tensor *out = run_seeded("gaussian_random", attrs, 7, 0);
     assert_int_equal(out->dtype, t ? PD_F64 : PD_F32);
     double mean, std;
@@ -176,9 +178,11 @@ static void test_random_errors(void **state) {
   } cases[] = {
       {"gaussian_random", {"shape", "ints: [2]", "std", "f: 0", NULL}, "attribute \"std\" must be > 0, got 0"},
       {"gaussian_random", {"shape", "ints: [2]", "mean", "f: inf", NULL}, "mean and std must be finite, got mean inf"},
-      {"uniform_random", {"shape", "ints: [2]", "min", "f: 2", "max", "f: 1", NULL},
+      {"uniform_random",
+       {"shape", "ints: [2]", "min", "f: 2", "max", "f: 1", NULL},
        "min and max must be finite with min <= max, got min 2 and max 1"},
-      {"uniform_random", {"shape", "ints: [2]", "dtype", "s: \"int32\"", NULL},
+      {"uniform_random",
+       {"shape", "ints: [2]", "dtype", "s: \"int32\"", NULL},
        "attribute \"dtype\" must be one of \"float32\", \"float64\", got \"int32\""},
       {"uniform_random", {"shape", "ints: [2]", "seed", "i: -1", NULL}, "attribute \"seed\" must be >= 0, got -1"},
       {"gaussian_random", {"shape", "ints: [2, -1]", NULL}, "attribute \"shape\": every element must be >= 0"},

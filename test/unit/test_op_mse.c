@@ -34,14 +34,12 @@ static void test_shapes(void **state) {
   const char *msg;
   pd_tensor *x = ot_shaped(PD_F64, 2, (int64_t[]){-1, 1}), *y = ot_shaped(PD_F64, 2, (int64_t[]){-1, 1});
   pd_tensor *out = ot_out();
-  assert_int_equal(ot_infer("mse", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, NULL),
-                   PD_OK);
+  assert_int_equal(ot_infer("mse", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, NULL), PD_OK);
   ot_assert_dims(out, 1);
   assert_int_equal(out->dtype, PD_F64);
   ot_free(y);
   y = ot_shaped(PD_F64, 1, (int64_t[]){-1});
-  assert_int_equal(ot_infer("mse", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, &msg),
-                   PD_ERR_INPUT);
+  assert_int_equal(ot_infer("mse", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, &msg), PD_ERR_INPUT);
   assert_non_null(strstr(msg, "X and Y must have the same shape, got [-1, 1] and [-1]"));
   ot_free(x), ot_free(y), ot_free(out);
 }

@@ -139,9 +139,8 @@ static void test_gradients(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_forward_sizes), cmocka_unit_test(test_flattening),
-      cmocka_unit_test(test_infer_with_batch), cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_gradients),
+      cmocka_unit_test(test_forward_sizes), cmocka_unit_test(test_flattening), cmocka_unit_test(test_infer_with_batch),
+      cmocka_unit_test(test_errors),        cmocka_unit_test(test_gradients),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

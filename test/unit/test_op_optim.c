@@ -103,8 +103,7 @@ static void check_adam(pd_dtype dt, int64_t rows, double wd, bool in_place) {
   const double b1 = 0.8, b2 = 0.95, eps = 1e-6;
   char wd_attr[32];
   snprintf(wd_attr, sizeof wd_attr, "f: %g", wd);
-  const char *attrs[] = {"beta1",   "f: 0.8",       "beta2", "f: 0.95", "epsilon",
-                         "f: 1e-6", "weight_decay", wd_attr, NULL};
+  const char *attrs[] = {"beta1", "f: 0.8", "beta2", "f: 0.95", "epsilon", "f: 1e-6", "weight_decay", wd_attr, NULL};
   double tol = dt == PD_F32 ? 1e-5 : 1e-12;
   for (int s = 1; s <= STEPS; s++) {
     pd_tensor_set(t, 0, s);
@@ -170,8 +169,7 @@ static void test_adam(void **state) {
 /* Defaults: mu 0.9, beta1 0.9, beta2 0.999, epsilon 1e-8, no weight decay. */
 static void test_defaults(void **state) {
   (void)state;
-  pd_tensor *p = scalar(PD_F64, 1), *g = scalar(PD_F64, 0.5), *v = scalar(PD_F64, 0.2),
-            *lr = scalar(PD_F64, 0.1);
+  pd_tensor *p = scalar(PD_F64, 1), *g = scalar(PD_F64, 0.5), *v = scalar(PD_F64, 0.2), *lr = scalar(PD_F64, 0.1);
   ot_run("momentum", NULL, (pd_tensor *[]){p, g, v, lr}, NULL, (pd_tensor *[]){p, v}, NULL);
   assert_true(fabs(pd_tensor_get(v, 0) - (0.9 * 0.2 + 0.5)) < 1e-15);
   assert_true(fabs(pd_tensor_get(p, 0) - (1 - 0.1 * 0.68)) < 1e-15);
@@ -201,15 +199,13 @@ static void test_optimizer_checks(void **state) {
   msg = ot_run_fail("sgd", neg_wd, (pd_tensor *[]){p, g, lr}, NULL, (pd_tensor *[]){out}, NULL);
   assert_string_equal(msg, "attribute \"weight_decay\" must be >= 0, got -0.10000000000000001");
   const char *beta1[] = {"beta1", "f: 1.0", NULL};
-  msg = ot_run_fail("adam", beta1, (pd_tensor *[]){p, g, p, p, lr, lr}, NULL,
-                    (pd_tensor *[]){out, NULL, NULL}, NULL);
+  msg = ot_run_fail("adam", beta1, (pd_tensor *[]){p, g, p, p, lr, lr}, NULL, (pd_tensor *[]){out, NULL, NULL}, NULL);
   assert_string_equal(msg, "attribute \"beta1\" must be >= 0 and < 1, got 1");
   /* Step 0: the bias correction would divide by 0 */
   pd_tensor *m1 = ot_rand(PD_F32, 2, (int64_t[]){3, 4}, 0, 0, 0, 0),
             *m2 = ot_rand(PD_F32, 2, (int64_t[]){3, 4}, 0, 0, 0, 0);
   pd_tensor *lr32 = scalar(PD_F32, 0.1), *t = scalar(PD_F64, 0), *o1 = ot_out(), *o2 = ot_out();
-  msg = ot_run_fail("adam", NULL, (pd_tensor *[]){p, g, m1, m2, lr32, t}, NULL, (pd_tensor *[]){out, o1, o2},
-                    NULL);
+  msg = ot_run_fail("adam", NULL, (pd_tensor *[]){p, g, m1, m2, lr32, t}, NULL, (pd_tensor *[]){out, o1, o2}, NULL);
   assert_non_null(strstr(msg, "Step \"\" must hold the update count t >= 1, got 0"));
   ot_free(p), ot_free(g), ot_free(lr), ot_free(out), ot_free(m1), ot_free(m2), ot_free(lr32), ot_free(t);
   ot_free(o1), ot_free(o2);
@@ -220,16 +216,14 @@ static void test_optimizer_shapes(void **state) {
   (void)state;
   pd_tensor *p = ot_shaped(PD_F64, 2, (int64_t[]){5, 2}), *g = ot_shaped(PD_F64, 2, (int64_t[]){5, 2});
   pd_tensor *lr = ot_shaped(PD_F64, 1, (int64_t[]){1}), *out = ot_out();
-  assert_int_equal(ot_infer("sgd", NULL, (pd_tensor *[]){p, g, lr}, NULL, (pd_tensor *[]){out}, NULL, NULL),
-                   PD_OK);
+  assert_int_equal(ot_infer("sgd", NULL, (pd_tensor *[]){p, g, lr}, NULL, (pd_tensor *[]){out}, NULL, NULL), PD_OK);
   ot_assert_dims(out, 5, 2);
   assert_int_equal(out->dtype, PD_F64);
   ot_free(p), ot_free(g), ot_free(lr), ot_free(out);
 }
 
 static void check_clip(pd_dtype dt, double ratio, bool in_place) {
-  pd_tensor *x[3] = {ot_rand(dt, 2, (int64_t[]){3, 4}, 1, -1, 1, 0),
-                     ot_rand(dt, 1, (int64_t[]){5}, 2, -1, 1, 0),
+  pd_tensor *x[3] = {ot_rand(dt, 2, (int64_t[]){3, 4}, 1, -1, 1, 0), ot_rand(dt, 1, (int64_t[]){5}, 2, -1, 1, 0),
                      ot_rand(dt, 3, (int64_t[]){2, 1, 3}, 3, -1, 1, 0)};
   double sum = 0, *ref[3];
   for (int k = 0; k < 3; k++) {
@@ -268,15 +262,13 @@ static void test_clip_by_global_norm(void **state) {
       check_clip(t ? PD_F64 : PD_F32, 2.0, in_place);  /* under the limit: unchanged */
     }
   const char *msg;
-  pd_tensor *a = ot_rand(PD_F32, 1, (int64_t[]){3}, 1, -1, 1, 0),
-            *b = ot_rand(PD_F64, 1, (int64_t[]){3}, 2, -1, 1, 0);
+  pd_tensor *a = ot_rand(PD_F32, 1, (int64_t[]){3}, 1, -1, 1, 0), *b = ot_rand(PD_F64, 1, (int64_t[]){3}, 2, -1, 1, 0);
   pd_tensor *o1 = ot_out(), *o2 = ot_out();
   const char *attrs[] = {"max_norm", "f: 1.0", NULL}, *zero[] = {"max_norm", "f: 0", NULL};
-  msg = ot_run_fail("clip_by_global_norm", attrs, (pd_tensor *[]){a, b}, (int[]){2}, (pd_tensor *[]){o1, o2},
-                    (int[]){2});
+  msg =
+      ot_run_fail("clip_by_global_norm", attrs, (pd_tensor *[]){a, b}, (int[]){2}, (pd_tensor *[]){o1, o2}, (int[]){2});
   assert_non_null(strstr(msg, "all X must have one dtype: X \"\" is float32 but X \"\" is float64"));
-  msg = ot_run_fail("clip_by_global_norm", attrs, (pd_tensor *[]){a, a}, (int[]){2}, (pd_tensor *[]){o1},
-                    (int[]){1});
+  msg = ot_run_fail("clip_by_global_norm", attrs, (pd_tensor *[]){a, a}, (int[]){2}, (pd_tensor *[]){o1}, (int[]){1});
   assert_non_null(strstr(msg, "Out must list as many variables as X (2), got 1"));
   msg = ot_run_fail("clip_by_global_norm", NULL, (pd_tensor *[]){a}, NULL, (pd_tensor *[]){o1}, NULL);
   assert_string_equal(msg, "attribute \"max_norm\" is required");

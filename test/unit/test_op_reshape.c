@@ -95,8 +95,9 @@ static void test_errors(void **state) {
       {x, "ints: [1, 1, 1, 1, 1, 1, 1, 1, 6]", "shape [1, 1, 1, 1, 1, 1, 1, 1, 6] has 9 dims; at most 8 are supported"},
       {x, "ints: [4294967296, 4294967296, 4]",
        "shape [4294967296, 4294967296, 4] has more elements than fit in 64 bits"},
-      {e, "ints: [0, -1]", "cannot reshape X of shape [0, 3] to shape [0, -1]: the -1 cannot be inferred when the "
-                           "other dims multiply to 0"},
+      {e, "ints: [0, -1]",
+       "cannot reshape X of shape [0, 3] to shape [0, -1]: the -1 cannot be inferred when the "
+       "other dims multiply to 0"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *attrs[] = {"shape", cases[i].shape, NULL};

@@ -35,7 +35,7 @@ static void test_forward_sizes(void **state) {
     for (int t = 0; t < 2; t++) {
       pd_dtype dt = t ? PD_F64 : PD_F32;
       check_forward(dt, 2, (int64_t[]){rows[r], 10}, 1 + (uint64_t)r);
-      check_forward(dt, 2, (int64_t[]){rows[r], 1}, 2);    /* one class: all ones */
+      check_forward(dt, 2, (int64_t[]){rows[r], 1}, 2); /* one class: all ones */
       check_forward(dt, 2, (int64_t[]){rows[r], 129}, 3);
       check_forward(dt, 3, (int64_t[]){rows[r], 3, 7}, 4); /* rows are the last dim */
     }
@@ -63,14 +63,12 @@ static void test_huge_inputs(void **state) {
 static void test_shape_with_batch(void **state) {
   (void)state;
   pd_tensor *x = ot_shaped(PD_F32, 2, (int64_t[]){-1, 10}), *y = ot_out();
-  assert_int_equal(ot_infer("softmax", NULL, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){y}, NULL, NULL),
-                   PD_OK);
+  assert_int_equal(ot_infer("softmax", NULL, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){y}, NULL, NULL), PD_OK);
   ot_assert_dims(y, -1, 10);
   ot_free(x);
   x = ot_shaped(PD_I64, 2, (int64_t[]){-1, 10});
   const char *msg;
-  assert_int_equal(ot_infer("softmax", NULL, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){y}, NULL, &msg),
-                   PD_ERR_INPUT);
+  assert_int_equal(ot_infer("softmax", NULL, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){y}, NULL, &msg), PD_ERR_INPUT);
   assert_non_null(strstr(msg, "input X must be float32 or float64, got int64"));
   ot_free(x), ot_free(y);
 }

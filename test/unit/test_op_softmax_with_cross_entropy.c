@@ -35,8 +35,7 @@ static void ref_rows(const pd_tensor *z, const pd_tensor *l, bool soft, int64_t 
     for (int64_t j = 0; j < k; j++) sm[i * k + j] = exp(pd_tensor_get(z, i * k + j) - lse);
     if (soft) {
       loss[i] = 0;
-      for (int64_t j = 0; j < k; j++)
-        loss[i] += pd_tensor_get(l, i * k + j) * (lse - pd_tensor_get(z, i * k + j));
+      for (int64_t j = 0; j < k; j++) loss[i] += pd_tensor_get(l, i * k + j) * (lse - pd_tensor_get(z, i * k + j));
     } else {
       loss[i] = lse - pd_tensor_get(z, i * k + PD_DATA(l, int64_t)[i]);
     }
@@ -104,8 +103,8 @@ static void test_label_out_of_range(void **state) {
   pd_tensor *z = ot_rand(PD_F64, 2, (int64_t[]){6, 10}, 5, -1, 1, 0), *l = rand_labels(6, 10, 6);
   pd_tensor *sm = ot_out(), *loss = ot_out();
   PD_DATA(l, int64_t)[5] = 12;
-  const char *msg = ot_run_fail("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL,
-                                (pd_tensor *[]){sm, loss}, NULL);
+  const char *msg =
+      ot_run_fail("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL, (pd_tensor *[]){sm, loss}, NULL);
   assert_string_equal(msg, "op #0 \"softmax_with_cross_entropy\": label 12 at row 5 is out of range [0, 10)");
   ot_free(z), ot_free(l), ot_free(sm), ot_free(loss);
 }
@@ -115,16 +114,16 @@ static void test_shapes(void **state) {
   const char *msg;
   pd_tensor *z = ot_shaped(PD_F32, 2, (int64_t[]){-1, 10}), *l = ot_shaped(PD_I64, 2, (int64_t[]){-1, 1});
   pd_tensor *sm = ot_out(), *loss = ot_out();
-  assert_int_equal(ot_infer("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL,
-                            (pd_tensor *[]){sm, loss}, NULL, NULL),
-                   PD_OK);
+  assert_int_equal(
+      ot_infer("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL, (pd_tensor *[]){sm, loss}, NULL, NULL),
+      PD_OK);
   ot_assert_dims(sm, -1, 10);
   ot_assert_dims(loss, -1, 1);
   ot_free(z);
   z = ot_shaped(PD_F32, 3, (int64_t[]){-1, 2, 5});
-  assert_int_equal(ot_infer("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL,
-                            (pd_tensor *[]){sm, loss}, NULL, &msg),
-                   PD_ERR_INPUT);
+  assert_int_equal(
+      ot_infer("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL, (pd_tensor *[]){sm, loss}, NULL, &msg),
+      PD_ERR_INPUT);
   assert_non_null(strstr(msg, "input Logits must be [N, C] (2 dims), got [-1, 2, 5]"));
   ot_free(z), ot_free(l), ot_free(sm), ot_free(loss);
 }
@@ -146,10 +145,8 @@ static void test_gradients(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_forward_sizes),
-      cmocka_unit_test(test_huge_logits),
-      cmocka_unit_test(test_label_out_of_range),
-      cmocka_unit_test(test_shapes),
+      cmocka_unit_test(test_forward_sizes),      cmocka_unit_test(test_huge_logits),
+      cmocka_unit_test(test_label_out_of_range), cmocka_unit_test(test_shapes),
       cmocka_unit_test(test_gradients),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

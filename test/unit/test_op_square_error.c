@@ -34,20 +34,18 @@ static void test_shapes(void **state) {
   const char *msg;
   pd_tensor *x = ot_shaped(PD_F32, 2, (int64_t[]){-1, 4}), *y = ot_shaped(PD_F32, 2, (int64_t[]){-1, 4});
   pd_tensor *out = ot_out();
-  assert_int_equal(
-      ot_infer("square_error", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, NULL), PD_OK);
+  assert_int_equal(ot_infer("square_error", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, NULL),
+                   PD_OK);
   ot_assert_dims(out, -1, 4);
   ot_free(y);
   y = ot_shaped(PD_F32, 2, (int64_t[]){-1, 3});
-  assert_int_equal(
-      ot_infer("square_error", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, &msg),
-      PD_ERR_INPUT);
+  assert_int_equal(ot_infer("square_error", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, &msg),
+                   PD_ERR_INPUT);
   assert_non_null(strstr(msg, "X and Y must have the same shape, got [-1, 4] and [-1, 3]"));
   ot_free(y);
   y = ot_shaped(PD_F64, 2, (int64_t[]){-1, 4});
-  assert_int_equal(
-      ot_infer("square_error", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, &msg),
-      PD_ERR_INPUT);
+  assert_int_equal(ot_infer("square_error", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL, &msg),
+                   PD_ERR_INPUT);
   assert_non_null(strstr(msg, "X and Y must both be float32 or both float64, got float32 and float64"));
   ot_free(x), ot_free(y), ot_free(out);
 }

@@ -122,9 +122,12 @@ static void test_gradient_one_input(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_forward),      cmocka_unit_test(test_out_is_an_input),
-      cmocka_unit_test(test_infer_with_batch), cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_gradient_three_inputs), cmocka_unit_test(test_gradient_one_input),
+      cmocka_unit_test(test_forward),
+      cmocka_unit_test(test_out_is_an_input),
+      cmocka_unit_test(test_infer_with_batch),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_gradient_three_inputs),
+      cmocka_unit_test(test_gradient_one_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,9 +33,7 @@ static ProtobufCMessage *parse_ok(const ProtobufCMessageDescriptor *d, const cha
   return m;
 }
 
-static Pdtest__All *all_ok(const char *text) {
-  return (Pdtest__All *)parse_ok(&pdtest__all__descriptor, text);
-}
+static Pdtest__All *all_ok(const char *text) { return (Pdtest__All *)parse_ok(&pdtest__all__descriptor, text); }
 
 /* Parses text expecting an error; returns the message (static buffer). */
 static const char *parse_err(const ProtobufCMessageDescriptor *d, const char *text) {
@@ -89,8 +87,7 @@ static void assert_round_trip(const ProtobufCMessage *m) {
   ProtobufCMessage *again = parse_ok(m->descriptor, text);
   size_t n1, n2;
   uint8_t *b1 = pack(m, &n1), *b2 = pack(again, &n2);
-  if (n1 != n2 || memcmp(b1, b2, n1))
-    fail_msg("round trip changed the message; printed:\n%s", text);
+  if (n1 != n2 || memcmp(b1, b2, n1)) fail_msg("round trip changed the message; printed:\n%s", text);
   char *text2 = print_text(again);
   assert_string_equal(text, text2);
   free(b1), free(b2), free(text), free(text2);
@@ -134,10 +131,9 @@ static void test_every_scalar_type(void **state) {
  * is an error naming the range. */
 static void test_integer_limits(void **state) {
   (void)state;
-  Pdtest__All *a =
-      all_ok("i32: -2147483648 s32: 2147483647 sf32: -0x80000000 i64: -9223372036854775808\n"
-             "s64: 0x7fffffffffffffff sf64: -0x8000000000000000 u32: 0xFFFFFFFF\n"
-             "f32: 037777777777 u64: 18446744073709551615 f64: 01777777777777777777777");
+  Pdtest__All *a = all_ok("i32: -2147483648 s32: 2147483647 sf32: -0x80000000 i64: -9223372036854775808\n"
+                          "s64: 0x7fffffffffffffff sf64: -0x8000000000000000 u32: 0xFFFFFFFF\n"
+                          "f32: 037777777777 u64: 18446744073709551615 f64: 01777777777777777777777");
   assert_int_equal(a->i32, INT32_MIN);
   assert_int_equal(a->s32, INT32_MAX);
   assert_int_equal(a->sf32, INT32_MIN);
@@ -159,16 +155,14 @@ static void test_integer_limits(void **state) {
   assert_string_equal(first_line(all_err("i32: -2147483649")),
                       "t.pbtxt:1:6: integer -2147483649 is out of range for \"i32\" (int32: "
                       "-2147483648 to 2147483647) in pdtest.All");
-  assert_contains(all_err("u64: 18446744073709551616"),
-                  "out of range for \"u64\" (uint64: 0 to 18446744073709551615)");
+  assert_contains(all_err("u64: 18446744073709551616"), "out of range for \"u64\" (uint64: 0 to 18446744073709551615)");
   assert_contains(all_err("u32: 0x100000000"), "out of range");
   assert_contains(all_err("i64: 9223372036854775808"), "out of range");
   assert_contains(all_err("sf64: -0x8000000000000001"), "out of range");
   assert_contains(all_err("f32: 040000000000"), "out of range");
   assert_contains(all_err("i32: 08"), "octal and cannot contain 8 or 9");
   assert_contains(all_err("i32: 0x"), "\"0x\" must be followed by hex digits");
-  assert_contains(all_err("i32: 1.0"),
-                  "expected an integer for \"i32\" (int32) in pdtest.All, got \"1.0\"");
+  assert_contains(all_err("i32: 1.0"), "expected an integer for \"i32\" (int32) in pdtest.All, got \"1.0\"");
   assert_contains(all_err("i32: 1e3"), "expected an integer");
 }
 
@@ -176,15 +170,12 @@ static void test_integer_limits(void **state) {
  * glued to a name is one bad token. */
 static void test_signs_and_glued_numbers(void **state) {
   (void)state;
-  assert_string_equal(first_line(all_err("u32: -0")),
-                      "t.pbtxt:1:6: \"u32\" (uint32) in pdtest.All cannot be negative");
+  assert_string_equal(first_line(all_err("u32: -0")), "t.pbtxt:1:6: \"u32\" (uint32) in pdtest.All cannot be negative");
   assert_contains(all_err("f64: -1"), "cannot be negative");
-  assert_string_equal(
-      first_line(all_err("i32: +5")),
-      "t.pbtxt:1:6: expected an integer for \"i32\" (int32) in pdtest.All, got \"+\"");
+  assert_string_equal(first_line(all_err("i32: +5")),
+                      "t.pbtxt:1:6: expected an integer for \"i32\" (int32) in pdtest.All, got \"+\"");
   assert_contains(all_err("db: +1.5"), "expected a number, inf or nan");
-  assert_string_equal(first_line(all_err("i32: 10bar")),
-                      "t.pbtxt:1:6: need space between number \"10\" and \"bar\"");
+  assert_string_equal(first_line(all_err("i32: 10bar")), "t.pbtxt:1:6: need space between number \"10\" and \"bar\"");
   assert_contains(all_err("db: 1.5x"), "need space between number \"1.5\" and \"x\"");
   assert_contains(all_err("i32:1i64:2"), "need space between number \"1\" and \"i64\"");
   /* '-' is its own token: whitespace and comments may follow it */
@@ -215,8 +206,7 @@ static void test_float_spellings(void **state) {
   assert_contains(all_err("db: 017"), "hex and octal integers are not allowed");
   assert_contains(all_err("db: 1e"), "\"e\" in number \"1e\" must be followed by an exponent");
   assert_contains(all_err("db: 1.5.3"), "already has a decimal point");
-  assert_contains(all_err("db: infx"),
-                  "expected a number, inf or nan for \"db\" (double) in pdtest.All, got \"infx\"");
+  assert_contains(all_err("db: infx"), "expected a number, inf or nan for \"db\" (double) in pdtest.All, got \"infx\"");
   assert_contains(all_err("db: - - 1"), "expected a number, inf or nan");
   assert_contains(all_err("inner.5"), "need space between identifier \"inner\" and \".\"");
 }
@@ -225,9 +215,8 @@ static void test_float_spellings(void **state) {
  * FLT_MAX + half an ulp still gives FLT_MAX, beyond that infinity. */
 static void test_float_narrowing(void **state) {
   (void)state;
-  Pdtest__All *a =
-      all_ok("r_fl: [0.1, 3.4028235e38, 3.4028235677973366e38, 3.402823567797337e38, 1e39, "
-             "-1e39, 1e-46, 7.006492321624087e-46, 16777217]");
+  Pdtest__All *a = all_ok("r_fl: [0.1, 3.4028235e38, 3.4028235677973366e38, 3.402823567797337e38, 1e39, "
+                          "-1e39, 1e-46, 7.006492321624087e-46, 16777217]");
   assert_true(a->r_fl[0] == 0.1f);
   assert_true(a->r_fl[1] == FLT_MAX && a->r_fl[2] == FLT_MAX);
   assert_true(isinf(a->r_fl[3]) && isinf(a->r_fl[4]) && a->r_fl[5] < 0 && isinf(a->r_fl[5]));
@@ -242,9 +231,8 @@ static void test_bool_spellings(void **state) {
   assert_int_equal(a->n_r_bo, 10);
   for (int i = 0; i < 10; i++) assert_int_equal(a->r_bo[i], i < 5);
   free_msg(a);
-  assert_string_equal(
-      first_line(all_err("bo: T")),
-      "t.pbtxt:1:5: expected true, false, 1 or 0 for \"bo\" (bool) in pdtest.All, got \"T\"");
+  assert_string_equal(first_line(all_err("bo: T")),
+                      "t.pbtxt:1:5: expected true, false, 1 or 0 for \"bo\" (bool) in pdtest.All, got \"T\"");
   assert_contains(all_err("bo: TRUE"), "expected true, false, 1 or 0");
   assert_contains(all_err("bo: 2"), "integer 2 is out of range for \"bo\" (bool: 0 or 1)");
   assert_contains(all_err("bo: -1"), "expected true, false, 1 or 0");
@@ -255,26 +243,22 @@ static void test_bool_spellings(void **state) {
  * suggestion, unknown numbers are an error in proto2. */
 static void test_enums(void **state) {
   (void)state;
-  Pdtest__All *a =
-      all_ok("r_color: [RED, 1, 0x2, -1, NEGATIVE, 2147483647, -2147483648, HUGE, TINY]");
+  Pdtest__All *a = all_ok("r_color: [RED, 1, 0x2, -1, NEGATIVE, 2147483647, -2147483648, HUGE, TINY]");
   int want[] = {0, 1, 2, -1, -1, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN};
   assert_int_equal(a->n_r_color, 9);
   for (int i = 0; i < 9; i++) assert_int_equal(a->r_color[i], want[i]);
   free_msg(a);
   const char *e = parse_err(&paddle__var_desc__descriptor, "name: \"x\"\ndtype: FLAOT32\n");
-  assert_string_equal(e,
-                      "t.pbtxt:2:8: unknown enum value \"FLAOT32\" for \"dtype\" (paddle.DataType) "
-                      "in paddle.VarDesc (did you mean \"FLOAT32\"?)\n"
-                      "  dtype: FLAOT32\n"
-                      "         ^");
-  assert_string_equal(
-      first_line(all_err("color: 7")),
-      "t.pbtxt:1:8: unknown enum number 7 for \"color\" (pdtest.Color) in pdtest.All");
+  assert_string_equal(e, "t.pbtxt:2:8: unknown enum value \"FLAOT32\" for \"dtype\" (paddle.DataType) "
+                         "in paddle.VarDesc (did you mean \"FLOAT32\"?)\n"
+                         "  dtype: FLAOT32\n"
+                         "         ^");
+  assert_string_equal(first_line(all_err("color: 7")),
+                      "t.pbtxt:1:8: unknown enum number 7 for \"color\" (pdtest.Color) in pdtest.All");
   assert_contains(all_err("color: -RED"), "expected an integer for \"color\" (pdtest.Color)");
   assert_contains(all_err("color: 2147483648"), "out of range");
   assert_contains(all_err("color: \"RED\""), "expected an enum name or number");
-  assert_contains(all_err("color: red"),
-                  "unknown enum value \"red\""); /* names are case-sensitive */
+  assert_contains(all_err("color: red"), "unknown enum value \"red\""); /* names are case-sensitive */
 }
 
 /* ---- strings --------------------------------------------------------------------------- */
@@ -282,13 +266,12 @@ static void test_enums(void **state) {
 /* Every escape protoc takes, in both quote styles, adjacent literals joined. */
 static void test_every_escape(void **state) {
   (void)state;
-  Pdtest__All *a =
-      all_ok("r_by: \"\\n\\t\\r\\\\\\'\\\"\\a\\b\\f\\v\\?\"\n" /* simple escapes */
-             "r_by: '\\0\\12\\101\\1011\\777\\400'\n"          /* octal: 1-3 digits */
-             "r_by: \"\\x0\\x41\\xfff\"\n"                     /* hex: 1-2 digits */
-             "r_by: \"\\u00e9\\u4e2d\\ud83d\\ude00\\ud800x\\U0001F600\\U0010ffff\\U00110000\"\n"
-             "r_by: \"a\" 'b' \"\" \"c'\" 'd\"'\n" /* adjacent literals */
-             "r_by: 'raw\ttab\x01\x7f\xc3\xa9'");  /* raw bytes are kept */
+  Pdtest__All *a = all_ok("r_by: \"\\n\\t\\r\\\\\\'\\\"\\a\\b\\f\\v\\?\"\n" /* simple escapes */
+                          "r_by: '\\0\\12\\101\\1011\\777\\400'\n"          /* octal: 1-3 digits */
+                          "r_by: \"\\x0\\x41\\xfff\"\n"                     /* hex: 1-2 digits */
+                          "r_by: \"\\u00e9\\u4e2d\\ud83d\\ude00\\ud800x\\U0001F600\\U0010ffff\\U00110000\"\n"
+                          "r_by: \"a\" 'b' \"\" \"c'\" 'd\"'\n" /* adjacent literals */
+                          "r_by: 'raw\ttab\x01\x7f\xc3\xa9'");  /* raw bytes are kept */
   const ProtobufCBinaryData *b = a->r_by;
   assert_int_equal(a->n_r_by, 6);
   assert_memory_equal(b[0].data, "\n\t\r\\'\"\a\b\f\v?", 11);
@@ -315,12 +298,11 @@ static void test_every_escape(void **state) {
 /* What protoc's tokenizer refuses inside strings. */
 static void test_invalid_escapes_and_newlines(void **state) {
   (void)state;
-  assert_string_equal(
-      all_err("st: \"ab\\qc\""),
-      "t.pbtxt:1:8: invalid escape \"\\q\" in string literal (valid: \\n \\t \\r \\a \\b "
-      "\\f \\v \\\\ \\' \\\" \\? \\NNN \\xHH \\uHHHH \\UHHHHHHHH)\n"
-      "  st: \"ab\\qc\"\n"
-      "         ^");
+  assert_string_equal(all_err("st: \"ab\\qc\""),
+                      "t.pbtxt:1:8: invalid escape \"\\q\" in string literal (valid: \\n \\t \\r \\a \\b "
+                      "\\f \\v \\\\ \\' \\\" \\? \\NNN \\xHH \\uHHHH \\UHHHHHHHH)\n"
+                      "  st: \"ab\\qc\"\n"
+                      "         ^");
   assert_contains(all_err("st: \"\\8\""), "invalid escape \"\\8\"");
   assert_contains(all_err("st: \"\\XA\""), "invalid escape \"\\X\"");
   assert_contains(all_err("st: \"\\x\""), "\"\\x\" must be followed by hex digits");
@@ -328,24 +310,21 @@ static void test_invalid_escapes_and_newlines(void **state) {
   assert_contains(all_err("st: \"\\u12\""), "\"\\u\" must be followed by four hex digits");
   assert_contains(all_err("st: \"\\U00200000\""), "eight hex digits up to 0010ffff");
   assert_contains(all_err("st: \"\\U0000001\""), "eight hex digits up to 0010ffff");
-  assert_string_equal(
-      first_line(all_err("i32: 1\nst: \"ab\ncd\"")),
-      "t.pbtxt:2:8: newline inside a string literal (close it with \" on this line; "
-      "write \\n for a newline)");
+  assert_string_equal(first_line(all_err("i32: 1\nst: \"ab\ncd\"")),
+                      "t.pbtxt:2:8: newline inside a string literal (close it with \" on this line; "
+                      "write \\n for a newline)");
   assert_contains(all_err("st: \"abc"), "t.pbtxt:1:5: string literal is never closed (missing \")");
   assert_contains(all_err("st: 'abc\\'"), "never closed");
-  assert_contains(all_err("st: 5"),
-                  "expected a string for \"st\" (string) in pdtest.All, got \"5\"");
+  assert_contains(all_err("st: 5"), "expected a string for \"st\" (string) in pdtest.All, got \"5\"");
 }
 
 /* protobuf-c keeps strings NUL-terminated: a NUL in a string field is an
  * error (protoc would accept it); bytes fields take NULs fine. */
 static void test_nul_only_in_bytes(void **state) {
   (void)state;
-  assert_string_equal(
-      first_line(all_err("st: \"a\\0b\"")),
-      "t.pbtxt:1:5: \"st\" (string) in pdtest.All cannot hold a NUL byte: protobuf-c "
-      "keeps strings NUL-terminated (use a bytes field)");
+  assert_string_equal(first_line(all_err("st: \"a\\0b\"")),
+                      "t.pbtxt:1:5: \"st\" (string) in pdtest.All cannot hold a NUL byte: protobuf-c "
+                      "keeps strings NUL-terminated (use a bytes field)");
   assert_contains(all_err("r_st: ['ok', \"\\u0000\"]"), "cannot hold a NUL byte");
   Pdtest__All *a = all_ok("by: \"a\\0b\" c_bytes: '\\x00'");
   assert_int_equal(a->by.len, 3);
@@ -356,14 +335,10 @@ static void test_nul_only_in_bytes(void **state) {
   static const char raw[] = "st: \"a\0b\"";
   pd_error err = {0};
   ProtobufCMessage *m;
-  assert_int_equal(
-      pd_text_parse(&pdtest__all__descriptor, raw, sizeof raw - 1, "t", &m, NULL, &err),
-      PD_ERR_INPUT);
+  assert_int_equal(pd_text_parse(&pdtest__all__descriptor, raw, sizeof raw - 1, "t", &m, NULL, &err), PD_ERR_INPUT);
   assert_contains(err.msg, "NUL byte inside a string literal");
   static const char raw2[] = "i32: 1 # a\0b\n";
-  assert_int_equal(
-      pd_text_parse(&pdtest__all__descriptor, raw2, sizeof raw2 - 1, "t", &m, NULL, &err),
-      PD_ERR_INPUT);
+  assert_int_equal(pd_text_parse(&pdtest__all__descriptor, raw2, sizeof raw2 - 1, "t", &m, NULL, &err), PD_ERR_INPUT);
   assert_contains(err.msg, "t:1:11: control character 0x00 outside a string");
 }
 
@@ -385,11 +360,9 @@ static void test_separators_and_comments(void **state) {
   assert_string_equal(first_line(all_err("i32: 1;; i64: 2")),
                       "t.pbtxt:1:8: expected a field name of pdtest.All, got \";\"");
   assert_contains(all_err("i32: 1,; i64: 2"), "expected a field name");
-  assert_contains(all_err("i32: 1 // not a comment"),
-                  "expected a field name of pdtest.All, got \"/\"");
-  assert_contains(
-      all_err("inner: 5"),
-      "expected \"{\" or \"<\" to start \"inner\" (pdtest.Inner) in pdtest.All, got \"5\"");
+  assert_contains(all_err("i32: 1 // not a comment"), "expected a field name of pdtest.All, got \"/\"");
+  assert_contains(all_err("inner: 5"),
+                  "expected \"{\" or \"<\" to start \"inner\" (pdtest.Inner) in pdtest.All, got \"5\"");
 }
 
 /* `{ }` and `< >` both delimit messages, and must match. */
@@ -405,8 +378,7 @@ static void test_angle_delimiters(void **state) {
                       "t.pbtxt:3:1: expected \"}\" to close the \"{\" at 1:7, got \">\"\n"
                       "  >\n"
                       "  ^");
-  assert_contains(all_err("inner <a:1}"),
-                  "t.pbtxt:1:11: expected \">\" to close the \"<\" at 1:7, got \"}\"");
+  assert_contains(all_err("inner <a:1}"), "t.pbtxt:1:11: expected \">\" to close the \"<\" at 1:7, got \"}\"");
 }
 
 /* Unclosed and stray delimiters point at the culprit. */
@@ -416,10 +388,8 @@ static void test_unbalanced_delimiters(void **state) {
                       "t.pbtxt:2:7: \"{\" is never closed: expected \"}\" before the end of input\n"
                       "  inner {\n"
                       "        ^");
-  assert_string_equal(first_line(all_err("inner { a: 1 } }")),
-                      "t.pbtxt:1:16: unexpected \"}\": no message is open");
-  assert_contains(all_err("r_i32: [1, 2"),
-                  "expected \",\" or \"]\" in the list for \"r_i32\", got end of input");
+  assert_string_equal(first_line(all_err("inner { a: 1 } }")), "t.pbtxt:1:16: unexpected \"}\": no message is open");
+  assert_contains(all_err("r_i32: [1, 2"), "expected \",\" or \"]\" in the list for \"r_i32\", got end of input");
   assert_contains(all_err("inner { a: [1] }"), "expected an integer");
 }
 
@@ -427,9 +397,8 @@ static void test_unbalanced_delimiters(void **state) {
  * repeated fields may also be given again (they append). */
 static void test_list_syntax(void **state) {
   (void)state;
-  Pdtest__All *a =
-      all_ok("r_i32: [1, -2, 0x3] r_i32: 4 r_st: ['a', \"b\" \"c\"] r_inner [ {a: 1}, <a: 2> ]\n"
-             "r_inner: [] r_inner: [{}] packed_i32: [5] r_color: [RED, 2]");
+  Pdtest__All *a = all_ok("r_i32: [1, -2, 0x3] r_i32: 4 r_st: ['a', \"b\" \"c\"] r_inner [ {a: 1}, <a: 2> ]\n"
+                          "r_inner: [] r_inner: [{}] packed_i32: [5] r_color: [RED, 2]");
   assert_int_equal(a->n_r_i32, 4);
   assert_int_equal(a->r_i32[1], -2);
   assert_int_equal(a->r_i32[3], 4);
@@ -439,15 +408,12 @@ static void test_list_syntax(void **state) {
   assert_int_equal(a->r_inner[1]->a, 2);
   assert_int_equal(a->n_packed_i32, 1);
   free_msg(a);
-  assert_string_equal(all_err("r_i32: [1, 2,]"),
-                      "t.pbtxt:1:13: trailing \",\" before \"]\" in the list for \"r_i32\"\n"
-                      "  r_i32: [1, 2,]\n"
-                      "              ^");
-  assert_contains(all_err("r_i32: [1; 2]"),
-                  "expected \",\" or \"]\" in the list for \"r_i32\", got \";\"");
+  assert_string_equal(all_err("r_i32: [1, 2,]"), "t.pbtxt:1:13: trailing \",\" before \"]\" in the list for \"r_i32\"\n"
+                                                 "  r_i32: [1, 2,]\n"
+                                                 "              ^");
+  assert_contains(all_err("r_i32: [1; 2]"), "expected \",\" or \"]\" in the list for \"r_i32\", got \";\"");
   assert_contains(all_err("r_i32: [,]"), "expected an integer");
-  assert_contains(all_err("i32: [1]"),
-                  "expected an integer for \"i32\" (int32) in pdtest.All, got \"[\"");
+  assert_contains(all_err("i32: [1]"), "expected an integer for \"i32\" (int32) in pdtest.All, got \"[\"");
   assert_contains(all_err("r_i32 [1]"), "expected \":\" after \"r_i32\"");
   assert_contains(all_err("inner [{}]"), "expected \"{\" or \"<\" to start \"inner\"");
 }
@@ -469,18 +435,15 @@ static void test_many_repeated_elements(void **state) {
  * members of one oneof. */
 static void test_singular_twice_and_oneof(void **state) {
   (void)state;
-  assert_string_equal(
-      all_err("i32: 1\ni32: 2"),
-      "t.pbtxt:2:1: field \"i32\" of pdtest.All is given twice (it is not repeated)\n"
-      "  i32: 2\n"
-      "  ^");
-  assert_contains(all_err("inner {} inner {}"),
-                  "t.pbtxt:1:10: field \"inner\" of pdtest.All is given twice");
+  assert_string_equal(all_err("i32: 1\ni32: 2"),
+                      "t.pbtxt:2:1: field \"i32\" of pdtest.All is given twice (it is not repeated)\n"
+                      "  i32: 2\n"
+                      "  ^");
+  assert_contains(all_err("inner {} inner {}"), "t.pbtxt:1:10: field \"inner\" of pdtest.All is given twice");
   assert_contains(all_err("st: '' st: ''"), "given twice");
-  assert_string_equal(
-      first_line(all_err("c_int: 1 c_str: \"x\"")),
-      "t.pbtxt:1:10: field \"c_str\" of pdtest.All is in the same oneof as \"c_int\", "
-      "which is already set (give only one)");
+  assert_string_equal(first_line(all_err("c_int: 1 c_str: \"x\"")),
+                      "t.pbtxt:1:10: field \"c_str\" of pdtest.All is in the same oneof as \"c_int\", "
+                      "which is already set (give only one)");
   assert_contains(all_err("c_msg {} c_enum: RED"), "in the same oneof as \"c_msg\"");
   assert_contains(all_err("c_str: 'a' c_str: 'b'"), "given twice");
   Pdtest__All *a = all_ok("c_msg { a: 1 }");
@@ -501,19 +464,16 @@ static void test_unknown_field_suggestion(void **state) {
                     "  type: \"fc\"\n"
                     "  inptus: \"x\"\n"
                     "}\n";
-  assert_string_equal(
-      parse_err(&paddle__net_desc__descriptor, net),
-      "t.pbtxt:4:3: unknown field \"inptus\" in paddle.OpDesc (did you mean \"inputs\"?)\n"
-      "    inptus: \"x\"\n"
-      "    ^");
-  assert_string_equal(first_line(all_err("zzzz: 1")),
-                      "t.pbtxt:1:1: unknown field \"zzzz\" in pdtest.All");
+  assert_string_equal(parse_err(&paddle__net_desc__descriptor, net),
+                      "t.pbtxt:4:3: unknown field \"inptus\" in paddle.OpDesc (did you mean \"inputs\"?)\n"
+                      "    inptus: \"x\"\n"
+                      "    ^");
+  assert_string_equal(first_line(all_err("zzzz: 1")), "t.pbtxt:1:1: unknown field \"zzzz\" in pdtest.All");
   assert_string_equal(first_line(all_err("I32: 1")),
                       "t.pbtxt:1:1: unknown field \"I32\" in pdtest.All (did you mean \"i32\"?)");
-  assert_string_equal(
-      first_line(all_err("[pdtest.ext]: 1")),
-      "t.pbtxt:1:1: unknown field \"[pdtest.ext]\" in pdtest.All (extensions and Any URLs "
-      "are not supported)");
+  assert_string_equal(first_line(all_err("[pdtest.ext]: 1")),
+                      "t.pbtxt:1:1: unknown field \"[pdtest.ext]\" in pdtest.All (extensions and Any URLs "
+                      "are not supported)");
   assert_contains(all_err("1: 5"), "expected a field name of pdtest.All, got \"1\"");
 }
 
@@ -530,14 +490,12 @@ static void test_required_missing(void **state) {
                       "  ^");
   assert_string_equal(first_line(parse_err(&pdtest__top__descriptor, "all { }")),
                       "t.pbtxt:1:1: missing required field name (pdtest.Top.name)");
-  assert_string_equal(
-      first_line(parse_err(&pdtest__top__descriptor,
-                           "name: 'n'\nalls {}\nalls { reqs [{ id: 1 must {} }, {must {}}] }")),
-      "t.pbtxt:3:33: missing required field alls[1].reqs[1].id (pdtest.Req.id)");
+  assert_string_equal(first_line(parse_err(&pdtest__top__descriptor,
+                                           "name: 'n'\nalls {}\nalls { reqs [{ id: 1 must {} }, {must {}}] }")),
+                      "t.pbtxt:3:33: missing required field alls[1].reqs[1].id (pdtest.Req.id)");
   assert_contains(parse_err(&pdtest__top__descriptor, "name: 'n' all { req { id: 1 } }"),
                   "missing required field all.req.must (pdtest.Req.must)");
-  ProtobufCMessage *m =
-      parse_ok(&pdtest__top__descriptor, "name: ''  all { req { id: 0 must <> } }");
+  ProtobufCMessage *m = parse_ok(&pdtest__top__descriptor, "name: ''  all { req { id: 0 must <> } }");
   free_msg(m);
 }
 
@@ -571,13 +529,12 @@ static void test_map_entries(void **state) {
   a = all_ok("m_str_req { key: 'a' value { id: 1 must {} } }");
   assert_int_equal(a->m_str_req[0]->value->id, 1);
   free_msg(a);
-  assert_contains(all_err("m_i32_str { key: 1 key: 2 }"),
-                  "field \"key\" of pdtest.All.MI32StrEntry is given twice");
+  assert_contains(all_err("m_i32_str { key: 1 key: 2 }"), "field \"key\" of pdtest.All.MI32StrEntry is given twice");
   assert_contains(all_err("m_i32_str { key: 'a' }"), "expected an integer");
 
-  Paddle__NetDesc *n = (Paddle__NetDesc *)parse_ok(
-      &paddle__net_desc__descriptor, "op { type: \"fc\" attrs { key: \"size\" value { i: 10 } } "
-                                     "attrs { key: \"act\" value { s: \"relu\" } } }");
+  Paddle__NetDesc *n = (Paddle__NetDesc *)parse_ok(&paddle__net_desc__descriptor,
+                                                   "op { type: \"fc\" attrs { key: \"size\" value { i: 10 } } "
+                                                   "attrs { key: \"act\" value { s: \"relu\" } } }");
   assert_int_equal(n->op[0]->n_attrs, 2);
   assert_string_equal(n->op[0]->attrs[1]->key, "act");
   assert_string_equal(n->op[0]->attrs[1]->value->s, "relu");
@@ -600,8 +557,7 @@ static void test_srcmap_positions(void **state) {
   pd_srcmap map = {0};
   pd_error err = {0};
   ProtobufCMessage *m = NULL;
-  assert_int_equal(
-      pd_text_parse(&paddle__net_desc__descriptor, text, strlen(text), "t", &m, &map, &err), PD_OK);
+  assert_int_equal(pd_text_parse(&paddle__net_desc__descriptor, text, strlen(text), "t", &m, &map, &err), PD_OK);
   Paddle__NetDesc *net = (Paddle__NetDesc *)m;
   const ProtobufCFieldDescriptor *f_op =
       protobuf_c_message_descriptor_get_field_by_name(&paddle__net_desc__descriptor, "op");
@@ -609,8 +565,8 @@ static void test_srcmap_positions(void **state) {
       protobuf_c_message_descriptor_get_field_by_name(&paddle__op_desc__descriptor, "inputs");
   const ProtobufCFieldDescriptor *f_at =
       protobuf_c_message_descriptor_get_field_by_name(&paddle__op_desc__descriptor, "attrs");
-  const ProtobufCFieldDescriptor *f_key = protobuf_c_message_descriptor_get_field_by_name(
-      &paddle__op_desc__attrs_entry__descriptor, "key");
+  const ProtobufCFieldDescriptor *f_key =
+      protobuf_c_message_descriptor_get_field_by_name(&paddle__op_desc__attrs_entry__descriptor, "key");
   int line = 0, col = 0;
   assert_true(pd_srcmap_find(&map, net, NULL, 0, &line, &col));
   assert_true(line == 1 && col == 1);
@@ -656,9 +612,8 @@ static void test_no_leak_on_error(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     pd_error err = {0};
     ProtobufCMessage *m = (ProtobufCMessage *)&err;
-    assert_int_equal(
-        pd_text_parse(&pdtest__all__descriptor, bad[i], strlen(bad[i]), "t", &m, &map, &err),
-        PD_ERR_INPUT);
+    assert_int_equal(pd_text_parse(&pdtest__all__descriptor, bad[i], strlen(bad[i]), "t", &m, &map, &err),
+                     PD_ERR_INPUT);
     assert_null(m);
     assert_int_equal(map.n, 0);
     assert_true(err.msg[0] != '\0');
@@ -667,12 +622,9 @@ static void test_no_leak_on_error(void **state) {
   /* A map already holding entries keeps them. */
   ProtobufCMessage *ok = NULL, *m = NULL;
   pd_error err = {0};
-  assert_int_equal(pd_text_parse(&pdtest__all__descriptor, "i32: 1", 6, "t", &ok, &map, &err),
-                   PD_OK);
+  assert_int_equal(pd_text_parse(&pdtest__all__descriptor, "i32: 1", 6, "t", &ok, &map, &err), PD_OK);
   size_t n = map.n;
-  assert_int_equal(
-      pd_text_parse(&pdtest__all__descriptor, "i32: 1 i32: 2", 13, "t", &m, &map, &err),
-      PD_ERR_INPUT);
+  assert_int_equal(pd_text_parse(&pdtest__all__descriptor, "i32: 1 i32: 2", 13, "t", &m, &map, &err), PD_ERR_INPUT);
   assert_int_equal(map.n, n);
   free_msg(ok);
   pd_srcmap_free(&map);
@@ -703,10 +655,9 @@ static void test_nesting_limit(void **state) {
  * declared first), two-space indent, strings escaped like protoc, enums by name. */
 static void test_canonical_print(void **state) {
   (void)state;
-  Pdtest__All *a =
-      all_ok("db: 0.5 fl: 0.1 st: 'a\"b\\'c\\\\\\n\\t\\r\\001\\177\\377\xc3\xa9' color: 2\n"
-             "nested { mode: 7 } r_i32: [3, -4] inner { child { a: 1 } } c_int: 9\n"
-             "def_st: 'hi' by: '' bo: f");
+  Pdtest__All *a = all_ok("db: 0.5 fl: 0.1 st: 'a\"b\\'c\\\\\\n\\t\\r\\001\\177\\377\xc3\xa9' color: 2\n"
+                          "nested { mode: 7 } r_i32: [3, -4] inner { child { a: 1 } } c_int: 9\n"
+                          "def_st: 'hi' by: '' bo: f");
   char *text = print_text(&a->base);
   assert_string_equal(text, "fl: 0.1\n"
                             "db: 0.5\n"
@@ -836,8 +787,7 @@ static void test_shortest_floats_sweep(void **state) {
     pd_format_double(d, buf, sizeof buf);
     snprintf(text, sizeof text, "db: %s", buf);
     a = all_ok(text);
-    if (memcmp(&a->db, &d, sizeof d))
-      fail_msg("double %a printed as %s reads back as %a", d, buf, a->db);
+    if (memcmp(&a->db, &d, sizeof d)) fail_msg("double %a printed as %s reads back as %a", d, buf, a->db);
     free_msg(a);
     n = sig_digits(buf);
     snprintf(fewer, sizeof fewer, "%.*e", n - 2, d);
@@ -874,10 +824,8 @@ static void test_round_trip_everything(void **state) {
 static void test_schema_find(void **state) {
   (void)state;
   assert_ptr_equal(pd_schema_find("paddle.NetDesc"), &paddle__net_desc__descriptor);
-  assert_ptr_equal(pd_schema_find("paddle.CheckpointManifest"),
-                   &paddle__checkpoint_manifest__descriptor);
-  assert_ptr_equal(pd_schema_find("paddle.OpDesc.AttrsEntry"),
-                   &paddle__op_desc__attrs_entry__descriptor);
+  assert_ptr_equal(pd_schema_find("paddle.CheckpointManifest"), &paddle__checkpoint_manifest__descriptor);
+  assert_ptr_equal(pd_schema_find("paddle.OpDesc.AttrsEntry"), &paddle__op_desc__attrs_entry__descriptor);
   assert_null(pd_schema_find("paddle.Nope"));
   assert_null(pd_schema_find("NetDesc"));
   static const ProtobufCMessageDescriptor *const mine[] = {&pdtest__top__descriptor};
@@ -892,9 +840,8 @@ static void test_error_positions(void **state) {
   (void)state;
   assert_string_equal(first_line(all_err("# c\r\n\r\ni32: 1\n\tbad: 2")),
                       "t.pbtxt:4:2: unknown field \"bad\" in pdtest.All");
-  assert_string_equal(
-      first_line(all_err("i32: 1 # x { y\n\n   inner { a: 'x' }")),
-      "t.pbtxt:3:15: expected an integer for \"a\" (int32) in pdtest.Inner, got 'x'");
+  assert_string_equal(first_line(all_err("i32: 1 # x { y\n\n   inner { a: 'x' }")),
+                      "t.pbtxt:3:15: expected an integer for \"a\" (int32) in pdtest.Inner, got 'x'");
 }
 
 /* Empty input is an empty message; errors name <input> without a file name. */
@@ -906,13 +853,10 @@ static void test_empty_and_unnamed(void **state) {
   free_msg(a);
   pd_error err = {0};
   ProtobufCMessage *m;
-  assert_int_equal(pd_text_parse(&pdtest__all__descriptor, "x", 1, NULL, &m, NULL, &err),
-                   PD_ERR_INPUT);
+  assert_int_equal(pd_text_parse(&pdtest__all__descriptor, "x", 1, NULL, &m, NULL, &err), PD_ERR_INPUT);
   assert_string_equal(first_line(err.msg), "<input>:1:1: unknown field \"x\" in pdtest.All");
-  assert_contains(parse_err(&pdtest__all__descriptor, "\xc3\xa9"),
-                  "non-ASCII byte 0xc3 outside a string");
-  assert_contains(parse_err(&pdtest__all__descriptor, "i32: 1\x01"),
-                  "control character 0x01 outside a string");
+  assert_contains(parse_err(&pdtest__all__descriptor, "\xc3\xa9"), "non-ASCII byte 0xc3 outside a string");
+  assert_contains(parse_err(&pdtest__all__descriptor, "i32: 1\x01"), "control character 0x01 outside a string");
 }
 
 int main(void) {
