@@ -279,6 +279,17 @@ static void test_backward_broadcast(void **state) {
   pd_net_free(net);
 }
 
+/* A kernel the net needs but no op has is an error before anything runs,
+ * naming the op, the key asked for and the keys there are. */
+static void test_missing_kernel(void **state) {
+  (void)state;
+  pd_net *net = load(MLP, PD_F32);
+  pd_error err = {0};
+  assert_int_equal(pd_net_select_kernels(net, PD_GPU, &err), PD_ERR_INPUT);
+  assert_non_null(strstr(err.msg, "t.pbtxt:4:1: op #0 \"reshape\" has no kernel for {GPU, float32}; it has {CPU, "));
+  pd_net_free(net);
+}
+
 static void test_backward_errors(void **state) {
   (void)state;
   pd_net *net = load(MLP, PD_F32);
@@ -302,6 +313,7 @@ int main(void) {
       cmocka_unit_test(test_backward_fanout),
       cmocka_unit_test(test_backward_shared_weights),
       cmocka_unit_test(test_backward_broadcast),
+      cmocka_unit_test(test_missing_kernel),
       cmocka_unit_test(test_backward_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
