@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,13 +204,60 @@ static int is_map_entry(const ProtobufCMessageDescriptor *parent, const Protobuf
 void pd_srcmap_free(pd_srcmap *map) {
   if (!map) return;
   free(map->pos);
+  free(map->slots);
   map->pos = NULL;
-  map->n = map->cap = 0;
+  map->slots = NULL;
+  map->n = map->cap = map->nslots = map->indexed = 0;
+}
+
+/* Look-ups happen for every op and variable while a net is built, so they
+ * go through a hash of (msg, field, index) rather than a scan. */
+static size_t srcmap_hash(const void *msg, const ProtobufCFieldDescriptor *field, size_t index) {
+  uint64_t h = (uint64_t)(uintptr_t)msg * 0x9e3779b97f4a7c15ull;
+  h ^= ((uint64_t)(uintptr_t)field + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+  h ^= (uint64_t)(field ? index : 0) * 0x94d049bb133111ebull;
+  return (size_t)(h ^ (h >> 29));
+}
+
+static bool srcmap_same(const pd_srcpos *p, const void *msg, const ProtobufCFieldDescriptor *field, size_t index) {
+  return p->msg == msg && p->field == field && (field == NULL || p->index == index);
+}
+
+/* Indexes the entries; the first entry of a key wins, as in a scan. On
+ * failure to allocate, look-ups fall back to scanning. */
+static void srcmap_index(pd_srcmap *map) {
+  size_t nslots = 16;
+  while (nslots < map->n * 2) nslots *= 2;
+  size_t *slots = calloc(nslots, sizeof *slots);
+  free(map->slots);
+  map->slots = slots;
+  map->nslots = slots ? nslots : 0;
+  map->indexed = 0;
+  if (!slots) return;
+  for (size_t i = 0; i < map->n; i++) {
+    const pd_srcpos *p = &map->pos[i];
+    size_t k = srcmap_hash(p->msg, p->field, p->index) & (nslots - 1);
+    while (slots[k] && !srcmap_same(&map->pos[slots[k] - 1], p->msg, p->field, p->index)) k = (k + 1) & (nslots - 1);
+    if (!slots[k]) slots[k] = i + 1;
+  }
+  map->indexed = map->n;
 }
 
 int pd_srcmap_find(const pd_srcmap *map, const void *msg, const ProtobufCFieldDescriptor *field, size_t index,
                    int *line, int *col) {
   if (!map) return 0;
+  if (map->nslots && map->indexed == map->n) {
+    size_t k = srcmap_hash(msg, field, index) & (map->nslots - 1);
+    for (; map->slots[k]; k = (k + 1) & (map->nslots - 1)) {
+      const pd_srcpos *p = &map->pos[map->slots[k] - 1];
+      if (srcmap_same(p, msg, field, index)) {
+        if (line) *line = p->line;
+        if (col) *col = p->col;
+        return 1;
+      }
+    }
+    return 0;
+  }
   for (size_t i = 0; i < map->n; i++) {
     const pd_srcpos *p = &map->pos[i];
     if (p->msg == msg && p->field == field && (field == NULL || p->index == index)) {
@@ -1164,6 +1212,7 @@ pd_status pd_text_parse(const ProtobufCMessageDescriptor *desc, const char *text
       map->n = map_n;
   } else {
     *out = msg;
+    if (map) srcmap_index(map);
   }
   free(P->seen);
   free(P->scratch);
