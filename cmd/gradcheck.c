@@ -72,14 +72,9 @@ static int run(int argc, char **argv) {
     st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
   if (!st) st = pd_net_add_backward(net, td->loss, &err);
   if (!st) st = pd_net_select_kernels(net, PD_CPU, &err);
-  for (size_t i = 0; !st && i < td->n_data; i++) {
-    char *path = pd_path_beside(pos[0], td->data[i]->file);
-    st = path ? pd_feed_bind_file(&feed, net, td->data[i]->var, path, "train.data", &err)
-              : pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-    free(path);
-  }
-  for (int i = 0; !st && i < opts[DATA].n_values; i++)
-    st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
+  if (!st)
+    st = pd_feed_bind_all(&feed, net, pos[0], td ? td->data : NULL, td ? td->n_data : 0, "train.data",
+                          opts[DATA].values, opts[DATA].n_values, "--data", &err);
   if (!st) st = pd_feed_check(&feed, net, NULL, "add train { data { ... } } or give --data VAR=FILE", &err);
   uint64_t s = seed >= 0 ? (uint64_t)seed : td ? td->seed : 1;
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");

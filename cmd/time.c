@@ -127,14 +127,9 @@ static int run(int argc, char **argv) {
   }
   if (!st) st = pd_net_select_kernels(net, PD_CPU, &err);
   if (!batch) batch = td && td->has_batch_size ? td->batch_size : 64;
-  for (size_t i = 0; !st && td && !opts[DATA].n_values && i < td->n_data; i++) {
-    char *path = pd_path_beside(pos[0], td->data[i]->file);
-    st = path ? pd_feed_bind_file(&feed, net, td->data[i]->var, path, "train.data", &err)
-              : pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-    free(path);
-  }
-  for (int i = 0; !st && i < opts[DATA].n_values; i++)
-    st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
+  if (!st)
+    st = pd_feed_bind_all(&feed, net, pos[0], td ? td->data : NULL, td ? td->n_data : 0, "train.data",
+                          opts[DATA].values, opts[DATA].n_values, "--data", &err);
   if (!st && feed.n) st = pd_feed_check(&feed, net, NULL, "give --data for every data variable, or none", &err);
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, &err);

@@ -220,6 +220,25 @@ static void log_metrics(trainer *t, const double *values, const char *prefix) {
   }
 }
 
+/* The end of an epoch: evaluate (when there is evaluation data), print the
+ * epoch line and log it. */
+static pd_status end_epoch(trainer *t, int64_t epoch, int64_t step, double *ev, pd_error *err) {
+  double el = now() - t->t0;
+  if (t->tty) fputc('\n', stderr);
+  fprintf(stderr, "epoch %lld done: step %lld, %.1f s", (long long)epoch, (long long)step, el);
+  pd_status st = t->have_eval ? evaluate(t, ev, err) : PD_OK;
+  if (!st && t->have_eval) print_metrics(t, stderr, ev, "eval_");
+  fputc('\n', stderr);
+  if (!st && t->log) {
+    fprintf(t->log, "{\"type\":\"epoch\",\"epoch\":%lld,\"step\":%lld,\"elapsed\":%.3f", (long long)epoch,
+            (long long)step, el);
+    if (t->have_eval) log_metrics(t, ev, "eval_");
+    fputs("}\n", t->log);
+    fflush(t->log);
+  }
+  return st;
+}
+
 static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   pd_net *net = t->net;
   int64_t rows = t->feed.rows;
@@ -232,33 +251,21 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   }
   int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step");
   double *sum = calloc((size_t)t->nmetrics + 1, sizeof *sum), *ev = calloc((size_t)t->nmetrics + 1, sizeof *ev);
-  if (!sum || !ev) {
-    free(sum), free(ev);
+  double *avg = calloc((size_t)t->nmetrics + 1, sizeof *avg);
+  if (!sum || !ev || !avg) {
+    free(sum), free(ev), free(avg);
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
   pd_status st = PD_OK;
   double lr = 0, tstep = now();
   int64_t seen = 0, logged_examples = 0;
+  bool evaluated = false; /* ev holds the evaluation of the current parameters */
   permutation(t->perm, rows, t->seed, epoch, t->shuffle);
   while (step < total && !st) {
     if (bi == per_epoch) {
-      /* end of an epoch: evaluate and report */
       epoch++, bi = 0;
-      double el = now() - t->t0;
-      if (t->tty) fputc('\n', stderr);
-      fprintf(stderr, "epoch %lld done: step %lld, %.1f s", (long long)epoch, (long long)step, el);
-      if (t->have_eval) {
-        if ((st = evaluate(t, ev, err))) break;
-        print_metrics(t, stderr, ev, "eval_");
-      }
-      fputc('\n', stderr);
-      if (t->log) {
-        fprintf(t->log, "{\"type\":\"epoch\",\"epoch\":%lld,\"step\":%lld,\"elapsed\":%.3f", (long long)epoch,
-                (long long)step, el);
-        if (t->have_eval) log_metrics(t, ev, "eval_");
-        fputs("}\n", t->log);
-        fflush(t->log);
-      }
+      if ((st = end_epoch(t, epoch, step, ev, err))) break;
+      evaluated = true;
       permutation(t->perm, rows, t->seed, epoch, t->shuffle);
     }
     int64_t start = bi * t->batch, n = rows - start < t->batch ? rows - start : t->batch;
@@ -279,26 +286,27 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     for (int m = 0; m < t->nmetrics; m++) sum[m] += scalar(t->r.t[t->metrics[m]]) * (double)n;
     seen += n;
     step++, bi++;
+    evaluated = false;
     bool last = step == total;
     if (step % t->log_every == 0 || last || t->tty) {
       double tn = now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
-      for (int m = 0; m < t->nmetrics; m++) ev[m] = sum[m] / (double)(seen ? seen : 1);
+      for (int m = 0; m < t->nmetrics; m++) avg[m] = sum[m] / (double)(seen ? seen : 1);
       double eta = rate > 0 ? (double)(total - step) * (double)t->batch / rate : 0;
       if (t->tty) {
         fprintf(stderr, "\repoch %lld step %lld/%lld", (long long)epoch + 1, (long long)step, (long long)total);
-        print_metrics(t, stderr, ev, "");
+        print_metrics(t, stderr, avg, "");
         fprintf(stderr, " %.0f ex/s ETA %.0fs   ", rate, eta);
       }
       if (step % t->log_every == 0 || last) {
         if (!t->tty) {
           fprintf(stderr, "epoch %lld step %lld/%lld", (long long)epoch + 1, (long long)step, (long long)total);
-          print_metrics(t, stderr, ev, "");
+          print_metrics(t, stderr, avg, "");
           fprintf(stderr, " lr %.6g %.0f ex/s\n", lr, rate);
         }
         if (t->log) {
           fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)epoch + 1,
                   (long long)step, lr);
-          log_metrics(t, ev, "");
+          log_metrics(t, avg, "");
           fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f}\n", rate, tn - t->t0);
           fflush(t->log);
         }
@@ -312,35 +320,20 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   }
   if (!st && !g_signal && bi == per_epoch) {
     epoch++, bi = 0;
-    if (t->tty) fputc('\n', stderr);
-    fprintf(stderr, "epoch %lld done: step %lld, %.1f s", (long long)epoch, (long long)step, now() - t->t0);
-    if (t->have_eval && !(st = evaluate(t, ev, err))) print_metrics(t, stderr, ev, "eval_");
-    fputc('\n', stderr);
-    if (!st && t->log) {
-      fprintf(t->log, "{\"type\":\"epoch\",\"epoch\":%lld,\"step\":%lld,\"elapsed\":%.3f", (long long)epoch,
-              (long long)step, now() - t->t0);
-      if (t->have_eval) log_metrics(t, ev, "eval_");
-      fputs("}\n", t->log);
-    }
+    if (!(st = end_epoch(t, epoch, step, ev, err))) evaluated = true;
   }
   if (!st && t->save_dir) st = save(t, step, epoch, bi, lr, err);
   if (!st && !g_signal) {
     /* the summary a script (or `make demo`) reads: the last evaluation */
-    fprintf(stderr, "finished: %lld steps in %.1f s", (long long)step, now() - t->t0);
-    if (t->have_eval) print_metrics(t, stderr, ev, "eval_");
-    fputc('\n', stderr);
+    double el = now() - t->t0;
+    if (t->have_eval && !evaluated) st = evaluate(t, ev, err);
+    if (!st) {
+      fprintf(stderr, "finished: %lld steps in %.1f s", (long long)step, el);
+      if (t->have_eval) print_metrics(t, stderr, ev, "eval_");
+      fputc('\n', stderr);
+    }
   }
-  free(sum), free(ev);
-  return st;
-}
-
-/* A binding from the file: relative paths are relative to the NetDesc. */
-static pd_status bind_beside(pd_feed *f, const pd_net *net, const char *net_path, const Paddle__DataBinding *b,
-                             const char *what, pd_error *err) {
-  char *path = pd_path_beside(net_path, b->file);
-  if (!path) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-  pd_status st = pd_feed_bind_file(f, net, b->var, path, what, err);
-  free(path);
+  free(sum), free(ev), free(avg);
   return st;
 }
 
@@ -453,16 +446,14 @@ static int run(int argc, char **argv) {
   if (!st && !t.net->n_optimizer) st = pd_net_add_optimizer(t.net, t.opt, &err);
   if (!st) st = pd_net_select_kernels(t.net, PD_CPU, &err);
   /* data: the file's bindings, then flags (which override) */
-  for (size_t i = 0; !st && i < t.td->n_data; i++)
-    st = bind_beside(&t.feed, t.net, pos[0], t.td->data[i], "train.data", &err);
-  for (int i = 0; !st && i < opts[O_DATA].n_values; i++)
-    st = pd_feed_bind_spec(&t.feed, t.net, opts[O_DATA].values[i], "--data", &err);
+  if (!st)
+    st = pd_feed_bind_all(&t.feed, t.net, pos[0], t.td->data, t.td->n_data, "train.data", opts[O_DATA].values,
+                          opts[O_DATA].n_values, "--data", &err);
   if (!st)
     st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
-  for (size_t i = 0; !st && i < t.td->n_eval_data; i++)
-    st = bind_beside(&t.efeed, t.net, pos[0], t.td->eval_data[i], "train.eval_data", &err);
-  for (int i = 0; !st && i < opts[O_EVAL].n_values; i++)
-    st = pd_feed_bind_spec(&t.efeed, t.net, opts[O_EVAL].values[i], "--eval-data", &err);
+  if (!st)
+    st = pd_feed_bind_all(&t.efeed, t.net, pos[0], t.td->eval_data, t.td->n_eval_data, "train.eval_data",
+                          opts[O_EVAL].values, opts[O_EVAL].n_values, "--eval-data", &err);
   /* metrics: the loss, then train.metrics */
   if (!st) {
     t.metrics = calloc(t.td->n_metrics + 1, sizeof *t.metrics);

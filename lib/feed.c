@@ -1,6 +1,8 @@
 /* feed.c — data bindings and mini-batch reads (see feed.h). */
 #include "feed.h"
 
+#include "util.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +65,28 @@ pd_status pd_feed_bind_spec(pd_feed *f, const pd_net *net, const char *spec, con
   memcpy(var, spec, n);
   var[n] = '\0';
   return pd_feed_bind_file(f, net, var, eq + 1, what, err);
+}
+
+pd_status pd_feed_bind_all(pd_feed *f, const pd_net *net, const char *net_path, Paddle__DataBinding *const *file_b,
+                           size_t n_file, const char *file_what, const char *const *flags, int n_flags,
+                           const char *flag_what, pd_error *err) {
+  for (size_t i = 0; i < n_file; i++) {
+    const char *var = file_b[i]->var;
+    size_t len = strlen(var);
+    bool overridden = false;
+    for (int k = 0; k < n_flags; k++) overridden |= strncmp(flags[k], var, len) == 0 && flags[k][len] == '=';
+    if (overridden) continue;
+    char *path = pd_path_beside(net_path, file_b[i]->file);
+    if (!path) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    pd_status st = pd_feed_bind_file(f, net, var, path, file_what, err);
+    free(path);
+    if (st) return st;
+  }
+  for (int k = 0; k < n_flags; k++) {
+    pd_status st = pd_feed_bind_spec(f, net, flags[k], flag_what, err);
+    if (st) return st;
+  }
+  return PD_OK;
 }
 
 pd_status pd_feed_check(pd_feed *f, const pd_net *net, const bool *active, const char *hint, pd_error *err) {

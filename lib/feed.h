@@ -25,6 +25,14 @@ typedef struct pd_feed {
 pd_status pd_feed_bind_spec(pd_feed *f, const pd_net *net, const char *spec, const char *what, pd_error *err);
 pd_status pd_feed_bind_file(pd_feed *f, const pd_net *net, const char *var, const char *file, const char *what,
                             pd_error *err);
+/* The bindings of a run: the NetDesc's own (`file_what`, e.g.
+ * "train.data"; relative paths are relative to the NetDesc at net_path),
+ * then the flags' "VAR=FILE" (`flag_what`, e.g. "--data"), a flag replacing
+ * the file's binding of the same variable before anything is opened. */
+pd_status pd_feed_bind_all(pd_feed *f, const pd_net *net, const char *net_path, Paddle__DataBinding *const *file_b,
+                           size_t n_file, const char *file_what, const char *const *flags, int n_flags,
+                           const char *flag_what, pd_error *err);
+
 /* Checks that every data variable read by an active op is bound and that
  * all files have the same number of rows. `active` may be NULL (all ops). */
 pd_status pd_feed_check(pd_feed *f, const pd_net *net, const bool *active, const char *hint, pd_error *err);
