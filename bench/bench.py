@@ -26,12 +26,13 @@ PY = "/usr/bin/python3"
 
 # ---- helpers ------------------------------------------------------------------
 
-def sh(cmd, tries=3):
+def sh(cmd, tries=3, env=None):
     """Runs cmd (a list), returns stdout; stops the benchmark when it fails
     `tries` times in a row. (Retried because on a shared machine a run can be
     killed from outside, e.g. by someone's `pkill -f paddle-run`.)"""
     for attempt in range(tries):
-        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=dict(os.environ, **env) if env else None)
         if p.returncode == 0:
             return p.stdout
         sys.stderr.write(f"bench: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}\n")
@@ -74,6 +75,28 @@ def cpu_pressure():
         return None
 
 
+def stall_us():
+    """/proc/pressure/cpu 'some total': microseconds in which some task waited for a CPU, since boot."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return int(re.search(r"total=(\d+)", f.readline()).group(1))
+    except (OSError, AttributeError):
+        return None
+
+
+class StallMeter:
+    """Share of wall time in which some task waited for a CPU, over an interval."""
+
+    def __init__(self):
+        self.t, self.s = time.time(), stall_us()
+
+    def share(self):
+        s = stall_us()
+        if s is None or self.s is None:
+            return None
+        return (s - self.s) / 1e6 / max(time.time() - self.t, 1e-9) * 100
+
+
 def loadavg():
     try:
         with open("/proc/loadavg") as f:
@@ -91,6 +114,7 @@ class Bench:
         self.out = os.path.join(ROOT, "bench", "out")
         os.makedirs(self.out, exist_ok=True)
         self.runs = 5 if args.quick else 7
+        self.train_runs = self.runs
         self.rows = []        # (section, figure, value text, goal text)
         self.notes = []
         self.env = {}
@@ -112,14 +136,20 @@ class Bench:
             time.sleep(2)
             waited += 2
             self.quiet_budget -= 2
+        self.end_section()
         p, l = cpu_pressure(), loadavg()
-        self.contention.append((name, p, l, waited))
+        self.contention.append([name, p, l, waited, None])
+        self.meter = StallMeter()
         print(f"\n== {name}  (cpu pressure avg10 {p}%, load {l}{f', waited {waited:.0f} s' if waited else ''})",
               flush=True)
 
-    def exec_times(self, n, cmd, stdin="-", stdout="/dev/null"):
+    def end_section(self):
+        if self.contention and self.contention[-1][4] is None:
+            self.contention[-1][4] = self.meter.share()
+
+    def exec_times(self, n, cmd, stdin="-", stdout="/dev/null", env=None):
         """Wall seconds and peak RSS (KiB) of n runs of cmd, via bench_exec."""
-        res = sh([os.path.join(self.drv, "bench_exec"), str(n), stdin, stdout, "--"] + cmd)
+        res = sh([os.path.join(self.drv, "bench_exec"), str(n), stdin, stdout, "--"] + cmd, env=env)
         out = [tuple(float(x) for x in line.split()) for line in res.splitlines() if line.strip()]
         return [t for t, _ in out], [r for _, r in out]
 
@@ -144,8 +174,10 @@ class Bench:
             cpu += f", family {fam.group(1)} model {mod.group(1)}"
         if "avx512f" in quiet_out(["grep", "-m1", "-o", "avx512f", "/proc/cpuinfo"]):
             cpu += ", AVX-512"
-        blis_variant = quiet_out(["dpkg-query", "-W", "-f", "${Package} ", "libblis4-openmp", "libblis4-pthread",
-                                  "libblis4-serial"])
+        blis_variant = " ".join(
+            l.split()[1] for l in quiet_out(["dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package}\n",
+                                             "libblis4-openmp", "libblis4-pthread", "libblis4-serial"]).splitlines()
+            if l.startswith("ii"))
         self.env = {
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cpu": cpu or platform.processor(),
@@ -247,6 +279,9 @@ class Bench:
         chk = Stat(self.exec_times(n, [self.bin, "check", NET])[0])
         inf = Stat(self.exec_times(n, [self.bin, "infer", NET, "--params", params, "--data", f"pixels={one}",
                                        "--fetch", f"prob={self.out}/one_prob.npy"])[0])
+        inf_p = Stat(self.exec_times(n, [self.bin, "infer", NET, "--params", params, "--data", f"pixels={one}",
+                                         "--fetch", f"prob={self.out}/one_prob.npy"],
+                                     env={"OMP_WAIT_POLICY": "passive"})[0])
         log = os.path.join(self.out, "startup.jsonl")
         tr_gz, first_gz = [], []
         small = ["--data", f"pixels={px}", "--data", f"label={lb}", "--eval-data", f"pixels={px}",
@@ -267,6 +302,7 @@ class Bench:
         self.row(S, "`paddle-run --version` (process floor, ms)", self.msfmt(ver))
         self.row(S, "`check fashion_mlp.pbtxt` (ms)", self.msfmt(chk), self.goal(chk.med * 1e3 < 20, "< 20 ms"))
         self.row(S, "`infer` 1 row, --params DIR (ms)", self.msfmt(inf), self.goal(inf.med * 1e3 < 20, "< 20 ms"))
+        self.row(S, "  the same with env OMP_WAIT_POLICY=passive (ms)", self.msfmt(inf_p))
         g = Stat(tr_gz)
         self.row(S, "`train --iterations 1`, shipped .gz data, whole process (ms)", self.msfmt(g),
                  self.goal(g.med * 1e3 < 50, "< 50 ms"))
@@ -297,13 +333,14 @@ class Bench:
     # --- 4. training (and PyTorch) ---
     def train_configs(self):
         if self.a.quick:
-            return [(64, 1, 300, 50), (64, 2, 300, 50), (256, 1, 90, 15), (256, 2, 90, 15)]
-        return [(64, 1, 800, 100), (64, 2, 800, 100), (256, 1, 240, 30), (256, 2, 240, 30)]
+            return [(64, 1, 200, 50), (64, 2, 200, 50), (256, 1, 60, 15), (256, 2, 60, 15)]
+        return [(64, 1, 400, 50), (64, 2, 400, 50), (256, 1, 120, 15), (256, 2, 120, 15)]
 
-    def ours_train(self, b, t, iters, every):
+    def ours_train(self, b, t, iters, every, env=None):
         log = os.path.join(self.out, f"train_b{b}_t{t}.jsonl")
+        meter = StallMeter()
         wall, rss = self.exec_times(1, [self.bin, "train", NET, "--threads", str(t), "--batch-size", str(b),
-                                        "--iterations", str(iters), "--log-every", str(every), "--log", log])
+                                        "--iterations", str(iters), "--log-every", str(every), "--log", log], env=env)
         steps = []
         with open(log) as f:
             for line in f:
@@ -313,27 +350,48 @@ class Bench:
         # steady state: everything after the first logged interval
         first, last = steps[0], steps[-1]
         ex = (last["step"] - first["step"]) * b
+        self.stalls.setdefault((b, t), []).append(meter.share())
         return ex / (last["elapsed"] - first["elapsed"]), rss[0], wall[0]
 
+    def torch_start(self):
+        """compare_torch.py --serve: torch imported and the data read once, then one run per request."""
+        self.torch = subprocess.Popen([PY, "bench/compare_torch.py", "--serve"], cwd=ROOT, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True)
+        line = self.torch.stdout.readline()
+        if not line:
+            self.torch = None
+            return False
+        self.torch_version = json.loads(line).get("torch")
+        return True
+
     def torch_train(self, b, t, iters, every):
-        p = subprocess.run([PY, "bench/compare_torch.py", "--threads", str(t), "--batch", str(b), "--iterations",
-                            str(iters), "--warmup", str(every)], cwd=ROOT, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-        if p.returncode != 0:
-            sys.stderr.write(f"bench: compare_torch.py failed:\n{p.stderr[-2000:]}\n")
+        if not self.torch:
             return None
-        o = json.loads(p.stdout.strip().splitlines()[-1])
-        self.torch_version = o.get("torch")
-        return o["examples_per_sec"]
+        try:
+            self.torch.stdin.write(f"{b} {t} {iters} {every}\n")
+            self.torch.stdin.flush()
+            line = self.torch.stdout.readline()
+            return json.loads(line)["examples_per_sec"]
+        except (OSError, ValueError, KeyError):
+            sys.stderr.write("bench: compare_torch.py stopped answering\n")
+            self.torch = None
+            return None
 
     def training(self):
         self.section("4. fashion_mlp training")
         use_torch = self.a.torch == "yes"
         self.torch_version = None
+        self.torch = None
+        if use_torch and not self.torch_start():
+            use_torch = False
+            self.a.torch_reason = "compare_torch.py did not start"
+        passive = {c[:2]: [] for c in self.train_configs() if c[1] > 1}
+        self.stalls = {}
         ours = {c[:2]: [] for c in self.train_configs()}
         rss = {c[:2]: [] for c in self.train_configs()}
         theirs = {c[:2]: [] for c in self.train_configs()}
-        for rep in range(self.runs if not use_torch else max(5, self.runs - 2)):
+        self.train_runs = self.runs if not use_torch else max(5, self.runs - 2)
+        for rep in range(self.train_runs):
             for (b, t, iters, every) in self.train_configs():
                 order = ["ours", "torch"] if rep % 2 == 0 else ["torch", "ours"]
                 for who in order:
@@ -343,15 +401,24 @@ class Bench:
                         rss[(b, t)].append(m)
                     elif use_torch:
                         theirs[(b, t)].append(self.torch_train(b, t, iters, every))
+                if (b, t) in passive:  # diagnostic: OpenMP workers that sleep instead of spinning
+                    passive[(b, t)].append(self.ours_train(b, t, iters, every, env={"OMP_WAIT_POLICY": "passive"})[0])
             print(f"  run {rep + 1}: " + "  ".join(f"b{b}/t{t} {ours[(b, t)][-1]:.0f}" +
                                                   (f" (torch {theirs[(b, t)][-1]:.0f})"
                                                    if use_torch and theirs[(b, t)][-1] else "")
                                                   for (b, t, _, _) in self.train_configs()), flush=True)
+        if self.torch:
+            self.torch.stdin.close()
+            self.torch.wait()
         self.train_ours = {k: Stat(v) for k, v in ours.items()}
         S = "4. training"
         for (b, t, iters, every) in self.train_configs():
             s = self.train_ours[(b, t)]
-            self.row(S, f"ours, batch {b}, {t} thread{'s' if t > 1 else ''} (examples/s)", s.fmt(".0f"))
+            st = Stat(self.stalls.get((b, t), []))
+            self.row(S, f"ours, batch {b}, {t} thread{'s' if t > 1 else ''} (examples/s)", s.fmt(".0f"),
+                     f"CPU stall {st.med:.0f}% ({st.lo:.0f} – {st.hi:.0f}) during these runs")
+        for (b, t), v in passive.items():
+            self.row(S, f"  ours, batch {b}, {t} threads, env OMP_WAIT_POLICY=passive (examples/s)", Stat(v).fmt(".0f"))
         for (b, t, iters, every) in self.train_configs():
             self.row(S, f"peak RSS, training at batch {b}, {t} thread{'s' if t > 1 else ''} (MiB)",
                      Stat([x / 1024 for x in rss[(b, t)]]).fmt(".1f"))
@@ -423,7 +490,7 @@ class Bench:
         e = self.env
         lines = ["# paddle-run benchmarks", "",
                  "Written by `make bench` (bench/run.sh, bench/bench.py); do not edit by hand. Every figure is "
-                 f"the median of {self.runs} runs (5 for the PyTorch pairs and build times, "
+                 f"the median of {self.runs} runs ({self.train_runs} for training, 5 for net build times, "
                  f"{max(self.runs, 9)} for batch-1 latency) with (min – max).", "",
                  "| | |", "|---|---|",
                  f"| date | {e['date']} |",
@@ -444,9 +511,10 @@ class Bench:
                   "CPU pressure is /proc/pressure/cpu `some avg10` (the share of the last 10 s in which a runnable "
                   "task waited for a CPU); on a shared 2-core machine anything above a few percent widens the "
                   "min – max ranges, and 2-thread figures suffer most.", "",
-                  "| section | CPU pressure avg10 (%) | load avg 1 min | waited for quiet (s) |", "|---|---|---|---|"]
-        for name, p, l, w in self.contention:
-            lines.append(f"| {name} | {p} | {l} | {w:.0f} |")
+                  "| section | CPU pressure avg10 at start (%) | CPU stall over the section (%) | load avg 1 min "
+                  "at start | waited for quiet (s) |", "|---|---|---|---|---|"]
+        for name, p, l, w, share in self.contention:
+            lines.append(f"| {name} | {p} | {'?' if share is None else f'{share:.0f}'} | {l} | {w:.0f} |")
         if getattr(self, "gemm_shapes", None):
             lines += ["", "## BLIS sgemm per shape (GFLOP/s, median min max)", ""]
             for (b, t), shapes in self.gemm_shapes.items():
@@ -527,6 +595,7 @@ def main():
         b.gemm()
     if want("infer"):
         b.infer()
+    b.end_section()
     b.table()
     if only is None:
         b.report(time.time() - t0)

@@ -36,8 +36,7 @@ static float *buf(int64_t n) {
 
 static void gemm(const shape *s) {
   /* row-major: A is m×k (k×m when transposed), B is k×n (n×k when transposed) */
-  pd_gemm_float(s->ta, s->tb, s->m, s->n, s->k, 1, s->a, s->ta ? s->m : s->k, s->b, s->tb ? s->k : s->n, 0, s->c,
-                s->n);
+  pd_gemm_float(s->ta, s->tb, s->m, s->n, s->k, 1, s->a, s->ta ? s->m : s->k, s->b, s->tb ? s->k : s->n, 0, s->c, s->n);
 }
 
 static int cmp(const void *a, const void *b) {

@@ -6,7 +6,10 @@ the softmax and accuracy metric computed each step as the NetDesc does, SGD
 with momentum 0.9 and lr 0.05, shuffled mini-batches from the same IDX files.
 Prints one JSON line: steady-state examples/s over the steps after the
 first `--warmup` steps (the same interval paddle-run's log is read over).
-    compare_torch.py --threads N --batch B --iterations K --warmup W"""
+With --serve it stays up (torch imported and data read once) and answers
+one run per request line, so bench.py can alternate runs with paddle-run's.
+    compare_torch.py --threads N --batch B --iterations K --warmup W
+    compare_torch.py --serve   < lines "BATCH THREADS ITERATIONS WARMUP" """
 import argparse
 import gzip
 import json
@@ -27,17 +30,10 @@ def read_idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, required=True)
-    ap.add_argument("--batch", type=int, required=True)
-    ap.add_argument("--iterations", type=int, required=True)
-    ap.add_argument("--warmup", type=int, required=True)
-    a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+def run(pixels, labels, threads, batch, iterations, warmup):
+    """One training run from fresh parameters; steady-state examples/s."""
+    torch.set_num_threads(threads)
     torch.manual_seed(1)
-    pixels = torch.from_numpy(read_idx(DATA + "train-images-idx3-ubyte.gz").copy())
-    labels = torch.from_numpy(read_idx(DATA + "train-labels-idx1-ubyte.gz").astype(np.int64))
     rows = pixels.shape[0]
     model = torch.nn.Sequential(
         torch.nn.Flatten(),
@@ -50,14 +46,14 @@ def main():
     pos = 0
     t_start = None
     last_loss = 0.0
-    for step in range(a.iterations):
-        if step == a.warmup:
+    for step in range(iterations):
+        if step == warmup:
             t_start = time.perf_counter()
-        if pos + a.batch > rows:
+        if pos + batch > rows:
             perm = torch.randperm(rows, generator=gen)
             pos = 0
-        idx = perm[pos:pos + a.batch]
-        pos += a.batch
+        idx = perm[pos:pos + batch]
+        pos += batch
         x = pixels[idx].float().mul_(1.0 / 255.0)
         y = labels[idx]
         logits = model(x)
@@ -70,10 +66,33 @@ def main():
         opt.step()
         last_loss = loss.item() + 0 * acc.item()
     elapsed = time.perf_counter() - t_start
-    steps = a.iterations - a.warmup
-    print(json.dumps({"examples_per_sec": steps * a.batch / elapsed, "seconds": elapsed, "steps": steps,
-                      "loss": last_loss, "torch": torch.__version__,
-                      "threads": torch.get_num_threads()}))
+    steps = iterations - warmup
+    return {"examples_per_sec": steps * batch / elapsed, "seconds": elapsed, "steps": steps, "loss": last_loss,
+            "torch": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int)
+    ap.add_argument("--batch", type=int)
+    ap.add_argument("--iterations", type=int)
+    ap.add_argument("--warmup", type=int)
+    ap.add_argument("--serve", action="store_true",
+                    help="read 'BATCH THREADS ITERATIONS WARMUP' lines on stdin, answer each with a JSON line")
+    a = ap.parse_args()
+    torch.set_num_interop_threads(1)
+    pixels = torch.from_numpy(read_idx(DATA + "train-images-idx3-ubyte.gz").copy())
+    labels = torch.from_numpy(read_idx(DATA + "train-labels-idx1-ubyte.gz").astype(np.int64))
+    if not a.serve:
+        print(json.dumps(run(pixels, labels, a.threads, a.batch, a.iterations, a.warmup)))
+        return 0
+    print(json.dumps({"ready": True, "torch": torch.__version__}), flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        b, t, k, w = (int(x) for x in line.split())
+        print(json.dumps(run(pixels, labels, t, b, k, w)), flush=True)
+    return 0
 
 
 if __name__ == "__main__":
