@@ -26,7 +26,15 @@ CPPFLAGS  += -Ilib -Iops -I$(BUILD)/gen -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOU
 # cheap (not very-cheap) vectorisation lets gcc vectorise loops of runtime
 # length; reductions stay in order (no -ffast-math), so results do not change.
 CFLAGS    += -std=c11 -Wall -Wextra -Werror -g $(OPT) -fvect-cost-model=cheap -fno-strict-aliasing -MMD -MP
-LDLIBS    += -lprotobuf-c -lblis -lz -lm -lpthread
+# BLIS, pthread flavour: libgomp's spinning threads of the OpenMP flavour
+# collapse 2-thread training to a tenth of its speed on a busy machine
+# (bench/RESULTS.md); the pthread one holds up. Linked by path (+ rpath) so the
+# Debian alternative chosen for libblis.so does not decide it.
+MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+BLIS_FLAVOR ?= pthread
+BLIS_LIB  := /usr/lib/$(MULTIARCH)/blis-$(BLIS_FLAVOR)
+CPPFLAGS  += -isystem /usr/include/$(MULTIARCH)/blis-$(BLIS_FLAVOR)
+LDLIBS    += -lprotobuf-c -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lz -lm -lpthread
 
 ifeq ($(SANITIZE),1)
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -36,7 +44,7 @@ OPT       := -O1
 endif
 
 # Packages from Debian: building, and testing (which uses the demo's data too).
-DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev zlib1g-dev
+DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev
 DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist
 
 # ---- sources ----------------------------------------------------------------
@@ -157,7 +165,7 @@ fuzz: deps $(FUZZ_BINS)
 
 # ---- benchmarks ---------------------------------------------------------------
 bench: deps all
-	@sh bench/run.sh $(BUILD)
+	@BENCH_CPPFLAGS='$(CPPFLAGS)' BENCH_LDLIBS='$(LDLIBS)' sh bench/run.sh $(BUILD)
 
 # ---- install, clean ---------------------------------------------------------------
 install: $(BIN)

@@ -174,10 +174,9 @@ class Bench:
             cpu += f", family {fam.group(1)} model {mod.group(1)}"
         if "avx512f" in quiet_out(["grep", "-m1", "-o", "avx512f", "/proc/cpuinfo"]):
             cpu += ", AVX-512"
-        blis_variant = " ".join(
-            l.split()[1] for l in quiet_out(["dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package}\n",
-                                             "libblis4-openmp", "libblis4-pthread", "libblis4-serial"]).splitlines()
-            if l.startswith("ii"))
+        # the flavour the binary is linked with (the Makefile picks it by path)
+        linked = re.search(r"libblis\.so\S* => (\S+)", quiet_out(["ldd", self.bin]))
+        blis_variant = linked.group(1) if linked else ""
         self.env = {
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cpu": cpu or platform.processor(),

@@ -21,8 +21,9 @@ fi
 # ---- the drivers -----------------------------------------------------------------
 mkdir -p "$BUILD/bench" bench/out
 CFLAGS_B="-std=c11 -O2 -g -Wall -Wextra -Werror -fno-strict-aliasing"
-CPPFLAGS_B="-Ilib -Iops -I$BUILD/gen -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE"
-LIBS_B="$BUILD/libpaddle.a -lprotobuf-c -lblis -lz -lm -lpthread"
+# the Makefile passes its own flags (BLIS flavour included); these are fallbacks
+CPPFLAGS_B="${BENCH_CPPFLAGS:--Ilib -Iops -I$BUILD/gen -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE}"
+LIBS_B="$BUILD/libpaddle.a ${BENCH_LDLIBS:--lprotobuf-c -lblis -lz -lm -lpthread}"
 for src in bench/*.c; do  # always rebuilt: a few small files, and the library may have changed
   # shellcheck disable=SC2086
   $CC $CPPFLAGS_B $CFLAGS_B -o "$BUILD/bench/$(basename "$src" .c)" "$src" $LIBS_B

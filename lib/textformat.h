@@ -24,8 +24,8 @@ typedef struct pd_srcpos {
 typedef struct pd_srcmap {
   pd_srcpos *pos;
   size_t n, cap;
-  size_t *slots;  /* hash index of pos (entry + 1; 0 = empty), built after a parse */
-  size_t nslots;  /* a power of two; the index covers pos[0, indexed) */
+  size_t *slots; /* hash index of pos (entry + 1; 0 = empty), built after a parse */
+  size_t nslots; /* a power of two; the index covers pos[0, indexed) */
   size_t indexed;
 } pd_srcmap;
 
