@@ -50,6 +50,7 @@ static void slot_rows(const pd_slot_def *slots, int n) {
     if (s->flags & PD_SLOT_DISPENSABLE) used += (size_t)snprintf(flags + used, sizeof flags - used, "optional; ");
     if (s->flags & PD_SLOT_NO_GRAD) used += (size_t)snprintf(flags + used, sizeof flags - used, "no gradient; ");
     if (s->flags & PD_SLOT_PARAM) used += (size_t)snprintf(flags + used, sizeof flags - used, "parameter; ");
+    if (s->flags & PD_SLOT_STATE) used += (size_t)snprintf(flags + used, sizeof flags - used, "state; ");
     if (used >= 2) flags[used - 2] = '\0';
     printf("| `%s` | %s | %s |\n", s->name, s->comment, flags);
   }

@@ -116,6 +116,10 @@ pd_status pd_init_persistables(const pd_net *net, pd_scope *scope, const Paddle_
     st = pd_tensor_set_dims(&var->tensor, vi->meta.ndim, vi->meta.dims, err);
     if (!st) st = pd_tensor_alloc(&var->tensor, err);
     if (!st && vi->kind == PD_VAR_PARAM) st = pd_init_param(vi, def, seed, &var->tensor, err);
+    if (!st && vi->kind == PD_VAR_STATE && vi->state_init != 0) {
+      int64_t n = pd_tensor_numel(&var->tensor);
+      for (int64_t i = 0; i < n; i++) pd_tensor_set(&var->tensor, i, vi->state_init);
+    }
   }
   return st;
 }

@@ -381,9 +381,10 @@ static pd_status resolve_kinds(builder *b) {
   pd_net *net = b->net;
   char l1[160], l2[160];
   bool *param_slot = calloc((size_t)net->nvars + 1, 1), *read = calloc((size_t)net->nvars + 1, 1);
+  bool *state_slot = calloc((size_t)net->nvars + 1, 1);
   int *reader = calloc((size_t)net->nvars + 1, sizeof(int));
-  if (!param_slot || !read || !reader) {
-    free(param_slot), free(read), free(reader);
+  if (!param_slot || !read || !reader || !state_slot) {
+    free(param_slot), free(read), free(reader), free(state_slot);
     return pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
   }
   pd_status st = PD_OK;
@@ -395,6 +396,10 @@ static pd_status resolve_kinds(builder *b) {
         if (!read[v]) reader[v] = o;
         read[v] = true;
         if (op->def->inputs[s].flags & PD_SLOT_PARAM) param_slot[v] = true;
+        if ((op->def->inputs[s].flags & PD_SLOT_STATE) && !state_slot[v]) {
+          state_slot[v] = true;
+          net->vars[v].state_init = op->def->state_init ? op->def->state_init[s] : 0;
+        }
       }
     for (int s = 0; s < op->def->n_outputs && !st; s++)
       for (int i = 0; i < op->out[s].n && !st; i++) {
@@ -412,6 +417,11 @@ static pd_status resolve_kinds(builder *b) {
   }
   for (int v = 0; v < net->nvars && !st; v++) {
     pd_var_info *vi = &net->vars[v];
+    /* state updated in place by the op that reads it (running statistics) */
+    if (state_slot[v] && vi->kind == PD_VAR_TEMP && (vi->producer < 0 || op_reads(&net->ops[vi->producer], v))) {
+      vi->kind = PD_VAR_STATE;
+      continue;
+    }
     if (vi->producer >= 0 && vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE) {
       vi->kind = PD_VAR_TEMP;
       continue;
@@ -436,7 +446,7 @@ static pd_status resolve_kinds(builder *b) {
                    vi->name);
     if (vi->kind == PD_VAR_TEMP) vi->meta.ndim = -1, vi->meta.dtype = net->float_dtype;
   }
-  free(param_slot), free(read), free(reader);
+  free(param_slot), free(read), free(reader), free(state_slot);
   return st;
 }
 
@@ -451,8 +461,8 @@ pd_status pd_net_infer_shapes(pd_net *net, pd_error *err) {
     for (int s = 0; s < op->def->n_inputs && !st; s++)
       for (int i = 0; i < op->in[s].n && !st; i++) {
         const pd_var_info *vi = &net->vars[op->in[s].vars[i]];
-        if (vi->meta.ndim < 0 && !(op->def->inputs[s].flags & PD_SLOT_PARAM) && vi->kind != PD_VAR_PARAM &&
-            vi->kind != PD_VAR_STATE)
+        if (vi->meta.ndim < 0 && !(op->def->inputs[s].flags & (PD_SLOT_PARAM | PD_SLOT_STATE)) &&
+            vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE)
           st = fail_at(net, err, op->line, op->col, "%s reads \"%s\" before any op writes it",
                        op_short(net, o, l1, sizeof l1), vi->name);
       }

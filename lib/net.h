@@ -32,6 +32,7 @@ typedef struct pd_var_info {
   const Paddle__Initializer *init; /* from the declaration, may be NULL */
   int line, col;                   /* declaration or first use */
   int producer;                    /* first op that writes it, -1 if none */
+  double state_init;               /* a state variable's initial value (from the op's slot) */
 } pd_var_info;
 
 typedef struct pd_net {

@@ -22,6 +22,8 @@ enum {
   PD_SLOT_DISPENSABLE = 1 << 1, /* may be left out (or given as "") */
   PD_SLOT_NO_GRAD = 1 << 2,     /* no gradient flows into this input */
   PD_SLOT_PARAM = 1 << 3,       /* a parameter whose shape the op infers */
+  PD_SLOT_STATE = 1 << 4,       /* persistable state the op infers and updates in place, not trained
+                                   (batch_norm's running mean); starts at the def's state_init */
 };
 
 typedef struct pd_slot_def {
@@ -131,6 +133,8 @@ struct pd_op_def {
   /* Constant data a family of ops shares kernels through (e.g. which
    * activation relu/sigmoid/tanh compute); the grad op gets the same. */
   const void *data;
+  /* Per input slot: the value a PD_SLOT_STATE input starts at (NULL: 0). */
+  const double *state_init;
 };
 
 /* Slot indices inside a generated grad op, for an op with NI inputs and NO
@@ -195,7 +199,7 @@ pd_status pd_ctx_fail(pd_ctx *c, pd_status st, const char *fmt, ...) __attribute
 
 /* Sets an output's dtype and dims for shape inference. */
 pd_status pd_ctx_set_shape(pd_ctx *c, pd_tensor *t, pd_dtype dtype, int ndim, const int64_t *dims);
-/* For a PD_SLOT_PARAM input: sets its shape if it has none yet (ndim -1),
+/* For a PD_SLOT_PARAM or PD_SLOT_STATE input: sets its shape if it has none yet (ndim -1),
  * otherwise checks the declared one, naming the variable and both shapes. */
 pd_status pd_ctx_param_shape(pd_ctx *c, int slot, pd_dtype dtype, int ndim, const int64_t *dims);
 /* Makes sure t has storage for its current dims (grows only). */

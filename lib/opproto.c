@@ -25,6 +25,7 @@ static Paddle__VarProto *var_proto(const pd_slot_def *s) {
   FLAG(dispensable, PD_SLOT_DISPENSABLE)
   FLAG(no_gradient, PD_SLOT_NO_GRAD)
   FLAG(parameter, PD_SLOT_PARAM)
+  FLAG(state, PD_SLOT_STATE)
 #undef FLAG
   return v;
 }
