@@ -6,6 +6,11 @@
 
 pd_status pd_init_param(const pd_var_info *vi, const Paddle__Initializer *def, uint64_t seed, pd_tensor *t,
                         pd_error *err) {
+  if (!vi->init && !isnan(vi->param_init)) { /* the op's own default (batch_norm's scale: 1) */
+    int64_t n = pd_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) pd_tensor_set(t, i, vi->param_init);
+    return PD_OK;
+  }
   const Paddle__Initializer *in = vi->init ? vi->init : def;
   const char *type = in && in->type ? in->type : (vi->meta.ndim >= 2 ? "xavier" : "constant");
   int64_t n = pd_tensor_numel(t);

@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,7 @@ int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dty
   if (!(vi->name = strdup(name))) return -1;
   vi->kind = kind;
   vi->producer = -1;
+  vi->param_init = NAN;
   pd_tensor_init(&vi->meta, dtype);
   net->names[net->nvars] = vi->name;
   bool found;
@@ -395,6 +397,8 @@ static pd_status resolve_kinds(builder *b) {
         int v = op->in[s].vars[i];
         if (!read[v]) reader[v] = o;
         read[v] = true;
+        if ((op->def->inputs[s].flags & PD_SLOT_PARAM) && !param_slot[v] && op->def->param_init)
+          net->vars[v].param_init = op->def->param_init[s];
         if (op->def->inputs[s].flags & PD_SLOT_PARAM) param_slot[v] = true;
         if ((op->def->inputs[s].flags & PD_SLOT_STATE) && !state_slot[v]) {
           state_slot[v] = true;

@@ -135,6 +135,10 @@ struct pd_op_def {
   const void *data;
   /* Per input slot: the value a PD_SLOT_STATE input starts at (NULL: 0). */
   const double *state_init;
+  /* Per input slot: the constant a PD_SLOT_PARAM input that declares no
+   * initializer starts at (batch_norm's scale: 1); NaN or NULL: the default
+   * initializer (xavier for matrices, zeros for vectors). */
+  const double *param_init;
 };
 
 /* Slot indices inside a generated grad op, for an op with NI inputs and NO

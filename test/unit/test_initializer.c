@@ -7,7 +7,7 @@
 #include "initializer.h"
 
 static void fill(const char *name, const Paddle__Initializer *in, int64_t rows, int64_t cols, pd_tensor *t) {
-  pd_var_info vi = {.name = (char *)name, .init = in};
+  pd_var_info vi = {.name = (char *)name, .init = in, .param_init = NAN};
   pd_tensor_init(&vi.meta, PD_F64);
   pd_tensor_init(t, PD_F64);
   assert_int_equal(pd_tensor_set_dims(t, 2, (int64_t[]){rows, cols}, NULL), PD_OK);
@@ -82,7 +82,7 @@ static void test_unknown_initializer(void **state) {
   (void)state;
   Paddle__Initializer bad = PADDLE__INITIALIZER__INIT;
   bad.type = "xavir";
-  pd_var_info vi = {.name = "w", .init = &bad};
+  pd_var_info vi = {.name = "w", .init = &bad, .param_init = NAN};
   pd_tensor t;
   pd_tensor_init(&t, PD_F32);
   pd_tensor_set_dims(&t, 1, (int64_t[]){3}, NULL);
