@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -373,11 +374,26 @@ static void restore_latest(const char *dir, const char *old_target) {
   }
 }
 
+/* Swaps two directory entries in one step (Linux renameat2 RENAME_EXCHANGE);
+ * -1 with errno EINVAL/ENOSYS where the file system cannot. */
+static int exchange(const char *a, const char *b) {
+#ifdef SYS_renameat2
+  return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
+#else
+  (void)a, (void)b;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
 /* Moves the finished temp directory to final. When final already exists (an
- * earlier run saved this step), `latest` stays on a complete checkpoint at
- * every moment: first the new one (tmp), then the old one moved aside, and
- * the caller points it at final; *moved_aside says the old one sits at
- * `aside`, to delete once `latest` has moved on. */
+ * earlier run saved this step), the two are exchanged atomically, so
+ * `latest` -- whether it names final or another step -- is never without a
+ * complete checkpoint, and never goes back to an older one; the old contents
+ * end up at `aside`, to delete once `latest` names final (*moved_aside).
+ * Where the file system cannot exchange, `latest` stays on a complete
+ * checkpoint at every moment: first the new one (tmp), then the old one moved
+ * aside (briefly older than the newest), and the caller points it at final. */
 static pd_status install(const char *dir, const char *tmp, const char *tmp_name, const char *final, const char *aside,
                          const char *aside_name, const char *old, bool *moved_aside, pd_error *err) {
   *moved_aside = false;
@@ -391,6 +407,19 @@ static pd_status install(const char *dir, const char *tmp, const char *tmp_name,
   struct stat sb;
   if (lstat(final, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return pd_errorf(err, PD_ERR_INPUT, "%s: exists and is not a checkpoint directory", final);
+  rm_tree(aside);
+  if (exchange(tmp, final) == 0) {
+    /* final holds the new checkpoint, tmp the old one */
+    if ((st = fsync_dir(dir, err))) {
+      exchange(tmp, final);
+      return st;
+    }
+    if (rename(tmp, aside) != 0) return os_error(err, errno, tmp, "cannot move the old checkpoint aside");
+    *moved_aside = true;
+    return PD_OK;
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+    return os_error(err, errno, final, "cannot exchange the old checkpoint for the new one");
   if ((st = set_latest(dir, tmp_name, err))) {
     restore_latest(dir, old); /* the link may have moved before the failure */
     return st;
