@@ -1,7 +1,9 @@
 /* blas.c — row-major GEMM through BLIS's typed API (strides let BLIS read
  * transposed operands in place, no copies). Small products run on one
  * thread: waking BLIS's threads costs more than they save below ~2^18
- * multiply-adds, and on a busy machine far more. */
+ * multiply-adds, and on a busy machine far more. A product with one row
+ * (batch-1 inference) is a matrix-vector product, which BLIS does without
+ * packing the matrix. */
 #include "blas.h"
 
 #include <blis.h>
@@ -10,10 +12,27 @@
 
 #define PD_GEMM_SERIAL_BELOW (1 << 18)
 
+/* c[0, :] = alpha op(A)[0, :] op(B) + beta c[0, :] */
+#define GEMV_ROW(T, fn)                                                                                          \
+  static void gemv_row_##T(bool ta, bool tb, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b, \
+                           int64_t ldb, T beta, T *c) {                                                          \
+    int64_t incx = ta ? lda : 1;                                                                                 \
+    if (tb) /* op(B) = B^T, B is [n, k]: c = B x */                                                              \
+      fn(BLIS_NO_TRANSPOSE, BLIS_NO_CONJUGATE, n, k, &alpha, (T *)b, ldb, 1, (T *)a, incx, &beta, c, 1);         \
+    else /* B is [k, n]: c = B^T x */                                                                            \
+      fn(BLIS_TRANSPOSE, BLIS_NO_CONJUGATE, k, n, &alpha, (T *)b, ldb, 1, (T *)a, incx, &beta, c, 1);            \
+  }
+GEMV_ROW(float, bli_sgemv)
+GEMV_ROW(double, bli_dgemv)
+
 #define GEMM(T, fn)                                                                                                    \
   void pd_gemm_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b,    \
                    int64_t ldb, T beta, T *c, int64_t ldc) {                                                           \
     if (m == 0 || n == 0) return;                                                                                      \
+    if (m == 1 && k > 0) {                                                                                             \
+      gemv_row_##T(ta, tb, n, k, alpha, a, lda, b, ldb, beta, c);                                                      \
+      return;                                                                                                          \
+    }                                                                                                                  \
     rntm_t rntm = BLIS_RNTM_INITIALIZER;                                                                               \
     double work = (double)m * (double)n * (double)k;                                                                   \
     bli_rntm_set_num_threads(work < PD_GEMM_SERIAL_BELOW ? 1 : pd_get_threads(), &rntm);                               \
