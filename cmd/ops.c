@@ -21,8 +21,11 @@ const pd_command pd_cmd_ops = {"ops", "list the operators, or show one as an OpP
                                "  --markdown   write the operator reference (docs/ops.md) to stdout\n",
                                run};
 
+/* The summary of an op: its comment up to the first ". " (so "[N, C, ...]"
+ * or "1.5" does not end it), at most size - 1 bytes. */
 static void first_sentence(const char *s, char *buf, size_t size) {
-  size_t n = strcspn(s, ".");
+  size_t n = 0;
+  while (s[n] && !(s[n] == '.' && (s[n + 1] == ' ' || s[n + 1] == '\0') && (n == 0 || s[n - 1] != '.'))) n++;
   if (n >= size) n = size - 1;
   memcpy(buf, s, n);
   buf[n] = '\0';
