@@ -34,6 +34,7 @@ typedef struct pd_var_info {
   int producer;                    /* first op that writes it, -1 if none */
   double state_init;               /* a state variable's initial value (from the op's slot) */
   double param_init;               /* a parameter's constant initial value from its op's slot; NaN: none */
+  bool optimizer_state;            /* made by AddOptimizerOps (@lr, p@VELOCITY...), not part of the model */
 } pd_var_info;
 
 typedef struct pd_net {

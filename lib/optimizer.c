@@ -28,6 +28,7 @@ static int state_var(pd_net *net, int p, const char *suffix) {
   int v = pd_net_add_var(net, name, PD_VAR_STATE, net->vars[p].meta.dtype);
   if (v >= 0) {
     net->vars[v].kind = PD_VAR_STATE;
+    net->vars[v].optimizer_state = true;
     net->vars[v].meta = net->vars[p].meta;
     net->vars[v].meta.storage = NULL;
   }
@@ -64,6 +65,7 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
   for (int i = 0; i < 2 && !st; i++) {
     pd_var_info *vi = &net->vars[i ? step : lr];
     vi->kind = PD_VAR_STATE;
+    vi->optimizer_state = true;
     vi->meta.ndim = 1;
     vi->meta.dims[0] = 1;
   }

@@ -35,7 +35,7 @@ pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, co
         st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter \"%s\" (%s %s) in this directory", pd_checkpoint_dir(ck),
                        vi->name, pd_dtype_name(vi->meta.dtype),
                        pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1));
-      else if (report)
+      else if (report && !vi->optimizer_state) /* fine-tuning starts the optimizer afresh */
         pd_buf_printf(report, "missed %s (not in %s; initialised)\n", vi->name, pd_checkpoint_dir(ck));
       continue;
     }

@@ -11,7 +11,8 @@
  * A shape mismatch names the variable and both shapes and fails. With
  * `required`, a persistable variable read by an active op (active may be
  * NULL: all) that is missing fails; otherwise it is listed in `report` as
- * missed. Files matching no variable are listed as skipped. */
+ * missed (optimizer state is not listed: fine-tuning starts it afresh). Files matching no variable are listed as
+ * skipped. */
 pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, const bool *active, bool required,
                          pd_buf *report, pd_error *err);
 
