@@ -1,0 +1,90 @@
+# no_step_alloc.sh — a steady training step allocates nothing: the heap
+# allocations (malloc, calloc, realloc, aligned_alloc, posix_memalign) of a
+# run of 2 steps and of a run of 42 steps, counted by an LD_PRELOAD shim, are
+# the same. BLIS's own allocations inside each matrix product (its control
+# tree, 2 per call in BLIS 0.9) are counted apart and reported, not failed.
+command -v cc >/dev/null || { echo "skipped: no C compiler"; exit 77; }
+if ldd "$PR" | grep -q libasan; then echo "skipped: sanitizer build (ASan owns malloc; the counting shim needs the plain build)"; exit 77; fi
+cat > shim.c <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+typedef void *(*malloc_fn)(size_t);
+typedef void *(*calloc_fn)(size_t, size_t);
+typedef void *(*realloc_fn)(void *, size_t);
+typedef int (*memalign_fn)(void **, size_t, size_t);
+static malloc_fn real_malloc;
+static calloc_fn real_calloc;
+static realloc_fn real_realloc;
+static calloc_fn real_aligned_alloc;
+static memalign_fn real_posix_memalign;
+static unsigned long ours, blis;
+static int busy; /* dladdr and dlsym may allocate */
+static char early[8192];
+static size_t used;
+static void count(void *ret) {
+  if (busy) return;
+  busy = 1;
+  Dl_info info;
+  if (dladdr(ret, &info) && info.dli_fname && strstr(info.dli_fname, "libblis")) blis++;
+  else ours++;
+  busy = 0;
+}
+static void init(void) {
+  if (real_malloc || busy) return;
+  busy = 1;
+  real_malloc = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
+  real_calloc = (calloc_fn)dlsym(RTLD_NEXT, "calloc");
+  real_realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
+  real_aligned_alloc = (calloc_fn)dlsym(RTLD_NEXT, "aligned_alloc");
+  real_posix_memalign = (memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
+  busy = 0;
+}
+static void *from_early(size_t n) {
+  void *p = early + used;
+  used += (n + 15) & ~(size_t)15;
+  return p;
+}
+void *malloc(size_t n) { init(); if (!real_malloc) return from_early(n); count(__builtin_return_address(0)); return real_malloc(n); }
+void *calloc(size_t a, size_t b) { init(); if (!real_calloc) return from_early(a * b); count(__builtin_return_address(0)); return real_calloc(a, b); }
+void *realloc(void *p, size_t n) { init(); count(__builtin_return_address(0)); return real_realloc(p, n); }
+void *aligned_alloc(size_t a, size_t n) { init(); count(__builtin_return_address(0)); return real_aligned_alloc(a, n); }
+int posix_memalign(void **p, size_t a, size_t n) { init(); count(__builtin_return_address(0)); return real_posix_memalign(p, a, n); }
+void free(void *p) {
+  static void (*real_free)(void *);
+  if ((char *)p >= early && (char *)p < early + sizeof early) return;
+  if (!real_free) real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+  real_free(p);
+}
+__attribute__((destructor)) static void report(void) {
+  char buf[96];
+  int len = snprintf(buf, sizeof buf, "allocations: ours %lu blis %lu\n", ours, blis);
+  if (write(2, buf, (size_t)len) < 0) return;
+}
+C
+cc -shared -fPIC -O2 -o shim.so shim.c -ldl || exit 1
+/usr/bin/python3 -c "
+import numpy as np; r = np.random.default_rng(1)
+np.save('x.npy', r.normal(size=(4096, 32)).astype(np.float32)); np.save('y.npy', r.integers(0, 5, 4096))"
+cat > net.pbtxt <<'N'
+var { name: "x" shape: [-1, 32] }
+var { name: "y" shape: [-1, 1] dtype: INT64 }
+op { type: "fc" inputs: ["x", "w1", "b1"] outputs: "h" attrs { key: "size" value { i: 64 } } attrs { key: "act" value { s: "relu" } } }
+op { type: "fc" inputs: ["h", "w2", "b2"] outputs: "logits" attrs { key: "size" value { i: 5 } } }
+op { type: "softmax_with_cross_entropy" inputs: ["logits", "y"] outputs: ["sm", "loss"] }
+op { type: "mean" inputs: "loss" outputs: "avg" }
+op { type: "accuracy" inputs: ["sm", "y"] outputs: "acc" }
+train { loss: "avg" metrics: "acc" batch_size: 64 log_every: 1000 optimizer { type: "adam" lr: 0.001 clip_norm: 5 }
+        data { var: "x" file: "x.npy" } data { var: "y" file: "y.npy" } }
+N
+fail=0
+for threads in 1 2; do
+  a=$(LD_PRELOAD=./shim.so "$PR" train net.pbtxt --iterations 2 --threads $threads 2>&1 | sed -n 's/^allocations: //p')
+  b=$(LD_PRELOAD=./shim.so "$PR" train net.pbtxt --iterations 42 --threads $threads 2>&1 | sed -n 's/^allocations: //p')
+  echo "threads $threads: 2 steps: $a; 42 steps: $b"
+  ours_a=$(echo "$a" | awk '{print $2}'); ours_b=$(echo "$b" | awk '{print $2}')
+  [ -n "$ours_a" ] && [ "$ours_a" = "$ours_b" ] || { echo "FAIL: 40 more steps made $((ours_b - ours_a)) more allocations"; fail=1; }
+done
+exit $fail
