@@ -41,7 +41,7 @@ static int run(int argc, char **argv) {
   pd_error err = {0};
   char *data = NULL;
   size_t len = 0;
-  if (pd_read_file(pos[0], &data, &len, &err)) return pd_cli_fail(&err);
+  if (pd_read_file(pos[0], from_bin ? (size_t)2 << 30 : PD_NETDESC_MAX, &data, &len, &err)) return pd_cli_fail(&err);
   ProtobufCMessage *msg = NULL;
   if (from_bin) {
     msg = protobuf_c_message_unpack(desc, NULL, len, (const uint8_t *)data);

@@ -10,6 +10,7 @@
 #include "net.h"
 #include "npy.h"
 #include "params.h"
+#include "util.h"
 
 static int run(int argc, char **argv);
 
@@ -133,6 +134,10 @@ static int run(int argc, char **argv) {
                      "--batch-size >= %lld (all rows in one batch)",
                      vi->name, vi->name, "[...]", (long long)total);
   }
+  /* every output must be writable before the first is written: a run that
+   * fails leaves no output behind */
+  for (int i = 0; i < nf && !st; i++)
+    if (f[i].out) st = pd_check_creatable(f[i].out, &err);
   for (int64_t start = 0; start < total && !st; start += batch) {
     int64_t n = total - start < batch ? total - start : batch;
     for (int64_t i = 0; i < n; i++) rows[i] = start + i;

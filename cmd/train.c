@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -248,6 +249,11 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   if (ck) {
     const pd_ckpt_state *cs = pd_checkpoint_state(ck);
     step = cs->step, epoch = cs->epoch, bi = cs->batch_in_epoch;
+    if (bi > per_epoch)
+      return pd_errorf(err, PD_ERR_INPUT,
+                       "%s: the checkpoint stopped at batch %lld of its epoch, but this run has %lld batches per "
+                       "epoch (other data or batch size?)",
+                       pd_checkpoint_dir(ck), (long long)bi, (long long)per_epoch);
   }
   int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step");
   double *sum = calloc((size_t)t->nmetrics + 1, sizeof *sum), *ev = calloc((size_t)t->nmetrics + 1, sizeof *ev);
@@ -481,6 +487,10 @@ static int run(int argc, char **argv) {
     if (!st) st = pd_feed_check(&t.efeed, t.net, eval_ops, "give --eval-data for it too", &err);
     t.have_eval = !st;
   }
+  /* a save directory this run creates is removed again if the run saves
+   * nothing (a failure before the first checkpoint leaves no trace) */
+  struct stat sb;
+  bool made_save_dir = t.save_dir && stat(t.save_dir, &sb) != 0;
   if (!st && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
   if (!st && opts[O_LOG].value && !(t.log = fopen(opts[O_LOG].value, "w")))
     st = pd_errorf(&err, PD_ERR_INPUT, "--log %s: cannot open for writing", opts[O_LOG].value);
@@ -506,6 +516,7 @@ static int run(int argc, char **argv) {
     st = train_loop(&t, ck, &err);
   }
   code = st ? pd_cli_fail(&err) : g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
+  if (st && made_save_dir) rmdir(t.save_dir); /* only succeeds while empty */
   if (g_signal)
     fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");
   if (t.log) fclose(t.log);

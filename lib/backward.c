@@ -185,9 +185,14 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
         outs[q++] = names[nn++];
       }
     }
-    st = pd_net_add_op(net, g, ins, in_n, outs, out_n, op->attrs, o, err);
-    net->ops[net->nops - 1].line = op->line;
-    net->ops[net->nops - 1].col = op->col;
+    /* add_op may move net->ops: take what we need from op first */
+    pd_attr attrs[PD_MAX_ATTRS];
+    memcpy(attrs, op->attrs, sizeof attrs);
+    int line = op->line, col = op->col;
+    op = NULL;
+    st = pd_net_add_op(net, g, ins, in_n, outs, out_n, attrs, o, err);
+    net->ops[net->nops - 1].line = line;
+    net->ops[net->nops - 1].col = col;
     for (int j = 0; j < nsums && !st; j++) {
       int v = sums[j], c = b.contrib[v];
       const char **parts = calloc((size_t)c, sizeof *parts);

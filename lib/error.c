@@ -90,29 +90,28 @@ int pd_exit_code(pd_status status) {
   }
 }
 
+/* Optimal string alignment distance: insertions, deletions, substitutions
+ * and swaps of two neighbours ("inptus" -> "inputs", "sdg" -> "sgd") each
+ * cost one. */
 size_t pd_edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 64 || lb > 64) return (size_t)-1;
-  size_t row[65];
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t prev = row[0];
-    row[0] = i;
+  size_t d[65][65];
+  for (size_t i = 0; i <= la; i++) d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
     for (size_t j = 1; j <= lb; j++) {
-      size_t cur = row[j];
-      size_t sub = prev + (a[i - 1] != b[j - 1]);
-      size_t del = row[j] + 1, ins = row[j - 1] + 1;
-      size_t best = sub < del ? sub : del;
-      row[j] = best < ins ? best : ins;
-      /* transposition counts as one edit ("inptus" -> "inputs") */
-      prev = cur;
+      size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
     }
-  }
-  return row[lb];
+  return d[la][lb];
 }
 
-/* Optimal string alignment distance would be nicer for swaps; a swap costs 2
- * here, so the threshold below allows it for words of 4+ letters. */
+/* A likely typo: within 1 edit for words of up to 3 letters, 2 up to 8, 3 beyond. */
 const char *pd_suggest(const char *word, const char *const *candidates, size_t n) {
   const char *best = NULL;
   size_t best_d = (size_t)-1;

@@ -4,12 +4,14 @@
  * the file points at the op or variable in it. */
 #include "net.h"
 
+#include "initializer.h"
 #include "pbset.h"
 #include "util.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +72,7 @@ int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dty
   vi->kind = kind;
   vi->producer = -1;
   vi->param_init = NAN;
+  vi->decl_ndim = -1;
   pd_tensor_init(&vi->meta, dtype);
   net->names[net->nvars] = vi->name;
   bool found;
@@ -216,9 +219,17 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
     else
       take = avail > 0 ? 1 : 0;
     if (take == 0 && !(slots[s].flags & PD_SLOT_DISPENSABLE)) {
+      /* too few names: they fill the required slots in order, so the one
+       * missing is the first required slot past the names given */
+      int missing = s, req = 0;
+      for (int t = 0; t < nslots; t++)
+        if (!(slots[t].flags & PD_SLOT_DISPENSABLE) && req++ == n) {
+          missing = t;
+          break;
+        }
       if (!line) pos_of(b->net, od, NULL, 0, &line, &col);
       return fail_at(b->net, b->err, line, col, "op #%d \"%s\": %s \"%s\" (%s) is missing; %s takes %ss %s, got %d",
-                     opi, od->type, what, slots[s].name, slots[s].comment, od->type, what,
+                     opi, od->type, what, slots[missing].name, slots[missing].comment, od->type, what,
                      slot_list(slots, nslots, list, sizeof list), n);
     }
     for (int i = 0; i < take; i++)
@@ -292,6 +303,18 @@ static pd_status build_attrs(builder *b, int opi, const Paddle__OpDesc *od, cons
   return PD_OK;
 }
 
+/* Whether a shape's element count (the batch, -1, taken as 1) times 8 bytes
+ * stays within 63 bits, so every size computed from it is safe. */
+static bool fits_64bits(int ndim, const int64_t *dims) {
+  int64_t n = 8;
+  for (int i = 0; i < ndim; i++) {
+    int64_t d = dims[i] < 0 ? 1 : dims[i];
+    if (d != 0 && n > INT64_MAX / d) return false;
+    n *= d;
+  }
+  return true;
+}
+
 static pd_status build_vars(builder *b) {
   pd_net *net = b->net;
   const Paddle__NetDesc *d = net->desc;
@@ -326,6 +349,15 @@ static pd_status build_vars(builder *b) {
                        "(the batch)",
                        vd->name, k, (long long)vd->shape[k]);
       }
+    if (vd->n_shape && !fits_64bits((int)vd->n_shape, vd->shape)) {
+      char d[128];
+      return fail_at(net, b->err, line, col, "variable \"%s\" has shape %s: more elements than fit in 64 bits",
+                     vd->name, pd_dims_str((int)vd->n_shape, vd->shape, d, sizeof d));
+    }
+    if (vd->n_shape) {
+      vi->decl_ndim = (int)vd->n_shape;
+      memcpy(vi->decl_dims, vd->shape, sizeof(int64_t) * vd->n_shape);
+    }
     if (vd->n_shape || vd->kind != PADDLE__VAR_KIND__AUTO) {
       vi->meta.ndim = (int)vd->n_shape;
       for (size_t k = 0; k < vd->n_shape; k++) vi->meta.dims[k] = vd->shape[k];
@@ -472,7 +504,34 @@ pd_status pd_net_infer_shapes(pd_net *net, pd_error *err) {
       }
     if (st) break;
     pd_ctx c = {.op = op, .vars = metas, .exec = NULL, .err = err};
-    st = pd_op_infer_shape(&c);
+    if ((st = pd_op_infer_shape(&c))) break;
+    /* what the op decided must be a size we can compute with, and agree
+     * with what the file declares */
+    for (int side = 0; side < 2 && !st; side++) {
+      int nslots = side ? op->def->n_outputs : op->def->n_inputs;
+      for (int s = 0; s < nslots && !st; s++) {
+        if (!side && !(op->def->inputs[s].flags & (PD_SLOT_PARAM | PD_SLOT_STATE))) continue;
+        const pd_arg *a = side ? &op->out[s] : &op->in[s];
+        for (int i = 0; i < a->n && !st; i++) {
+          const pd_var_info *vi = &net->vars[a->vars[i]];
+          char d2[128];
+          if (vi->meta.ndim >= 0 && !fits_64bits(vi->meta.ndim, vi->meta.dims))
+            st = fail_at(
+                net, err, op->line, op->col, "%s: \"%s\" would have shape %s: more elements than fit in 64 bits",
+                op_short(net, o, l1, sizeof l1), vi->name, pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1));
+          else if (side && vi->decl_ndim >= 0 && vi->meta.ndim >= 0) {
+            bool same = vi->decl_ndim == vi->meta.ndim;
+            for (int k = 0; same && k < vi->meta.ndim; k++)
+              same = vi->decl_dims[k] == vi->meta.dims[k] || vi->decl_dims[k] < 0 || vi->meta.dims[k] < 0;
+            if (!same)
+              st = fail_at(net, err, op->line, op->col, "%s writes \"%s\" with shape %s, but it is declared %s",
+                           op_short(net, o, l1, sizeof l1), vi->name,
+                           pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1),
+                           pd_dims_str(vi->decl_ndim, vi->decl_dims, d2, sizeof d2));
+          }
+        }
+      }
+    }
   }
   for (int v = 0; v < net->nvars && !st; v++) {
     pd_var_info *vi = &net->vars[v];
@@ -515,6 +574,96 @@ pd_status pd_net_select_kernels(pd_net *net, pd_place_kind place, pd_error *err)
   return st;
 }
 
+/* The train section, checked where it is written: counts, the loss and
+ * metrics (variables of the net), the optimizer and its schedule, and data
+ * bindings (data variables). Flags may override it later; the file itself
+ * must make sense. */
+static pd_status var_in_net(builder *b, const void *msg, const char *field, size_t index, const char *name,
+                            const char *what, bool data_only) {
+  pd_net *net = b->net;
+  int v = pd_net_var(net, name);
+  if (v >= 0 && (!data_only || net->vars[v].kind == PD_VAR_DATA)) return PD_OK;
+  int line, col;
+  pos_of(net, msg, field, index, &line, &col);
+  const char **names = malloc(sizeof *names * (size_t)(net->nvars + 1));
+  size_t n = 0;
+  for (int i = 0; names && i < net->nvars; i++)
+    if (!data_only || net->vars[i].kind == PD_VAR_DATA) names[n++] = net->vars[i].name;
+  const char *sug = names ? pd_suggest(name, names, n) : NULL;
+  char hint[300] = "";
+  if (sug) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", sug);
+  free(names);
+  if (v >= 0)
+    return fail_at(net, b->err, line, col, "%s \"%s\" is a %s variable, not data%s", what, name,
+                   pd_var_kind_name(net->vars[v].kind), hint);
+  return fail_at(net, b->err, line, col, "%s \"%s\" is not a variable of the net%s", what, name, hint);
+}
+
+/* fail_at, pointing at a field of msg (or at msg when field is NULL). */
+static pd_status fail_field(builder *b, const void *msg, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static pd_status fail_field(builder *b, const void *msg, const char *field, const char *fmt, ...) {
+  char text[PD_ERROR_MAX / 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  int line, col;
+  pos_of(b->net, msg, field, 0, &line, &col);
+  return fail_at(b->net, b->err, line, col, "%s", text);
+}
+
+static pd_status check_train(builder *b) {
+  pd_net *net = b->net;
+  const Paddle__TrainDesc *t = net->desc->train;
+  if (!t) return PD_OK;
+  if (t->has_batch_size && t->batch_size <= 0)
+    return fail_field(b, t, "batch_size", "train.batch_size must be > 0, got %lld", (long long)t->batch_size);
+  if (t->has_epochs && t->epochs < 0)
+    return fail_field(b, t, "epochs", "train.epochs must be >= 0, got %lld", (long long)t->epochs);
+  if (t->has_iterations && t->iterations < 0)
+    return fail_field(b, t, "iterations", "train.iterations must be >= 0, got %lld", (long long)t->iterations);
+  if (t->epochs > 0 && t->iterations > 0)
+    return fail_field(b, t, "iterations", "train: give epochs or iterations, not both");
+  if (t->has_log_every && t->log_every <= 0)
+    return fail_field(b, t, "log_every", "train.log_every must be > 0, got %lld", (long long)t->log_every);
+  pd_status st = PD_OK;
+  if (t->loss && *t->loss) st = var_in_net(b, t, "loss", 0, t->loss, "train.loss", false);
+  for (size_t i = 0; !st && i < t->n_metrics; i++)
+    st = var_in_net(b, t, "metrics", i, t->metrics[i], "train.metrics", false);
+  for (size_t i = 0; !st && i < t->n_data; i++)
+    st = var_in_net(b, t->data[i], "var", 0, t->data[i]->var, "train.data: variable", true);
+  for (size_t i = 0; !st && i < t->n_eval_data; i++)
+    st = var_in_net(b, t->eval_data[i], "var", 0, t->eval_data[i]->var, "train.eval_data: variable", true);
+  if (st) return st;
+  const Paddle__OptimizerDesc *o = t->optimizer;
+  if (!o) return PD_OK;
+  static const char *const types[] = {"sgd", "momentum", "adam"};
+  if (o->type && strcmp(o->type, "sgd") && strcmp(o->type, "momentum") && strcmp(o->type, "adam")) {
+    const char *sug = pd_suggest(o->type, types, 3);
+    return fail_field(b, o, "type", "unknown optimizer \"%s\"%s%s%s; use sgd, momentum or adam", o->type,
+                      sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "");
+  }
+  if (!(o->lr > 0) || !isfinite(o->lr)) return fail_field(b, o, "lr", "train.optimizer.lr must be > 0, got %g", o->lr);
+  if (!(o->momentum >= 0) || !isfinite(o->momentum))
+    return fail_field(b, o, "momentum", "train.optimizer.momentum must be >= 0, got %g", o->momentum);
+  if (!(o->beta1 >= 0 && o->beta1 < 1))
+    return fail_field(b, o, "beta1", "train.optimizer.beta1 must be in [0, 1), got %g", o->beta1);
+  if (!(o->beta2 >= 0 && o->beta2 < 1))
+    return fail_field(b, o, "beta2", "train.optimizer.beta2 must be in [0, 1), got %g", o->beta2);
+  if (!(o->epsilon > 0)) return fail_field(b, o, "epsilon", "train.optimizer.epsilon must be > 0, got %g", o->epsilon);
+  if (!(o->weight_decay >= 0))
+    return fail_field(b, o, "weight_decay", "train.optimizer.weight_decay must be >= 0, got %g", o->weight_decay);
+  if (!(o->clip_norm >= 0))
+    return fail_field(b, o, "clip_norm", "train.optimizer.clip_norm must be >= 0 (0: no clipping), got %g",
+                      o->clip_norm);
+  if (o->schedule) {
+    pd_error e2;
+    if (pd_schedule_check(o, &e2)) return fail_field(b, o->schedule, NULL, "%s", e2.msg);
+  }
+  return PD_OK;
+}
+
 pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, size_t src_len, pd_srcmap *map,
                            const pd_net_opts *opts, pd_net **out, pd_error *err) {
   *out = NULL;
@@ -540,6 +689,7 @@ pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, s
   if (!st) st = build_ops(&b);
   if (!st) st = resolve_kinds(&b);
   if (!st) st = pd_net_infer_shapes(net, err);
+  if (!st) st = check_train(&b);
   if (st) {
     pd_net_free(net);
     return st;
@@ -577,7 +727,7 @@ pd_status pd_net_load(const char *path, const pd_net_opts *opts, pd_net **out, p
   *out = NULL;
   char *buf;
   size_t len;
-  pd_status st = pd_read_file(path, &buf, &len, err);
+  pd_status st = pd_read_file(path, PD_NETDESC_MAX, &buf, &len, err);
   if (st) return st;
   st = pd_net_from_text(path, buf, len, opts, out, err);
   free(buf);

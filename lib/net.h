@@ -35,6 +35,8 @@ typedef struct pd_var_info {
   double state_init;               /* a state variable's initial value (from the op's slot) */
   double param_init;               /* a parameter's constant initial value from its op's slot; NaN: none */
   bool optimizer_state;            /* made by AddOptimizerOps (@lr, p@VELOCITY...), not part of the model */
+  int decl_ndim;                   /* the shape the file declares (-1: none), checked against writers */
+  int64_t decl_dims[PD_MAX_DIMS];
 } pd_var_info;
 
 typedef struct pd_net {

@@ -30,12 +30,12 @@ static Paddle__AttrValue *attr_value(const pd_attr *a) {
     break;
   case PD_ATTR_INTS:
     v->ints = malloc(sizeof *v->ints * (size_t)(a->n + 1));
-    if (v->ints) memcpy(v->ints, a->ints, sizeof *v->ints * (size_t)a->n), v->n_ints = (size_t)a->n;
+    if (v->ints && a->n) memcpy(v->ints, a->ints, sizeof *v->ints * (size_t)a->n), v->n_ints = (size_t)a->n;
     if (!a->n) v->has_type = 1, v->type = PADDLE__ATTR_TYPE__INTS;
     break;
   case PD_ATTR_FLOATS:
     v->floats = malloc(sizeof *v->floats * (size_t)(a->n + 1));
-    if (v->floats) memcpy(v->floats, a->floats, sizeof *v->floats * (size_t)a->n), v->n_floats = (size_t)a->n;
+    if (v->floats && a->n) memcpy(v->floats, a->floats, sizeof *v->floats * (size_t)a->n), v->n_floats = (size_t)a->n;
     if (!a->n) v->has_type = 1, v->type = PADDLE__ATTR_TYPE__FLOATS;
     break;
   case PD_ATTR_STRINGS:

@@ -58,7 +58,7 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
   int before = net->nops;
   int lr = -1, step = -1;
   if (!st) {
-    lr = pd_net_add_var(net, "@lr", PD_VAR_STATE, net->float_dtype);
+    lr = pd_net_add_var(net, "@lr", PD_VAR_STATE, PD_F64);
     step = pd_net_add_var(net, "@step", PD_VAR_STATE, PD_F64);
     if (lr < 0 || step < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-pd_status pd_read_file(const char *path, char **out, size_t *len, pd_error *err) {
+pd_status pd_read_file(const char *path, size_t max_bytes, char **out, size_t *len, pd_error *err) {
   *out = NULL;
   *len = 0;
   bool is_stdin = strcmp(path, "-") == 0;
@@ -29,6 +31,12 @@ pd_status pd_read_file(const char *path, char **out, size_t *len, pd_error *err)
     size_t got = fread(buf + n, 1, cap - n - 1, f);
     n += got;
     if (got == 0) break;
+    if (n > max_bytes) {
+      free(buf);
+      if (!is_stdin) fclose(f);
+      return pd_errorf(err, PD_ERR_INPUT, "%s: longer than %zu MiB; not a file paddle-run reads whole", path,
+                       max_bytes >> 20);
+    }
   }
   bool bad = ferror(f);
   if (!is_stdin) fclose(f);
@@ -52,4 +60,22 @@ char *pd_path_beside(const char *base_file, const char *path) {
   out[dir] = '/';
   memcpy(out + dir + 1, path, n + 1);
   return out;
+}
+
+pd_status pd_check_creatable(const char *path, pd_error *err) {
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return pd_errorf(err, PD_ERR_INPUT, "%s: is a directory", path);
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (stat(dir, &sb) != 0) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot create: %s: %s", path, dir, strerror(errno));
+  if (!S_ISDIR(sb.st_mode)) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot create: %s is not a directory", path, dir);
+  if (access(dir, W_OK) != 0)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: cannot create: %s: %s", path, dir, strerror(errno));
+  return PD_OK;
 }

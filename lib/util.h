@@ -7,8 +7,16 @@
 
 #include "error.h"
 
-/* Reads all of `path` ("-" = stdin) into a malloc'd, NUL-terminated buffer. */
-pd_status pd_read_file(const char *path, char **out, size_t *len, pd_error *err);
+/* Reads all of `path` ("-" = stdin) into a malloc'd, NUL-terminated buffer;
+ * a file (or stream, e.g. /dev/zero) longer than max_bytes is refused. */
+pd_status pd_read_file(const char *path, size_t max_bytes, char **out, size_t *len, pd_error *err);
+
+/* Whether a file could be created at `path` (its directory exists and is
+ * writable, and path is not a directory); creates nothing. */
+pd_status pd_check_creatable(const char *path, pd_error *err);
+
+/* The most a NetDesc text may hold: far above any real network. */
+#define PD_NETDESC_MAX ((size_t)64 << 20)
 
 /* `path` as seen from the directory of `base_file` (absolute paths and a
  * base in the current directory give `path` unchanged). Caller frees. */

@@ -14,7 +14,7 @@ static const pd_slot_def inputs[] = {
     {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
     {"Moment1", "running mean of the gradient m, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
     {"Moment2", "running mean of the squared gradient v, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
-    {"LearningRate", "the step size lr, [1], the dtype of Param", PD_SLOT_NO_GRAD},
+    {"LearningRate", "the step size lr, [1], float32 or float64", PD_SLOT_NO_GRAD},
     {"Step", "the update count t >= 1 (1 at the first update), [1], float64; kept by the trainer", PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
@@ -37,7 +37,7 @@ static pd_status infer(pd_ctx *c) {
   if (!st) st = pd_optim_check_like(c, GRAD, PARAM);
   if (!st) st = pd_optim_check_like(c, MOMENT1, PARAM);
   if (!st) st = pd_optim_check_like(c, MOMENT2, PARAM);
-  if (!st) st = pd_optim_check_scalar(c, LR, (int)pd_in(c, PARAM)->dtype);
+  if (!st) st = pd_optim_check_lr(c, LR);
   if (!st) st = pd_optim_check_scalar(c, STEP, PD_F64);
   if (!st) st = pd_optim_out_like(c, PARAM_OUT, PARAM);
   if (!st) st = pd_optim_out_like(c, MOMENT1_OUT, PARAM);
@@ -54,7 +54,7 @@ static pd_status infer(pd_ctx *c) {
       return pd_ctx_fail(c, PD_ERR_INPUT, "Step \"%s\" must hold the update count t >= 1, got %g", \
                          pd_ctx_in_name(c, STEP, 0), t);                                           \
     double b1 = pd_attr_f(c, A_BETA1), b2 = pd_attr_f(c, A_BETA2);                                 \
-    double lr = PD_DATA(pd_in(c, LR), T)[0], c2 = sqrt(1 - pow(b2, t));                            \
+    double lr = (T)pd_tensor_get(pd_in(c, LR), 0), c2 = sqrt(1 - pow(b2, t));                      \
     T lr_t = (T)(lr * c2 / (1 - pow(b1, t))), eps_t = (T)(pd_attr_f(c, A_EPS) * c2);               \
     T wd = (T)pd_attr_f(c, A_WD), tb1 = (T)b1, tb2 = (T)b2;                                        \
     int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                                  \

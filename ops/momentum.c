@@ -11,7 +11,7 @@ static const pd_slot_def inputs[] = {
     {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
     {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
     {"Velocity", "the running velocity v, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
-    {"LearningRate", "the step size lr, [1], the dtype of Param", PD_SLOT_NO_GRAD},
+    {"LearningRate", "the step size lr, [1], float32 or float64", PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
     {"ParamOut", "the updated parameter; usually Param itself", 0},
@@ -29,26 +29,26 @@ static pd_status infer(pd_ctx *c) {
   pd_status st = pd_optim_check_param(c, PARAM);
   if (!st) st = pd_optim_check_like(c, GRAD, PARAM);
   if (!st) st = pd_optim_check_like(c, VELOCITY, PARAM);
-  if (!st) st = pd_optim_check_scalar(c, LR, (int)pd_in(c, PARAM)->dtype);
+  if (!st) st = pd_optim_check_lr(c, LR);
   if (!st) st = pd_optim_out_like(c, PARAM_OUT, PARAM);
   if (!st) st = pd_optim_out_like(c, VELOCITY_OUT, PARAM);
   return st;
 }
 
-#define MOMENTUM_UPDATE(T)                                                                      \
-  static pd_status update_##T(pd_ctx *c) {                                                      \
-    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                               \
-    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T);                  \
-    const T *v = PD_DATA(pd_in(c, VELOCITY), T);                                                \
-    T *p_out = PD_DATA(pd_out(c, PARAM_OUT), T), *v_out = PD_DATA(pd_out(c, VELOCITY_OUT), T);  \
-    T lr = PD_DATA(pd_in(c, LR), T)[0], mu = (T)pd_attr_f(c, A_MU), wd = (T)pd_attr_f(c, A_WD); \
-    bool nesterov = pd_attr_b(c, A_NESTEROV);                                                   \
-    for (int64_t i = 0; i < n; i++) {                                                           \
-      T pi = p[i], gi = g[i] + wd * pi, vi = mu * v[i] + gi;                                    \
-      v_out[i] = vi;                                                                            \
-      p_out[i] = pi - lr * (nesterov ? gi + mu * vi : vi);                                      \
-    }                                                                                           \
-    return PD_OK;                                                                               \
+#define MOMENTUM_UPDATE(T)                                                                            \
+  static pd_status update_##T(pd_ctx *c) {                                                            \
+    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                                     \
+    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T);                        \
+    const T *v = PD_DATA(pd_in(c, VELOCITY), T);                                                      \
+    T *p_out = PD_DATA(pd_out(c, PARAM_OUT), T), *v_out = PD_DATA(pd_out(c, VELOCITY_OUT), T);        \
+    T lr = (T)pd_tensor_get(pd_in(c, LR), 0), mu = (T)pd_attr_f(c, A_MU), wd = (T)pd_attr_f(c, A_WD); \
+    bool nesterov = pd_attr_b(c, A_NESTEROV);                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                                 \
+      T pi = p[i], gi = g[i] + wd * pi, vi = mu * v[i] + gi;                                          \
+      v_out[i] = vi;                                                                                  \
+      p_out[i] = pi - lr * (nesterov ? gi + mu * vi : vi);                                            \
+    }                                                                                                 \
+    return PD_OK;                                                                                     \
   }
 MOMENTUM_UPDATE(float)
 MOMENTUM_UPDATE(double)

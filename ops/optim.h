@@ -46,6 +46,18 @@ static inline pd_status pd_optim_check_scalar(pd_ctx *c, int slot, int dt) {
   return PD_OK;
 }
 
+/* The learning rate: one value of either float dtype (the trainer keeps it
+ * in float64 whatever the parameters' dtype). */
+static inline pd_status pd_optim_check_lr(pd_ctx *c, int slot) {
+  const pd_tensor *t = pd_in(c, slot);
+  char ts[128];
+  if (pd_tensor_numel(t) != 1 || !pd_dtype_is_float(t->dtype))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" must hold one float32 or float64 value ([1]), got %s %s",
+                       c->op->def->inputs[slot].name, pd_ctx_in_name(c, slot, 0), pd_dtype_name(t->dtype),
+                       pd_dims_str(t->ndim, t->dims, ts, sizeof ts));
+  return PD_OK;
+}
+
 /* Output `slot` takes the shape and dtype of input `param`. */
 static inline pd_status pd_optim_out_like(pd_ctx *c, int slot, int param) {
   const pd_tensor *p = pd_in(c, param);

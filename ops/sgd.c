@@ -10,7 +10,7 @@ enum { A_WD, N_ATTR };
 static const pd_slot_def inputs[] = {
     {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
     {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
-    {"LearningRate", "the step size lr, [1], the dtype of Param", PD_SLOT_NO_GRAD},
+    {"LearningRate", "the step size lr, [1], float32 or float64", PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {{"ParamOut", "the updated parameter; usually Param itself", 0}};
 static const pd_attr_def attrs[] = {
@@ -21,7 +21,7 @@ static const pd_attr_def attrs[] = {
 static pd_status infer(pd_ctx *c) {
   pd_status st = pd_optim_check_param(c, PARAM);
   if (!st) st = pd_optim_check_like(c, GRAD, PARAM);
-  if (!st) st = pd_optim_check_scalar(c, LR, (int)pd_in(c, PARAM)->dtype);
+  if (!st) st = pd_optim_check_lr(c, LR);
   if (!st) st = pd_optim_out_like(c, PARAM_OUT, PARAM);
   return st;
 }
@@ -31,7 +31,7 @@ static pd_status infer(pd_ctx *c) {
     int64_t n = pd_tensor_numel(pd_in(c, PARAM));                              \
     const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T); \
     T *out = PD_DATA(pd_out(c, PARAM_OUT), T);                                 \
-    T lr = PD_DATA(pd_in(c, LR), T)[0], wd = (T)pd_attr_f(c, A_WD);            \
+    T lr = (T)pd_tensor_get(pd_in(c, LR), 0), wd = (T)pd_attr_f(c, A_WD);      \
     for (int64_t i = 0; i < n; i++) {                                          \
       T pi = p[i];                                                             \
       out[i] = pi - lr * (g[i] + wd * pi);                                     \
