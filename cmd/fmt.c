@@ -60,7 +60,7 @@ static int run(int argc, char **argv) {
     size_t n = protobuf_c_message_get_packed_size(msg);
     uint8_t *out = malloc(n ? n : 1);
     if (!out)
-      rc = pd_cli_fail(&(pd_error){PD_ERR_RUNTIME, "out of memory"});
+      rc = pd_cli_fail(&(pd_error){PD_ERR_RUNTIME, "out of memory", -1});
     else {
       protobuf_c_message_pack(msg, out);
       if (fwrite(out, 1, n, stdout) != n || fflush(stdout)) rc = 1;

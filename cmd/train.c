@@ -251,8 +251,8 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     step = cs->step, epoch = cs->epoch, bi = cs->batch_in_epoch;
     if (bi > per_epoch)
       return pd_errorf(err, PD_ERR_INPUT,
-                       "%s: the checkpoint stopped at batch %lld of its epoch, but this run has %lld batches per "
-                       "epoch (other data or batch size?)",
+                       "%s/manifest.pbtxt: batch_in_epoch %lld is beyond this run's %lld batches per epoch "
+                       "(other data or batch size?)",
                        pd_checkpoint_dir(ck), (long long)bi, (long long)per_epoch);
   }
   int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step");
@@ -280,7 +280,19 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
     t->r.exec.step = step;
     if ((st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
-    if ((st = pd_runner_run(&t->r, 0, net->nops, err))) break;
+    if ((st = pd_runner_run(&t->r, 0, net->nops, err))) {
+      /* an op that names a row of the batch: say which row of the data it is */
+      if (err->row >= 0 && err->row < n) {
+        char files[1024] = "";
+        size_t used = 0;
+        for (int k = 0; k < t->feed.n && used < sizeof files; k++)
+          used += (size_t)snprintf(files + used, sizeof files - used, "%s%s", k ? ", " : "", t->feed.b[k].file);
+        size_t len = strlen(err->msg);
+        snprintf(err->msg + len, sizeof err->msg - len, "; row %lld of the batch is row %lld of %s",
+                 (long long)err->row, (long long)t->perm[start + err->row], files);
+      }
+      break;
+    }
     double loss = scalar(t->r.t[net->loss]);
     if (!isfinite(loss)) {
       char where[512];

@@ -9,6 +9,7 @@
 pd_status pd_verrorf(pd_error *err, pd_status status, const char *fmt, va_list ap) {
   if (err) {
     err->status = status;
+    err->row = -1;
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
   }
   return status;
@@ -43,6 +44,7 @@ void pd_error_prefix(pd_error *err, const char *fmt, ...) {
 void pd_error_clear(pd_error *err) {
   if (!err) return;
   err->status = PD_OK;
+  err->row = -1;
   err->msg[0] = '\0';
 }
 
@@ -50,6 +52,7 @@ pd_status pd_error_at(pd_error *err, pd_status status, const char *file, const c
                       int col, const char *fmt, ...) {
   if (!err) return status;
   err->status = status;
+  err->row = -1;
   size_t used = (size_t)snprintf(err->msg, sizeof err->msg, "%s:%d:%d: ", file ? file : "<input>", line, col);
   if (used >= sizeof err->msg) return status;
   va_list ap;

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum pd_status {
   PD_OK = 0,
@@ -19,6 +20,7 @@ typedef enum pd_status {
 typedef struct pd_error {
   pd_status status;
   char msg[PD_ERROR_MAX];
+  int64_t row; /* a row of the batch the error is about (set after the message), else -1 */
 } pd_error;
 
 /* Sets err (if not NULL) to status and the formatted message; returns status

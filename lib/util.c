@@ -64,7 +64,8 @@ char *pd_path_beside(const char *base_file, const char *path) {
 
 pd_status pd_check_creatable(const char *path, pd_error *err) {
   struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return pd_errorf(err, PD_ERR_INPUT, "%s: is a directory", path);
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return pd_errorf(err, PD_ERR_INPUT, "%s: cannot save: %s", path, strerror(EISDIR));
   const char *slash = strrchr(path, '/');
   char dir[4096];
   if (!slash)
@@ -73,9 +74,14 @@ pd_status pd_check_creatable(const char *path, pd_error *err) {
     snprintf(dir, sizeof dir, "/");
   else
     snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-  if (stat(dir, &sb) != 0) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot create: %s: %s", path, dir, strerror(errno));
-  if (!S_ISDIR(sb.st_mode)) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot create: %s is not a directory", path, dir);
-  if (access(dir, W_OK) != 0)
-    return pd_errorf(err, PD_ERR_INPUT, "%s: cannot create: %s: %s", path, dir, strerror(errno));
+  /* the messages match what the writer itself would say */
+  int e = 0;
+  if (stat(dir, &sb) != 0)
+    e = errno;
+  else if (!S_ISDIR(sb.st_mode))
+    e = ENOTDIR;
+  else if (access(dir, W_OK) != 0)
+    e = errno;
+  if (e) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot create: %s", path, strerror(e));
   return PD_OK;
 }

@@ -45,7 +45,10 @@ static inline pd_act pd_act_parse(const char *s) {
       if (dx != dy) memcpy(dx, dy, (size_t)n * sizeof(T));                                      \
       break;                                                                                    \
     case PD_ACT_RELU:                                                                           \
-      for (int64_t i = 0; i < n; i++) dx[i] = y[i] > 0 ? dy[i] : 0;                             \
+      for (int64_t i = 0; i < n; i++) { /* load first: gcc then vectorises to a blend */        \
+        T d_ = dy[i];                                                                           \
+        dx[i] = y[i] > 0 ? d_ : 0;                                                              \
+      }                                                                                         \
       break;                                                                                    \
     case PD_ACT_SIGMOID:                                                                        \
       for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * y[i] * (1 - y[i]);                        \

@@ -40,9 +40,12 @@ static inline pd_status pd_label_check(pd_ctx *c, int slot, const pd_tensor *x, 
 /* Every label must name a class in [0, classes). */
 static inline pd_status pd_label_check_range(pd_ctx *c, const int64_t *label, int64_t rows, int64_t classes) {
   for (int64_t i = 0; i < rows; i++)
-    if (label[i] < 0 || label[i] >= classes)
-      return pd_ctx_fail(c, PD_ERR_INPUT, "label %lld at row %lld is out of range [0, %lld)", (long long)label[i],
-                         (long long)i, (long long)classes);
+    if (label[i] < 0 || label[i] >= classes) {
+      pd_status st = pd_ctx_fail(c, PD_ERR_INPUT, "label %lld at row %lld is out of range [0, %lld)",
+                                 (long long)label[i], (long long)i, (long long)classes);
+      c->err->row = i; /* the trainer names the data file's row */
+      return st;
+    }
   return PD_OK;
 }
 
