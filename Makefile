@@ -3,6 +3,7 @@
 #
 #   make              build          make test        deps + build + every test
 #   make demo         train the Fashion-MNIST MLP     make deps        apt-get what is missing
+#   make demo-cnn     train the Fashion-MNIST CNN (netdescs/fashion_cnn.pbtxt, about 10 minutes)
 #   make SANITIZE=1   ASan+UBSan build in build-san/  make fuzz        libFuzzer targets (clang)
 #   make install PREFIX=/usr/local                    make clean
 #   make docs         regenerate docs/ops.md          make bench       benchmarks (not tests)
@@ -69,7 +70,7 @@ TOOL_BINS  := $(patsubst test/tools/%.c,$(BUILD)/test/%,$(TOOL_SRCS))
 LIB        := $(BUILD)/libpaddle.a
 BIN        := $(BUILD)/paddle-run
 
-.PHONY: all deps test demo install clean fuzz bench docs check-docs tests format help
+.PHONY: all deps test demo demo-cnn install clean fuzz bench docs check-docs tests format help
 .DEFAULT_GOAL := all
 .SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
@@ -129,6 +130,10 @@ demo: deps data
 	@$(MAKE) --no-print-directory all
 	$(BIN) train netdescs/fashion_mlp.pbtxt
 
+demo-cnn: deps data
+	@$(MAKE) --no-print-directory all
+	$(BIN) train netdescs/fashion_cnn.pbtxt
+
 # ---- data: the small generated data set netdescs/fit_a_line.pbtxt reads -------------
 # netdescs/data/*.npy (git-ignored), identical bytes on every build; `make test`
 # and `make demo` make it, so the shipped netdescs run with no flags.
@@ -159,7 +164,8 @@ fuzz: deps $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
 	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name; \
 	  echo "fuzz: $$name for $(FUZZ_SECONDS)s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  dict=; [ -f test/fuzz/$$name.dict ] && dict=-dict=test/fuzz/$$name.dict; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict -artifact_prefix=build-fuzz/ \
 	      build-fuzz/corpus/$$name test/fuzz/corpus/$$name 2>&1 | tail -n 12 || exit 1; \
 	done
 

@@ -1,0 +1,425 @@
+/* conv2d.c — 2-D convolution over NCHW images:
+ *   Output[n, m, oh, ow] = Bias[m] + sum_{c in group(m), i, j}
+ *       Filter[m, c, i, j] * Input[n, g(m) Cg + c, oh sh - ph + i dh, ow sw - pw + j dw]
+ * (taps falling in the zero padding read 0). Lowered to BLIS matrix
+ * products: a chunk of images is unrolled (im2col) into a column matrix
+ * col [C kh kw, images * Ho Wo] in op scratch, then one GEMM per group gives
+ * Filter_g [Mg, Kg] · col_g for the whole chunk. Backward reuses the scheme:
+ * dFilter_g += dOut_g · col_g^T over the chunks, dcol_g = Filter_g^T · dOut_g
+ * folded back into dInput (col2im). One generic body for float and double. */
+#include <string.h>
+
+#include "blas.h"
+#include "conv_util.h"
+#include "op.h"
+
+enum { INPUT, FILTER, BIAS, N_IN };
+enum { OUTPUT, N_OUT };
+enum { A_FILTERS, A_KSIZE, A_STRIDES, A_PADS, A_DILS, A_GROUPS, N_ATTRS };
+
+static const pd_slot_def inputs[] = {
+    {"Input", "images [N, C, H, W]", 0},
+    {"Filter", "filters [M, C / groups, kh, kw], M = num_filters; inferred when not declared", PD_SLOT_PARAM},
+    {"Bias", "bias [M], one per output channel; leave out for none", PD_SLOT_PARAM | PD_SLOT_DISPENSABLE},
+};
+static const pd_slot_def outputs[] = {
+    {"Output", "[N, M, Ho, Wo], Ho = (H + 2 ph - dh (kh - 1) - 1) / sh + 1 rounded down, likewise Wo", 0}};
+static const pd_attr_def attrs[] = {
+    {"num_filters", "output channels M", PD_ATTR_INT, .required = true, .min_kind = PD_GT, .min = 0},
+    {"kernel_size", "filter height and width [kh, kw]", PD_ATTR_INTS, .required = true, .min_kind = PD_GT, .min = 0},
+    {"strides", "step of the window [sh, sw]", PD_ATTR_INTS, .def = "ints: [1, 1]", .min_kind = PD_GT, .min = 0},
+    {"paddings", "zeros added on each side [ph, pw]", PD_ATTR_INTS, .def = "ints: [0, 0]", .min_kind = PD_GE, .min = 0},
+    {"dilations", "spacing of the filter taps [dh, dw]", PD_ATTR_INTS, .def = "ints: [1, 1]", .min_kind = PD_GT,
+     .min = 0},
+    {"groups",
+     "channel groups: input channels and filters are split into `groups` parts and filter part g sees only input "
+     "part g (groups = C: depthwise); C and M must be divisible by it",
+     PD_ATTR_INT, .def = "i: 1", .min_kind = PD_GE, .min = 1},
+};
+
+/* Attribute values and spatial sizes above this are refused, which keeps
+ * every size computed here far from int64 overflow. */
+#define CONV_LIMIT ((int64_t)1 << 30)
+
+/* The convolution's sizes; K = Cg kh kw is the inner dimension of the
+ * products, P = Ho Wo the output positions of one image. */
+typedef struct geom {
+  int64_t n, c, h, w, m, groups;
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw, ho, wo;
+  int64_t cg, mg, kg, p;
+} geom;
+
+static pd_status pair(pd_ctx *c, int a, int64_t *v0, int64_t *v1) {
+  const pd_attr *at = pd_attr_at(c, a);
+  char buf[128];
+  if (at->n != 2)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" must have 2 values (height, width), got %s", attrs[a].name,
+                       pd_attr_str(at, buf, sizeof buf));
+  if (at->ints[0] > CONV_LIMIT || at->ints[1] > CONV_LIMIT)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" values must be at most %lld, got %s", attrs[a].name,
+                       (long long)CONV_LIMIT, pd_attr_str(at, buf, sizeof buf));
+  *v0 = at->ints[0], *v1 = at->ints[1];
+  return PD_OK;
+}
+
+/* Reads and checks the sizes from the attributes and Input x (dims[0] may
+ * be -1 at load). */
+static pd_status get_geom(pd_ctx *c, const pd_tensor *x, geom *g) {
+  char xs[128];
+  pd_dims_str(x->ndim, x->dims, xs, sizeof xs);
+  if (x->ndim != 4) return pd_ctx_fail(c, PD_ERR_INPUT, "Input must be 4-D [N, C, H, W], got shape %s", xs);
+  if (!pd_dtype_is_float(x->dtype))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "Input must be float32 or float64, got %s (add a cast op)",
+                       pd_dtype_name(x->dtype));
+  for (int d = 1; d < 4; d++)
+    if (x->dims[d] < 0 || x->dims[d] > CONV_LIMIT)
+      return pd_ctx_fail(c, PD_ERR_INPUT,
+                         "Input's C, H and W must be known and at most %lld (only the batch may be -1), got %s",
+                         (long long)CONV_LIMIT, xs);
+  pd_status st = pair(c, A_KSIZE, &g->kh, &g->kw);
+  if (!st) st = pair(c, A_STRIDES, &g->sh, &g->sw);
+  if (!st) st = pair(c, A_PADS, &g->ph, &g->pw);
+  if (!st) st = pair(c, A_DILS, &g->dh, &g->dw);
+  if (st) return st;
+  g->n = x->dims[0], g->c = x->dims[1], g->h = x->dims[2], g->w = x->dims[3];
+  g->m = pd_attr_i(c, A_FILTERS), g->groups = pd_attr_i(c, A_GROUPS);
+  if (g->m > CONV_LIMIT)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"num_filters\" must be at most %lld, got %lld",
+                       (long long)CONV_LIMIT, (long long)g->m);
+  if (g->c % g->groups)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "input channels C = %lld (Input %s) are not divisible by groups = %lld",
+                       (long long)g->c, xs, (long long)g->groups);
+  if (g->m % g->groups)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "num_filters = %lld is not divisible by groups = %lld", (long long)g->m,
+                       (long long)g->groups);
+  int64_t span_h = pd_win_span(g->kh, g->dh), span_w = pd_win_span(g->kw, g->dw);
+  g->ho = pd_win_out(g->h, span_h, g->sh, g->ph, false);
+  g->wo = pd_win_out(g->w, span_w, g->sw, g->pw, false);
+  if (g->ho < 1 || g->wo < 1)
+    return pd_ctx_fail(c, PD_ERR_INPUT,
+                       "kernel %lldx%lld (span %lldx%lld with dilations [%lld, %lld]) is larger than the padded input "
+                       "%lldx%lld (input %lldx%lld, paddings [%lld, %lld]); the output would be empty",
+                       (long long)g->kh, (long long)g->kw, (long long)span_h, (long long)span_w, (long long)g->dh,
+                       (long long)g->dw, (long long)(g->h + 2 * g->ph), (long long)(g->w + 2 * g->pw), (long long)g->h,
+                       (long long)g->w, (long long)g->ph, (long long)g->pw);
+  g->cg = g->c / g->groups, g->mg = g->m / g->groups;
+  int64_t fdims[4] = {g->m, g->cg, g->kh, g->kw}, odims[3] = {g->m, g->ho, g->wo}, n;
+  if (!pd_dims_product(4, fdims, &n) || !pd_dims_product(3, odims, &n))
+    return pd_ctx_fail(c, PD_ERR_INPUT,
+                       "the filter [%lld, %lld, %lld, %lld] or an output image [%lld, %lld, %lld] has more elements "
+                       "than fit in 64 bits",
+                       (long long)g->m, (long long)g->cg, (long long)g->kh, (long long)g->kw, (long long)g->m,
+                       (long long)g->ho, (long long)g->wo);
+  g->kg = g->cg * g->kh * g->kw, g->p = g->ho * g->wo;
+  return PD_OK;
+}
+
+static pd_status infer(pd_ctx *c) {
+  pd_tensor *x = pd_in(c, INPUT);
+  geom g;
+  pd_status st = get_geom(c, x, &g);
+  if (!st) st = pd_ctx_param_shape(c, FILTER, x->dtype, 4, (int64_t[]){g.m, g.cg, g.kh, g.kw});
+  if (!st && pd_in(c, BIAS)) st = pd_ctx_param_shape(c, BIAS, x->dtype, 1, &g.m);
+  if (st) return st;
+  return pd_ctx_set_shape(c, pd_out(c, OUTPUT), x->dtype, 4, (int64_t[]){g.n, g.m, g.ho, g.wo});
+}
+
+/* One product [M, K] · [K, N P]: 2 M K N P, plus M N P for the bias. */
+static double product_flops(const geom *g) { return 2.0 * (double)g->n * (double)g->m * (double)g->kg * (double)g->p; }
+
+static double flops(pd_ctx *c) {
+  geom g;
+  if (get_geom(c, pd_in(c, INPUT), &g)) return 0;
+  return product_flops(&g) + (pd_in(c, BIAS) ? (double)g.n * (double)g.m * (double)g.p : 0);
+}
+
+/* Grad op slots (see op.h): inputs Input Filter Bias Output dOutput,
+ * outputs dInput dFilter dBias. */
+enum {
+  G_INPUT = PD_GRAD_X(N_IN, N_OUT, INPUT),
+  G_FILTER = PD_GRAD_X(N_IN, N_OUT, FILTER),
+  G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUTPUT),
+};
+
+/* Only the gradients asked for: dFilter and dInput one product each, dBias
+ * a sum over the output. */
+static double grad_flops(pd_ctx *c) {
+  geom g;
+  if (get_geom(c, pd_in(c, G_INPUT), &g)) return 0;
+  return product_flops(&g) * ((pd_out(c, FILTER) != NULL) + (pd_out(c, INPUT) != NULL)) +
+         (pd_out(c, BIAS) ? (double)g.n * (double)g.m * (double)g.p : 0);
+}
+
+/* A 1x1 kernel with stride 1 and no padding reads the image itself as its
+ * column matrix: no unrolling. */
+static bool is_pointwise(const geom *g) {
+  return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+}
+
+/* Images unrolled per product. Small images are batched so the product has
+ * at least CHUNK_COLS columns (BLIS runs well below its peak on thin
+ * matrices; about 400 columns measured best for the 14x14 layer of a
+ * Fashion-MNIST net), but the column matrix stays within CHUNK_BYTES, in
+ * cache between im2col and the product. */
+#define CHUNK_COLS 384
+#define CHUNK_BYTES (1 << 21)
+static int64_t chunk_images(const geom *g, size_t elem) {
+  if (is_pointwise(g) || g->n <= 1) return 1;
+  int64_t nb = (CHUNK_COLS + g->p - 1) / g->p;
+  double per_image = (double)g->c * (double)g->kh * (double)g->kw * (double)g->p * (double)elem;
+  int64_t fit = (int64_t)((double)CHUNK_BYTES / per_image);
+  if (nb > fit) nb = fit;
+  if (nb > g->n) nb = g->n;
+  return nb < 1 ? 1 : nb;
+}
+
+/* Row stride of the scratch matrices: rows a multiple of 2 KiB apart map to
+ * the same cache sets, which costs BLIS up to half its speed, so such a
+ * stride gets 64 bytes more. */
+static int64_t lead(int64_t cols, size_t elem) {
+  return ((size_t)cols * elem) % 2048 == 0 ? cols + (int64_t)(64 / elem) : cols;
+}
+
+/* Op scratch work[i] with n elements; grows once, kept across steps. */
+static void *scratch(pd_ctx *c, int i, pd_dtype dt, int64_t n, pd_status *st) {
+  pd_tensor *t = &c->op->work[i];
+  t->dtype = dt;
+  *st = pd_tensor_set_dims(t, 1, &n, c->err);
+  if (!*st) *st = pd_ctx_alloc(c, t);
+  return *st ? NULL : pd_tensor_data(t);
+}
+
+/* The scratch of one run: col, the column matrix [C kh kw, ld] (none for a
+ * pointwise kernel); stage, the products' output [M, ld] when a chunk holds
+ * several images; pad, one zero-padded image [C, H + 2 ph, W + 2 pw] when
+ * there is padding. */
+typedef struct plan {
+  int64_t nb, ld, hp, wp;
+  void *col, *stage, *pad;
+} plan;
+
+static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, plan *pl) {
+  size_t elem = pd_dtype_size(dt);
+  pl->nb = chunk_images(g, elem);
+  pl->ld = lead(pl->nb * g->p, elem);
+  pl->hp = g->h + 2 * g->ph, pl->wp = g->w + 2 * g->pw;
+  pl->col = pl->stage = pl->pad = NULL;
+  int64_t cdims[4] = {g->c, g->kh, g->kw, pl->ld}, sdims[2] = {g->m, pl->ld}, pdims[3] = {g->c, pl->hp, pl->wp};
+  int64_t col = 0, stage = 0, pad = 0;
+  if (!pd_dims_product(4, cdims, &col) || !pd_dims_product(2, sdims, &stage) || !pd_dims_product(3, pdims, &pad) ||
+      stage > INT64_MAX - pad)
+    return pd_ctx_fail(c, PD_ERR_RUNTIME, "the column matrix for this convolution is too large");
+  if (pl->nb == 1) stage = 0;
+  if (!g->ph && !g->pw) pad = 0;
+  pd_status st = PD_OK;
+  if (!is_pointwise(g) && !(pl->col = scratch(c, 0, dt, col, &st))) return st;
+  if (stage + pad > 0) {
+    char *b = scratch(c, 1, dt, stage + pad, &st);
+    if (!b) return st;
+    pl->stage = stage ? b : NULL;
+    pl->pad = pad ? b + stage * (int64_t)elem : NULL;
+  }
+  return PD_OK;
+}
+
+/* im2col: image xp [C, hp, wp] (padding included) to rows (c, i, j) of col
+ * (row stride ld), row (c, i, j) holding the tap (i, j) of channel c for
+ * every output position. With stride 1 each output row's taps are a
+ * contiguous run, copied in 32-byte blocks (the last one overlapping): the
+ * runs are short (Wo), and a copy per element was the slowest part of the
+ * forward pass. col2im is its adjoint: it adds each row back into the padded
+ * gradient at the taps it read.
+ *
+ * Forward, per chunk of nb images: unroll them side by side into col
+ * [C kh kw, nb P], one product per group into stage [M, nb P] (or, for a
+ * single image, straight into Output), then the output pass adds the bias
+ * while it copies stage into the images' [M, P] planes.
+ *
+ * Backward, per chunk: one pass over dOut sums dBias[m] (over n, oh, ow)
+ * and gathers dOut to [M, nb P] like the forward's stage; dFilter_g +=
+ * dOut_g · col_g^T (col unrolled again rather than kept from the forward: a
+ * batch-sized buffer would leave the cache); dcol_g = Filter_g^T · dOut_g into
+ * the same col buffer, folded into dInput by col2im. */
+#define CONV_KERNELS(T)                                                                                                \
+  static inline void copy_run_##T(T *restrict d, const T *restrict s, int64_t n) {                                     \
+    enum { E = 32 / sizeof(T) };                                                                                       \
+    if (n < E) {                                                                                                       \
+      for (int64_t k = 0; k < n; k++) d[k] = s[k];                                                                     \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    for (int64_t k = 0; k + E < n; k += E) memcpy(d + k, s + k, 32);                                                   \
+    memcpy(d + n - E, s + n - E, 32);                                                                                  \
+  }                                                                                                                    \
+                                                                                                                       \
+  /* x [C, H, W] into the padded image (or x itself without padding). */                                               \
+  static const T *padded_##T(const geom *g, const plan *pl, const T *x) {                                              \
+    if (!pl->pad) return x;                                                                                            \
+    T *xp = pl->pad;                                                                                                   \
+    memset(xp, 0, sizeof(T) * (size_t)(g->c * pl->hp * pl->wp));                                                       \
+    for (int64_t ch = 0; ch < g->c; ch++)                                                                              \
+      for (int64_t r = 0; r < g->h; r++)                                                                               \
+        memcpy(xp + (ch * pl->hp + r + g->ph) * pl->wp + g->pw, x + (ch * g->h + r) * g->w, sizeof(T) * (size_t)g->w); \
+    return xp;                                                                                                         \
+  }                                                                                                                    \
+                                                                                                                       \
+  static void im2col_##T(const geom *g, const plan *pl, const T *x, T *restrict col) {                                 \
+    const T *xp = padded_##T(g, pl, x);                                                                                \
+    const int64_t wo = g->wo, wp = pl->wp;                                                                             \
+    for (int64_t ch = 0; ch < g->c; ch++)                                                                              \
+      for (int64_t i = 0; i < g->kh; i++)                                                                              \
+        for (int64_t j = 0; j < g->kw; j++, col += pl->ld) {                                                           \
+          const T *s = xp + (ch * pl->hp + i * g->dh) * wp + j * g->dw;                                                \
+          T *d = col;                                                                                                  \
+          for (int64_t oh = 0; oh < g->ho; oh++, s += g->sh * wp, d += wo)                                             \
+            if (g->sw == 1)                                                                                            \
+              copy_run_##T(d, s, wo);                                                                                  \
+            else                                                                                                       \
+              for (int64_t ow = 0; ow < wo; ow++) d[ow] = s[ow * g->sw];                                               \
+        }                                                                                                              \
+  }                                                                                                                    \
+                                                                                                                       \
+  static void col2im_##T(const geom *g, const plan *pl, const T *restrict col, T *dx) {                                \
+    const int64_t wo = g->wo, wp = pl->wp;                                                                             \
+    T *acc = pl->pad ? pl->pad : dx;                                                                                   \
+    memset(acc, 0, sizeof(T) * (size_t)(g->c * pl->hp * wp));                                                          \
+    for (int64_t ch = 0; ch < g->c; ch++)                                                                              \
+      for (int64_t i = 0; i < g->kh; i++)                                                                              \
+        for (int64_t j = 0; j < g->kw; j++, col += pl->ld) {                                                           \
+          T *restrict a = acc + (ch * pl->hp + i * g->dh) * wp + j * g->dw;                                            \
+          const T *s = col;                                                                                            \
+          for (int64_t oh = 0; oh < g->ho; oh++, a += g->sh * wp, s += wo)                                             \
+            if (g->sw == 1)                                                                                            \
+              for (int64_t ow = 0; ow < wo; ow++) a[ow] += s[ow];                                                      \
+            else                                                                                                       \
+              for (int64_t ow = 0; ow < wo; ow++) a[ow * g->sw] += s[ow];                                              \
+        }                                                                                                              \
+    if (pl->pad)                                                                                                       \
+      for (int64_t ch = 0; ch < g->c; ch++)                                                                            \
+        for (int64_t r = 0; r < g->h; r++)                                                                             \
+          memcpy(dx + (ch * g->h + r) * g->w, acc + (ch * pl->hp + r + g->ph) * wp + g->pw, sizeof(T) * (size_t)g->w); \
+  }                                                                                                                    \
+                                                                                                                       \
+  static pd_status forward_##T(pd_ctx *c) {                                                                            \
+    pd_tensor *xt = pd_in(c, INPUT), *bt = pd_in(c, BIAS);                                                             \
+    geom g;                                                                                                            \
+    plan pl;                                                                                                           \
+    pd_status st = get_geom(c, xt, &g);                                                                                \
+    if (!st) st = make_plan(c, &g, xt->dtype, &pl);                                                                    \
+    if (st) return st;                                                                                                 \
+    const T *x = PD_DATA(xt, T), *w = PD_DATA(pd_in(c, FILTER), T), *b = bt ? PD_DATA(bt, T) : NULL;                   \
+    T *y = PD_DATA(pd_out(c, OUTPUT), T), *col = pl.col, *stage = pl.stage;                                            \
+    const int64_t chw = g.c * g.h * g.w, P = g.p, M = g.m;                                                             \
+    for (int64_t n0 = 0; n0 < g.n; n0 += pl.nb) {                                                                      \
+      const int64_t cnt = g.n - n0 < pl.nb ? g.n - n0 : pl.nb, cols = cnt * P;                                         \
+      const T *src = col;                                                                                              \
+      int64_t ld = pl.ld;                                                                                              \
+      if (col)                                                                                                         \
+        for (int64_t i = 0; i < cnt; i++) im2col_##T(&g, &pl, x + (n0 + i) * chw, col + i * P);                        \
+      else                                                                                                             \
+        src = x + n0 * chw, ld = P;                                                                                    \
+      T *dst = cnt == 1 ? y + n0 * M * P : stage;                                                                      \
+      const int64_t ldd = cnt == 1 ? P : pl.ld;                                                                        \
+      if (cnt == 1 && b)                                                                                               \
+        for (int64_t m = 0; m < M; m++)                                                                                \
+          for (int64_t p = 0; p < P; p++) dst[m * P + p] = b[m];                                                       \
+      for (int64_t gr = 0; gr < g.groups; gr++)                                                                        \
+        pd_gemm_##T(false, false, g.mg, cols, g.kg, 1, w + gr * g.mg * g.kg, g.kg, src + gr * g.kg * ld, ld,           \
+                    cnt == 1 && b ? 1 : 0, dst + gr * g.mg * ldd, ldd);                                                \
+      if (cnt > 1)                                                                                                     \
+        for (int64_t i = 0; i < cnt; i++)                                                                              \
+          for (int64_t m = 0; m < M; m++) {                                                                            \
+            T *o = y + ((n0 + i) * M + m) * P, bm = b ? b[m] : 0;                                                      \
+            const T *s = stage + m * ldd + i * P;                                                                      \
+            for (int64_t p = 0; p < P; p++) o[p] = s[p] + bm;                                                          \
+          }                                                                                                            \
+    }                                                                                                                  \
+    return PD_OK;                                                                                                      \
+  }                                                                                                                    \
+                                                                                                                       \
+  /* sum of n values, in 16 interleaved partial sums (so it vectorises,                                                \
+   * in a fixed order) */                                                                                              \
+  static T sum_##T(const T *v, int64_t n) {                                                                            \
+    T part[16] = {0}, s = 0;                                                                                           \
+    int64_t k = 0;                                                                                                     \
+    for (; k + 16 <= n; k += 16)                                                                                       \
+      for (int l = 0; l < 16; l++) part[l] += v[k + l];                                                                \
+    for (; k < n; k++) s += v[k];                                                                                      \
+    for (int l = 0; l < 16; l++) s += part[l];                                                                         \
+    return s;                                                                                                          \
+  }                                                                                                                    \
+                                                                                                                       \
+  static pd_status backward_##T(pd_ctx *c) {                                                                           \
+    pd_tensor *xt = pd_in(c, G_INPUT), *dxt = pd_out(c, INPUT), *dwt = pd_out(c, FILTER), *dbt = pd_out(c, BIAS);      \
+    geom g;                                                                                                            \
+    pd_status st = get_geom(c, xt, &g);                                                                                \
+    if (st) return st;                                                                                                 \
+    const T *x = PD_DATA(xt, T), *w = PD_DATA(pd_in(c, G_FILTER), T), *dy = PD_DATA(pd_in(c, G_DOUT), T);              \
+    T *dx = dxt ? PD_DATA(dxt, T) : NULL, *dw = dwt ? PD_DATA(dwt, T) : NULL;                                          \
+    const int64_t chw = g.c * g.h * g.w, P = g.p, M = g.m;                                                             \
+    T *db = dbt ? PD_DATA(dbt, T) : NULL;                                                                              \
+    if (db) memset(db, 0, sizeof(T) * (size_t)M);                                                                      \
+    if (dw && g.n == 0) memset(dw, 0, sizeof(T) * (size_t)(M * g.kg));                                                 \
+    plan pl = {.nb = 1};                                                                                               \
+    if ((dx || dw) && (st = make_plan(c, &g, xt->dtype, &pl))) return st;                                              \
+    T *col = pl.col, *stage = pl.stage;                                                                                \
+    for (int64_t n0 = 0; n0 < g.n; n0 += pl.nb) {                                                                      \
+      const int64_t cnt = g.n - n0 < pl.nb ? g.n - n0 : pl.nb, cols = cnt * P;                                         \
+      const T *gy = dy + n0 * M * P;                                                                                   \
+      int64_t ldy = P;                                                                                                 \
+      /* one pass over the chunk's dOut: the bias sums, and the gather */                                              \
+      for (int64_t i = 0; i < cnt; i++)                                                                                \
+        for (int64_t m = 0; m < M; m++) {                                                                              \
+          const T *row = gy + (i * M + m) * P;                                                                         \
+          if (db) db[m] += sum_##T(row, P);                                                                            \
+          if (cnt > 1) memcpy(stage + m * pl.ld + i * P, row, sizeof(T) * (size_t)P);                                  \
+        }                                                                                                              \
+      if (cnt > 1) gy = stage, ldy = pl.ld;                                                                            \
+      if (dw) {                                                                                                        \
+        const T *src = col;                                                                                            \
+        int64_t ld = pl.ld;                                                                                            \
+        if (col)                                                                                                       \
+          for (int64_t i = 0; i < cnt; i++) im2col_##T(&g, &pl, x + (n0 + i) * chw, col + i * P);                      \
+        else                                                                                                           \
+          src = x + n0 * chw, ld = P;                                                                                  \
+        for (int64_t gr = 0; gr < g.groups; gr++)                                                                      \
+          pd_gemm_##T(false, true, g.mg, g.kg, cols, 1, gy + gr * g.mg * ldy, ldy, src + gr * g.kg * ld, ld,           \
+                      n0 == 0 ? 0 : 1, dw + gr * g.mg * g.kg, g.kg);                                                   \
+      }                                                                                                                \
+      if (dx) {                                                                                                        \
+        T *dst = col ? col : dx + n0 * chw;                                                                            \
+        const int64_t ld = col ? pl.ld : P;                                                                            \
+        for (int64_t gr = 0; gr < g.groups; gr++)                                                                      \
+          pd_gemm_##T(true, false, g.kg, cols, g.mg, 1, w + gr * g.mg * g.kg, g.kg, gy + gr * g.mg * ldy, ldy, 0,      \
+                      dst + gr * g.kg * ld, ld);                                                                       \
+        if (col)                                                                                                       \
+          for (int64_t i = 0; i < cnt; i++) col2im_##T(&g, &pl, col + i * P, dx + (n0 + i) * chw);                     \
+      }                                                                                                                \
+    }                                                                                                                  \
+    return PD_OK;                                                                                                      \
+  }
+CONV_KERNELS(float)
+CONV_KERNELS(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+
+const pd_op_def pd_op_conv2d = {
+    .type = "conv2d",
+    .comment = "2-D convolution over NCHW images, with strides, zero padding, dilation and groups. "
+               "Output[n, m] = Bias[m] + sum over the input channels c of m's group of Filter[m, c] (*) Input[n, c], "
+               "(*) being cross-correlation as in Paddle and PyTorch. Filter and Bias are parameters whose shapes "
+               "follow from Input, `num_filters`, `kernel_size` and `groups`, so they need not be declared.",
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
+    .infer_shape = infer,
+    .flops = flops,
+    .grad_flops = grad_flops,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
+};

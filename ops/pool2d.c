@@ -1,0 +1,285 @@
+/* pool2d.c — max or average pooling over NCHW images: each output is the max
+ * or the mean of a kh x kw window of its channel, sliding by the strides over
+ * the input padded on each side; global_pooling takes the whole H x W.
+ * Padded positions never win a max; an average counts only the window's
+ * in-bounds elements (exclusive, the default) or every position of the window
+ * inside the padded input. Backward: max routes dOut to the first maximum of
+ * the window in row-major order (ties: the earliest element wins, as in the
+ * forward scan); avg spreads dOut / count over the window. */
+#include <string.h>
+
+#include "conv_util.h"
+#include "op.h"
+
+enum { X, N_IN };
+enum { OUT, N_OUT };
+enum { A_TYPE, A_KSIZE, A_STRIDES, A_PADS, A_GLOBAL, A_CEIL, A_EXCLUSIVE, N_ATTRS };
+
+static const char *const pool_types[] = {"max", "avg", NULL};
+
+static const pd_slot_def inputs[] = {{"X", "images [N, C, H, W]", 0}};
+static const pd_slot_def outputs[] = {
+    {"Out", "[N, C, Ho, Wo], Ho = (H + 2 ph - kh) / sh + 1, rounded down (up with ceil_mode), likewise Wo", 0}};
+static const pd_attr_def attrs[] = {
+    {"pooling_type", "\"max\" or \"avg\"", PD_ATTR_STRING, .def = "s: \"max\"", .one_of = pool_types},
+    {"ksize", "window height and width [kh, kw]; required unless global_pooling", PD_ATTR_INTS, .def = "ints: []",
+     .min_kind = PD_GT, .min = 0},
+    {"strides", "step of the window [sh, sw]", PD_ATTR_INTS, .def = "ints: [1, 1]", .min_kind = PD_GT, .min = 0},
+    {"paddings", "padding on each side [ph, pw], smaller than the window", PD_ATTR_INTS, .def = "ints: [0, 0]",
+     .min_kind = PD_GE, .min = 0},
+    {"global_pooling", "pool each channel's whole H x W to 1 x 1 (ksize, strides and paddings are ignored)",
+     PD_ATTR_BOOL, .def = "b: false"},
+    {"ceil_mode", "round the output size up, so a last partial window is kept", PD_ATTR_BOOL, .def = "b: false"},
+    {"exclusive",
+     "avg: divide by the number of in-bounds elements of the window (true), or by the window's positions inside "
+     "the padded input (false)",
+     PD_ATTR_BOOL, .def = "b: true"},
+};
+
+/* Attribute values and spatial sizes above this are refused (no overflow). */
+#define POOL_LIMIT ((int64_t)1 << 30)
+
+typedef struct geom {
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, ho, wo;
+  bool avg, exclusive;
+} geom;
+
+static pd_status pair(pd_ctx *c, int a, int64_t *v0, int64_t *v1) {
+  const pd_attr *at = pd_attr_at(c, a);
+  char buf[128];
+  if (a == A_KSIZE && at->n == 0)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"ksize\" is required unless global_pooling is true");
+  if (at->n != 2)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" must have 2 values (height, width), got %s", attrs[a].name,
+                       pd_attr_str(at, buf, sizeof buf));
+  if (at->ints[0] > POOL_LIMIT || at->ints[1] > POOL_LIMIT)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" values must be at most %lld, got %s", attrs[a].name,
+                       (long long)POOL_LIMIT, pd_attr_str(at, buf, sizeof buf));
+  *v0 = at->ints[0], *v1 = at->ints[1];
+  return PD_OK;
+}
+
+/* Reads and checks the sizes from the attributes and X (dims[0] may be -1
+ * at load). */
+static pd_status get_geom(pd_ctx *c, const pd_tensor *x, geom *g) {
+  char xs[128];
+  pd_dims_str(x->ndim, x->dims, xs, sizeof xs);
+  if (x->ndim != 4) return pd_ctx_fail(c, PD_ERR_INPUT, "X must be 4-D [N, C, H, W], got shape %s", xs);
+  if (!pd_dtype_is_float(x->dtype))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "X must be float32 or float64, got %s (add a cast op)",
+                       pd_dtype_name(x->dtype));
+  for (int d = 1; d < 4; d++)
+    if (x->dims[d] < 0 || x->dims[d] > POOL_LIMIT)
+      return pd_ctx_fail(c, PD_ERR_INPUT,
+                         "X's C, H and W must be known and at most %lld (only the batch may be -1), got %s",
+                         (long long)POOL_LIMIT, xs);
+  g->n = x->dims[0], g->c = x->dims[1], g->h = x->dims[2], g->w = x->dims[3];
+  g->avg = strcmp(pd_attr_s(c, A_TYPE), "avg") == 0;
+  g->exclusive = pd_attr_b(c, A_EXCLUSIVE);
+  if (pd_attr_b(c, A_GLOBAL)) {
+    if (g->h < 1 || g->w < 1) return pd_ctx_fail(c, PD_ERR_INPUT, "global pooling of an empty image %s", xs);
+    g->kh = g->h, g->kw = g->w, g->sh = g->sw = 1, g->ph = g->pw = 0, g->ho = g->wo = 1;
+    return PD_OK;
+  }
+  pd_status st = pair(c, A_KSIZE, &g->kh, &g->kw);
+  if (!st) st = pair(c, A_STRIDES, &g->sh, &g->sw);
+  if (!st) st = pair(c, A_PADS, &g->ph, &g->pw);
+  if (st) return st;
+  if (g->ph >= g->kh || g->pw >= g->kw)
+    return pd_ctx_fail(c, PD_ERR_INPUT,
+                       "paddings [%lld, %lld] must be smaller than ksize [%lld, %lld]: a window could lie entirely in "
+                       "the padding",
+                       (long long)g->ph, (long long)g->pw, (long long)g->kh, (long long)g->kw);
+  bool ceil = pd_attr_b(c, A_CEIL);
+  g->ho = pd_win_out(g->h, g->kh, g->sh, g->ph, ceil);
+  g->wo = pd_win_out(g->w, g->kw, g->sw, g->pw, ceil);
+  if (g->ho < 1 || g->wo < 1)
+    return pd_ctx_fail(c, PD_ERR_INPUT,
+                       "pooling window %lldx%lld is larger than the padded input %lldx%lld (input %lldx%lld, paddings "
+                       "[%lld, %lld]); the output would be empty",
+                       (long long)g->kh, (long long)g->kw, (long long)(g->h + 2 * g->ph), (long long)(g->w + 2 * g->pw),
+                       (long long)g->h, (long long)g->w, (long long)g->ph, (long long)g->pw);
+  int64_t odims[3] = {g->c, g->ho, g->wo}, n;
+  if (!pd_dims_product(3, odims, &n))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "an output image [%lld, %lld, %lld] has more elements than fit in 64 bits",
+                       (long long)g->c, (long long)g->ho, (long long)g->wo);
+  return PD_OK;
+}
+
+static pd_status infer(pd_ctx *c) {
+  pd_tensor *x = pd_in(c, X);
+  geom g;
+  pd_status st = get_geom(c, x, &g);
+  if (st) return st;
+  return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, 4, (int64_t[]){g.n, g.c, g.ho, g.wo});
+}
+
+/* One operation per window element per output, forward and backward alike. */
+static double flops(pd_ctx *c) {
+  geom g;
+  if (get_geom(c, pd_in(c, X), &g)) return 0;
+  return (double)g.n * (double)g.c * (double)g.ho * (double)g.wo * (double)g.kh * (double)g.kw;
+}
+
+/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
+enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
+
+/* The window of output (oh, ow) along one dim: input positions [lo, hi)
+ * clipped to the input, and the positions an average counts. */
+typedef struct span {
+  int64_t lo, hi, count;
+} span;
+
+static inline span clip(int64_t o, int64_t k, int64_t stride, int64_t pad, int64_t in, bool exclusive) {
+  int64_t s = o * stride - pad, e = s + k;
+  span r = {s < 0 ? 0 : s, e > in ? in : e, 0};
+  r.count = exclusive ? r.hi - r.lo : (e < in + pad ? e : in + pad) - s; /* a ceil-mode window may hang past the pad */
+  return r;
+}
+
+/* Op scratch work[0]: n elements of dtype dt (grows once, kept). */
+static void *scratch(pd_ctx *c, pd_dtype dt, int64_t n, pd_status *st) {
+  pd_tensor *t = &c->op->work[0];
+  t->dtype = dt;
+  *st = pd_tensor_set_dims(t, 1, &n, c->err);
+  if (!*st) *st = pd_ctx_alloc(c, t);
+  return *st ? NULL : pd_tensor_data(t);
+}
+
+/* Max over 2x2 windows at stride 2 that all lie inside X, the common case,
+ * has a path of its own: the generic loops run at a third of its speed. */
+static bool is_max2x2(const geom *g) {
+  return !g->avg && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && !g->ph && !g->pw && 2 * g->ho <= g->h &&
+         2 * g->wo <= g->w;
+}
+
+/* Forward pools each output row in two passes, both windows being
+ * rectangles: first down the window's rows, whole input rows at a time
+ * (red[w] = max or sum over ih of x[ih, w], vectorised), then across each
+ * output's columns of red. Max is exact in any order; a sum goes rows first.
+ * Backward max scans the window for the index of its first maximum in
+ * row-major order (a strict > scan, branch-free: the comparisons are
+ * unpredictable), so ties go to the earliest element; the 2x2 path picks
+ * the same element by arithmetic on the comparisons. Backward avg mirrors
+ * the forward: across, share[w] = sum over the outputs whose columns hold w
+ * of dOut / count, then down: dX[ih, :] += share for the window's rows. */
+#define POOL_KERNELS(T)                                                                                                \
+  static pd_status forward_##T(pd_ctx *c) {                                                                            \
+    geom g;                                                                                                            \
+    pd_status st = get_geom(c, pd_in(c, X), &g);                                                                       \
+    T *red = st ? NULL : scratch(c, pd_in(c, X)->dtype, g.w, &st);                                                     \
+    if (st) return st;                                                                                                 \
+    const T *x = PD_DATA(pd_in(c, X), T);                                                                              \
+    T *y = PD_DATA(pd_out(c, OUT), T);                                                                                 \
+    const bool max2x2 = is_max2x2(&g);                                                                                 \
+    for (int64_t pl = 0; pl < g.n * g.c; pl++, x += g.h * g.w)                                                         \
+      for (int64_t oh = 0; oh < g.ho; oh++) {                                                                          \
+        span r = clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                                         \
+        memcpy(red, x + r.lo * g.w, sizeof(T) * (size_t)g.w);                                                          \
+        for (int64_t ih = r.lo + 1; ih < r.hi; ih++) {                                                                 \
+          const T *row = x + ih * g.w;                                                                                 \
+          if (g.avg)                                                                                                   \
+            for (int64_t iw = 0; iw < g.w; iw++) red[iw] += row[iw];                                                   \
+          else                                                                                                         \
+            for (int64_t iw = 0; iw < g.w; iw++) red[iw] = row[iw] > red[iw] ? row[iw] : red[iw];                      \
+        }                                                                                                              \
+        if (max2x2) { /* pairs side by side, vectorisable */                                                           \
+          for (int64_t ow = 0; ow < g.wo; ow++) y[ow] = red[2 * ow + 1] > red[2 * ow] ? red[2 * ow + 1] : red[2 * ow]; \
+          y += g.wo;                                                                                                   \
+          continue;                                                                                                    \
+        }                                                                                                              \
+        for (int64_t ow = 0; ow < g.wo; ow++, y++) {                                                                   \
+          span q = clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                                       \
+          T v = red[q.lo];                                                                                             \
+          if (g.avg) {                                                                                                 \
+            for (int64_t iw = q.lo + 1; iw < q.hi; iw++) v += red[iw];                                                 \
+            v /= (T)(r.count * q.count);                                                                               \
+          } else                                                                                                       \
+            for (int64_t iw = q.lo + 1; iw < q.hi; iw++) v = red[iw] > v ? red[iw] : v;                                \
+          *y = v;                                                                                                      \
+        }                                                                                                              \
+      }                                                                                                                \
+    return PD_OK;                                                                                                      \
+  }                                                                                                                    \
+                                                                                                                       \
+  static pd_status backward_##T(pd_ctx *c) {                                                                           \
+    geom g;                                                                                                            \
+    pd_status st = get_geom(c, pd_in(c, G_X), &g);                                                                     \
+    T *share = st || !g.avg ? NULL : scratch(c, pd_in(c, G_X)->dtype, g.w, &st);                                       \
+    if (st) return st;                                                                                                 \
+    const T *x = PD_DATA(pd_in(c, G_X), T), *dy = PD_DATA(pd_in(c, G_DOUT), T);                                        \
+    T *dx = PD_DATA(pd_out(c, X), T);                                                                                  \
+    const bool max2x2 = is_max2x2(&g);                                                                                 \
+    memset(dx, 0, sizeof(T) * (size_t)(g.n * g.c * g.h * g.w));                                                        \
+    for (int64_t pl = 0; pl < g.n * g.c; pl++, x += g.h * g.w, dx += g.h * g.w)                                        \
+      for (int64_t oh = 0; oh < g.ho; oh++, dy += g.wo) {                                                              \
+        span r = clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                                         \
+        if (max2x2) { /* the first of the 4 in row-major order that is largest takes dOut */                           \
+          const T *a = x + 2 * oh * g.w, *b = a + g.w;                                                                 \
+          T *d = dx + 2 * oh * g.w;                                                                                    \
+          for (int64_t ow = 0; ow < g.wo; ow++) {                                                                      \
+            /* k: which of the 4, by arithmetic (branches mispredict here) */                                          \
+            T v0 = a[2 * ow], v1 = a[2 * ow + 1], v2 = b[2 * ow], v3 = b[2 * ow + 1];                                  \
+            int64_t k = v1 > v0;                                                                                       \
+            T best = v1 > v0 ? v1 : v0;                                                                                \
+            int64_t gt2 = v2 > best;                                                                                   \
+            best = v2 > best ? v2 : best;                                                                              \
+            k += (2 - k) * gt2;                                                                                        \
+            k += (3 - k) * (int64_t)(v3 > best);                                                                       \
+            d[(k >> 1) * g.w + 2 * ow + (k & 1)] = dy[ow];                                                             \
+          }                                                                                                            \
+          continue;                                                                                                    \
+        }                                                                                                              \
+        if (g.avg) {                                                                                                   \
+          memset(share, 0, sizeof(T) * (size_t)g.w);                                                                   \
+          for (int64_t ow = 0; ow < g.wo; ow++) {                                                                      \
+            span q = clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                                     \
+            T v = dy[ow] / (T)(r.count * q.count);                                                                     \
+            for (int64_t iw = q.lo; iw < q.hi; iw++) share[iw] += v;                                                   \
+          }                                                                                                            \
+          for (int64_t ih = r.lo; ih < r.hi; ih++) {                                                                   \
+            T *row = dx + ih * g.w;                                                                                    \
+            for (int64_t iw = 0; iw < g.w; iw++) row[iw] += share[iw];                                                 \
+          }                                                                                                            \
+          continue;                                                                                                    \
+        }                                                                                                              \
+        for (int64_t ow = 0; ow < g.wo; ow++) {                                                                        \
+          span q = clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                                       \
+          int64_t at = r.lo * g.w + q.lo;                                                                              \
+          T best = x[at];                                                                                              \
+          for (int64_t ih = r.lo; ih < r.hi; ih++)                                                                     \
+            for (int64_t iw = q.lo; iw < q.hi; iw++) {                                                                 \
+              T v = x[ih * g.w + iw];                                                                                  \
+              bool gt = v > best;                                                                                      \
+              best = gt ? v : best;                                                                                    \
+              at = gt ? ih * g.w + iw : at;                                                                            \
+            }                                                                                                          \
+          dx[at] += dy[ow];                                                                                            \
+        }                                                                                                              \
+      }                                                                                                                \
+    return PD_OK;                                                                                                      \
+  }
+POOL_KERNELS(float)
+POOL_KERNELS(double)
+
+static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+
+const pd_op_def pd_op_pool2d = {
+    .type = "pool2d",
+    .comment = "Max or average pooling over NCHW images, with strides, padding, ceil mode and global pooling. "
+               "Padding never wins a max; max's gradient goes to the window's first maximum in row-major order.",
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .attrs = attrs,
+    .n_attrs = N_ATTRS,
+    .infer_shape = infer,
+    .flops = flops,
+    .grad_flops = flops,
+    .kernels = kernels,
+    .n_kernels = 2,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
+};
