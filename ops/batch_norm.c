@@ -178,6 +178,7 @@ enum {
  * differentiated, so a loss that reads them is refused rather than given a
  * wrong gradient. */
 static pd_status grad_infer(pd_ctx *c) {
+  if (!pd_in(c, G_DY)) return pd_ctx_fail(c, PD_ERR_INPUT, "needs the gradient of Y");
   for (int s = MEAN_OUT; s < N_OUT; s++)
     if (pd_in(c, PD_GRAD_DY(N_IN, N_OUT, s)))
       return pd_ctx_fail(c, PD_ERR_INPUT, "no gradient flows back through output %s (\"%s\"); only Y has one",
@@ -195,34 +196,32 @@ static pd_status grad_infer(pd_ctx *c) {
  *   training:  dX = Scale · inv_std · (dY - dBias / M - xhat · dScale / M)
  *              (the batch statistics depend on X);
  *   inference: dX = Scale · inv_std · dY (the running ones do not). */
-#define BN_BACKWARD(T)                                                                                        \
-  static pd_status backward_##T(pd_ctx *c) {                                                                  \
-    pd_tensor *xt = pd_in(c, G_X), *dyt = pd_in(c, G_DY);                                                     \
-    pd_tensor *dxt = pd_out(c, X), *dst = pd_out(c, SCALE), *dbt = pd_out(c, BIAS);                           \
-    int64_t n, ch, sp;                                                                                        \
-    split(xt, &n, &ch, &sp);                                                                                  \
-    const T *x = PD_DATA(xt, T), *dy = dyt ? PD_DATA(dyt, T) : NULL, *scale = PD_DATA(pd_in(c, G_SCALE), T);  \
-    T *dx = dxt ? PD_DATA(dxt, T) : NULL;                                                                     \
-    double m = (double)(n * sp), eps = pd_attr_f(c, A_EPSILON);                                               \
-    bool training = pd_ctx_training(c);                                                                       \
-    for (int64_t k = 0; k < ch; k++) {                                                                        \
-      double mean, var, sdy = 0, sdyx = 0;                                                                    \
-      stats_##T(c, x, n, ch, sp, k, &mean, &var);                                                             \
-      double inv = 1 / sqrt(var + eps);                                                                       \
-      for (int64_t i = 0; dy && i < n; i++)                                                                   \
-        sum_g_##T(dy + (i * ch + k) * sp, x + (i * ch + k) * sp, sp, mean, &sdy, &sdyx);                      \
-      sdyx *= inv;                                                                                            \
-      if (dst) PD_DATA(dst, T)[k] = (T)sdyx;                                                                  \
-      if (dbt) PD_DATA(dbt, T)[k] = (T)sdy;                                                                   \
-      if (!dx) continue;                                                                                      \
-      double a = scale[k] * inv, mdy = training ? sdy / m : 0, mdyx = training ? sdyx / m : 0;                \
-      for (int64_t i = 0; i < n; i++) {                                                                       \
-        const T *p = x + (i * ch + k) * sp, *g = dy ? dy + (i * ch + k) * sp : NULL;                          \
-        T *q = dx + (i * ch + k) * sp;                                                                        \
-        for (int64_t j = 0; j < sp; j++) q[j] = (T)(a * ((g ? g[j] : 0) - mdy - (p[j] - mean) * inv * mdyx)); \
-      }                                                                                                       \
-    }                                                                                                         \
-    return PD_OK;                                                                                             \
+#define BN_BACKWARD(T)                                                                                                 \
+  static pd_status backward_##T(pd_ctx *c) {                                                                           \
+    pd_tensor *xt = pd_in(c, G_X), *dxt = pd_out(c, X), *dst = pd_out(c, SCALE), *dbt = pd_out(c, BIAS);               \
+    int64_t n, ch, sp;                                                                                                 \
+    split(xt, &n, &ch, &sp);                                                                                           \
+    const T *x = PD_DATA(xt, T), *dy = PD_DATA(pd_in(c, G_DY), T), *scale = PD_DATA(pd_in(c, G_SCALE), T);             \
+    double m = (double)(n * sp), eps = pd_attr_f(c, A_EPSILON);                                                        \
+    bool training = pd_ctx_training(c);                                                                                \
+    for (int64_t k = 0; k < ch; k++) {                                                                                 \
+      double mean, var, sdy = 0, sdyx = 0;                                                                             \
+      stats_##T(c, x, n, ch, sp, k, &mean, &var);                                                                      \
+      double inv = 1 / sqrt(var + eps);                                                                                \
+      for (int64_t i = 0; i < n; i++) sum_g_##T(dy + (i * ch + k) * sp, x + (i * ch + k) * sp, sp, mean, &sdy, &sdyx); \
+      sdyx *= inv;                                                                                                     \
+      if (dst) PD_DATA(dst, T)[k] = (T)sdyx;                                                                           \
+      if (dbt) PD_DATA(dbt, T)[k] = (T)sdy;                                                                            \
+      if (!dxt) continue;                                                                                              \
+      /* dX = a · dY + b · X + d, the formula above multiplied out */                                                \
+      double a = scale[k] * inv, b = training ? -a * inv * sdyx / m : 0, d = (training ? -a * sdy / m : 0) - b * mean; \
+      for (int64_t i = 0; i < n; i++) {                                                                                \
+        const T *p = x + (i * ch + k) * sp, *g = dy + (i * ch + k) * sp;                                               \
+        T *q = PD_DATA(dxt, T) + (i * ch + k) * sp;                                                                    \
+        for (int64_t j = 0; j < sp; j++) q[j] = (T)(a * g[j] + b * p[j] + d);                                          \
+      }                                                                                                                \
+    }                                                                                                                  \
+    return PD_OK;                                                                                                      \
   }
 BN_BACKWARD(float)
 BN_BACKWARD(double)

@@ -87,7 +87,7 @@ static pd_status forward(pd_ctx *c) {
     pd_tensor *xi = pd_in_at(c, X, i);
     size_t r = row_bytes(xi, axis);
     const char *p = pd_tensor_data(xi);
-    for (int64_t k = 0; k < outer; k++) memcpy(o + (size_t)k * out_row + off, p + (size_t)k * r, r);
+    for (int64_t k = 0; r && k < outer; k++) memcpy(o + (size_t)k * out_row + off, p + (size_t)k * r, r);
     off += r;
   }
   return PD_OK;
@@ -138,7 +138,7 @@ static pd_status backward(pd_ctx *c) {
     size_t r = row_bytes(pd_in_at(c, X, i), axis);
     if (j < nd && grad_of(c, j, i)) {
       pd_tensor *dx = pd_out_at(c, X, j++);
-      char *p = dx ? pd_tensor_data(dx) : NULL;
+      char *p = dx && r ? pd_tensor_data(dx) : NULL; /* nothing to copy for an empty X */
       for (int64_t k = 0; p && k < outer; k++) {
         if (dy)
           memcpy(p + (size_t)k * r, (const char *)pd_tensor_data(dy) + (size_t)k * out_row + off, r);

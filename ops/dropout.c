@@ -40,7 +40,7 @@ static pd_status infer(pd_ctx *c) {
     T *out = PD_DATA(pd_out(c, OUT), T), *mask = PD_DATA(pd_out(c, MASK), T); \
     int64_t n = pd_tensor_numel(xt);                                          \
     if (!pd_ctx_training(c)) {                                                \
-      if (out != x) memcpy(out, x, (size_t)n * sizeof(T));                    \
+      if (n > 0 && out != x) memcpy(out, x, (size_t)n * sizeof(T));           \
       for (int64_t i = 0; i < n; i++) mask[i] = 1;                            \
       return PD_OK;                                                           \
     }                                                                         \

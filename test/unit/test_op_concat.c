@@ -84,6 +84,21 @@ static void test_infer_with_batch(void **state) {
   ot_free(a), ot_free(b), ot_free(c), ot_free(out);
 }
 
+/* An input with 0 along the axis adds nothing (and is not read). */
+static void test_empty_input(void **state) {
+  (void)state;
+  pd_tensor *a = ot_rand(PD_F64, 2, (int64_t[]){2, 3}, 1, -1, 1, 0), *e = ot_tensor(PD_F64, 2, (int64_t[]){2, 0});
+  pd_tensor *out = ot_out(), *g = ot_rand(PD_F64, 2, (int64_t[]){2, 3}, 2, -1, 1, 0), *da = ot_out(), *de = ot_out();
+  const char *ax1[] = {"axis", "i: 1", NULL};
+  ot_run("concat", ax1, (pd_tensor *[]){e, a, e}, (int[]){3}, &out, NULL);
+  ot_assert_dims(out, 2, 3);
+  assert_memory_equal(pd_tensor_data(out), pd_tensor_data(a), 6 * sizeof(double));
+  ot_run("concat_grad", ax1, (pd_tensor *[]){e, a, out, g}, (int[]){2, 1, 1}, (pd_tensor *[]){de, da}, (int[]){2});
+  ot_assert_dims(de, 2, 0);
+  assert_memory_equal(pd_tensor_data(da), pd_tensor_data(g), 6 * sizeof(double));
+  ot_free(a), ot_free(e), ot_free(out), ot_free(g), ot_free(da), ot_free(de);
+}
+
 static void test_errors(void **state) {
   (void)state;
   const char *msg;
@@ -200,8 +215,8 @@ static void test_in_a_net(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_forward),   cmocka_unit_test(test_infer_with_batch), cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_gradients), cmocka_unit_test(test_in_a_net),
+      cmocka_unit_test(test_forward), cmocka_unit_test(test_infer_with_batch), cmocka_unit_test(test_empty_input),
+      cmocka_unit_test(test_errors),  cmocka_unit_test(test_gradients),        cmocka_unit_test(test_in_a_net),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
