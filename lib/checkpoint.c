@@ -36,33 +36,9 @@
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-static const char *errstr(int e, char *buf, size_t size) {
-  if (strerror_r(e, buf, size) != 0) snprintf(buf, size, "error %d", e);
-  return buf;
-}
-
-/* A path the user can fix (missing, not allowed, not a directory) is input;
- * a full disk or an I/O error is a failure while running. */
-static pd_status errno_status(int e) {
-  switch (e) {
-  case ENOENT:
-  case EACCES:
-  case EPERM:
-  case EISDIR:
-  case ENOTDIR:
-  case ELOOP:
-  case ENAMETOOLONG:
-  case EROFS:
-  case EEXIST:
-    return PD_ERR_INPUT;
-  default:
-    return PD_ERR_RUNTIME;
-  }
-}
-
 static pd_status os_error(pd_error *err, int e, const char *path, const char *what) {
   char eb[128];
-  return pd_errorf(err, errno_status(e), "%s: %s: %s", path, what, errstr(e, eb, sizeof eb));
+  return pd_errorf(err, pd_errno_status(e), "%s: %s: %s", path, what, pd_errno_str(e, eb, sizeof eb));
 }
 
 static pd_status oom(pd_error *err) { return pd_errorf(err, PD_ERR_RUNTIME, "checkpoint: out of memory"); }

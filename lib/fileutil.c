@@ -16,15 +16,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
-/* strerror is not thread-safe; the data set reader runs on a prefetch thread. */
-static const char *errstr(int e, char *buf, size_t size) {
+/* strerror is not thread-safe; the data set reader may run on a prefetch thread. */
+const char *pd_errno_str(int e, char *buf, size_t size) {
   if (strerror_r(e, buf, size) != 0) snprintf(buf, size, "error %d", e);
   return buf;
 }
 
-/* A missing or unreadable file is the user's input; anything else (EIO, ENOMEM)
- * is a failure while running. */
-static pd_status errno_status(int e) {
+/* A path the user can fix (missing, not allowed, not a directory) is input;
+ * anything else (EIO, ENOSPC, ENOMEM) is a failure while running. */
+pd_status pd_errno_status(int e) {
   switch (e) {
   case ENOENT:
   case EACCES:
@@ -221,7 +221,7 @@ static pd_status read_all(const char *path, int fd, uint8_t **out, size_t *out_l
     if (r < 0) {
       int e = errno;
       free(buf);
-      return pd_errorf(err, errno_status(e), "%s: cannot read: %s", path, errstr(e, eb, sizeof eb));
+      return pd_errorf(err, pd_errno_status(e), "%s: cannot read: %s", path, pd_errno_str(e, eb, sizeof eb));
     }
     if (r == 0) break;
     len += (size_t)r;
@@ -254,13 +254,13 @@ pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
-    return pd_errorf(err, errno_status(e), "%s: cannot open: %s", path, errstr(e, eb, sizeof eb));
+    return pd_errorf(err, pd_errno_status(e), "%s: cannot open: %s", path, pd_errno_str(e, eb, sizeof eb));
   }
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
     int e = errno;
     close(fd);
-    return pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot stat: %s", path, errstr(e, eb, sizeof eb));
+    return pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot stat: %s", path, pd_errno_str(e, eb, sizeof eb));
   }
   pd_status st = PD_OK;
   if (S_ISDIR(sb.st_mode)) {
@@ -281,7 +281,7 @@ pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image
     void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
       int e = errno;
-      st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot mmap: %s", path, errstr(e, eb, sizeof eb));
+      st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot mmap: %s", path, pd_errno_str(e, eb, sizeof eb));
     } else {
       img->map_ = map;
       img->map_len_ = (size_t)sb.st_size;
@@ -346,7 +346,7 @@ pd_status pd_atomic_begin(pd_atomic_file *f, const char *path, pd_error *err) {
     free(f->tmp);
     f->tmp = NULL; /* nothing was created */
     pd_atomic_abort(f);
-    return pd_errorf(err, errno_status(e), "%s: cannot create: %s", path, errstr(e, eb, sizeof eb));
+    return pd_errorf(err, pd_errno_status(e), "%s: cannot create: %s", path, pd_errno_str(e, eb, sizeof eb));
   }
   return PD_OK;
 }
@@ -360,7 +360,7 @@ pd_status pd_atomic_write(pd_atomic_file *f, const void *buf, size_t len, pd_err
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) {
       int e = errno;
-      pd_status st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot write: %s", f->path, errstr(e, eb, sizeof eb));
+      pd_status st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot write: %s", f->path, pd_errno_str(e, eb, sizeof eb));
       pd_atomic_abort(f);
       return st;
     }
@@ -387,8 +387,8 @@ pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err) {
     e = errno;
   }
   if (rc != 0) {
-    pd_status st = pd_errorf(err, errno_status(e) == PD_ERR_INPUT ? PD_ERR_INPUT : PD_ERR_RUNTIME,
-                             "%s: cannot save: %s", f->path, errstr(e, eb, sizeof eb));
+    pd_status st = pd_errorf(err, pd_errno_status(e) == PD_ERR_INPUT ? PD_ERR_INPUT : PD_ERR_RUNTIME,
+                             "%s: cannot save: %s", f->path, pd_errno_str(e, eb, sizeof eb));
     pd_atomic_abort(f);
     return st;
   }
@@ -414,7 +414,7 @@ pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err) {
   }
   pd_status st = PD_OK;
   if (rc != 0 && e == EIO)
-    st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot sync its directory: %s", f->path, errstr(e, eb, sizeof eb));
+    st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot sync its directory: %s", f->path, pd_errno_str(e, eb, sizeof eb));
   free(f->path);
   f->path = NULL;
   return st;

@@ -11,6 +11,12 @@
 
 #include "error.h"
 
+/* strerror, thread-safe, into buf. */
+const char *pd_errno_str(int e, char *buf, size_t size);
+/* The status an errno means: a path the user can fix is PD_ERR_INPUT, the
+ * rest (EIO, ENOSPC, ...) PD_ERR_RUNTIME. */
+pd_status pd_errno_status(int e);
+
 /* gzip's magic bytes (1f 8b) at the start of buf. */
 bool pd_is_gzip(const void *buf, size_t len);
 
