@@ -2,10 +2,13 @@
 """bench.py — paddle-run's benchmarks, run by `make bench` through
 bench/run.sh after it compiled the C drivers (bench/*.c) into BUILD/bench.
 Measures text-format parsing against protoc, per-op dispatch, start-up,
-fashion_mlp training (optionally against PyTorch), the BLIS GEMM limit and
-inference; every figure is the median of at least 5 runs, shown with its
-min and max. Prints a table and writes bench/RESULTS.md.
-    bench.py --build BUILD [--torch STATUS] [--quick]"""
+fashion_mlp training (optionally against PyTorch), the BLIS GEMM limit,
+inference and fashion_cnn training against PyTorch; every figure is the
+median of at least 5 runs (3 for the CNN, whose runs are long), shown with
+its min and max. Prints a table and writes bench/RESULTS.md; with --only it
+writes bench/out/RESULTS.only.md instead, or with --merge puts the sections it
+ran into bench/RESULTS.md in place of their old figures, keeping the rest.
+    bench.py --build BUILD [--torch STATUS] [--quick] [--only SECTIONS [--merge]]"""
 import argparse
 import datetime
 import json
@@ -20,6 +23,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NET = "netdescs/fashion_mlp.pbtxt"
+CNN = "netdescs/fashion_cnn.pbtxt"
 DATA = "/usr/share/datasets/fashion-mnist/"
 PY = "/usr/bin/python3"
 
@@ -105,6 +109,83 @@ def loadavg():
         return None
 
 
+def _blocks(lines):
+    """Splits markdown lines at its `## ` headings: [(heading or None, lines)]."""
+    out = [(None, [])]
+    for line in lines:
+        if line.startswith("## "):
+            out.append((line, [line]))
+        else:
+            out[-1][1].append(line)
+    return out
+
+
+def _merge_items(old, new, pattern):
+    """Replaces the numbered items (lines matching pattern, group 1 the section number) of old that new has,
+    adds new's other items, and keeps them in section order; old's other lines stay where they were."""
+    num = lambda line: int(re.match(pattern, line).group(1))  # noqa: E731
+    new_items = [l for l in new if re.match(pattern, l)]
+    old_pos = [i for i, l in enumerate(old) if re.match(pattern, l)]
+    if not old_pos:
+        return new
+    nums = {num(l) for l in new_items}
+    items = [l for l in old[old_pos[0]:old_pos[-1] + 1] if re.match(pattern, l) and num(l) not in nums]
+    items = sorted(items + new_items, key=num)  # stable: a section's rows keep their order
+    return old[:old_pos[0]] + items + old[old_pos[-1] + 1:]
+
+
+def merge_results(path, new_lines, env, sections):
+    """Puts the sections of new_lines (a report of a --only run) into the RESULTS.md at path in place of their
+    old figures; the other sections' figures, the header and the notes stay. Falls back to writing new_lines
+    when there is no old file."""
+    try:
+        with open(path) as f:
+            old_lines = f.read().split("\n")
+    except OSError:
+        old_lines = []
+    if not old_lines or not old_lines[0].startswith("# paddle-run benchmarks"):
+        return new_lines
+    new = dict((h, ls) for h, ls in _blocks(new_lines))
+    row, item = r"\| (\d+)\. ", r"(\d+)\. "
+    label = {int(re.match(row, l).group(1)): l.split("|")[1].strip()
+             for l in new.get("## Results", []) if re.match(row, l)}
+    nums = sorted(label)
+    out = []
+    seen = set()
+    for head, ls in _blocks(old_lines):
+        seen.add(head)
+        if head is None:
+            ours = next((l for l in new[None] if l.startswith("| PyTorch |")), None)
+            ls = [ours if l.startswith("| PyTorch | not used") and ours and "not used" not in ours else l
+                  for l in ls]
+        elif head == "## Results" or head.startswith("## Load on the machine"):
+            ls = _merge_items(ls, new.get(head, []), row)
+        elif head.startswith("## How each figure"):
+            ls = _merge_items(ls, [l for l in new.get(head, []) if re.match(item, l) and
+                                   int(re.match(item, l).group(1)) in nums], item)
+        elif head == "## Notes":
+            ls = [l for l in ls if not (re.match(r"- (\d+)\. ", l) and int(re.match(r"- (\d+)\. ", l).group(1))
+                                        in nums)]
+            while ls and not ls[-1].strip():
+                ls.pop()
+            if len(ls) == 1:
+                ls.append("")
+        elif head in new:
+            ls = new[head]
+        out += ls
+    added = [f"- {label[n]}: measured by a separate run (`BENCH_ONLY={sections} BENCH_MERGE=1 make bench`) on "
+             f"{env['date']}, commit {env['commit']}{' + local changes' if env['dirty'] else ''}; the other "
+             "sections' figures come from the run dated in the table at the top." for n in nums]
+    added += [l for l in new.get("## Notes", []) if l.startswith("- ") and l not in out]
+    if added:
+        if "## Notes" not in seen:
+            while out and not out[-1].strip():
+                out.pop()
+            out += ["", "## Notes", ""]
+        out += added + [""]
+    return out
+
+
 class Bench:
     def __init__(self, args):
         self.a = args
@@ -115,19 +196,21 @@ class Bench:
         os.makedirs(self.out, exist_ok=True)
         self.runs = 5 if args.quick else 7
         self.train_runs = self.runs
+        self.cnn_runs = 3  # each run of the CNN is 15-40 s; 3 keeps the section near 5 minutes
         self.rows = []        # (section, figure, value text, goal text)
         self.notes = []
         self.env = {}
         self.contention = []  # (section, cpu pressure, load) when each section started
         self.quiet_budget = 0 if args.quick else 60.0
+        self.torch_version = None
 
     # --- bookkeeping ---
     def row(self, section, figure, value, goal=""):
         self.rows.append((section, figure, value, goal))
         print(f"  {figure:<58} {value}  {goal}", flush=True)
 
-    def section(self, name):
-        """Waits (a bounded time in all) for other work on the machine to calm down, and records the load."""
+    def wait_quiet(self):
+        """Waits (a bounded time over the whole bench) for other work on the machine to calm down."""
         waited = 0.0
         while self.quiet_budget > 0:
             p = cpu_pressure()
@@ -136,6 +219,11 @@ class Bench:
             time.sleep(2)
             waited += 2
             self.quiet_budget -= 2
+        return waited
+
+    def section(self, name):
+        """Waits (a bounded time in all) for other work on the machine to calm down, and records the load."""
+        waited = self.wait_quiet()
         self.end_section()
         p, l = cpu_pressure(), loadavg()
         self.contention.append([name, p, l, waited, None])
@@ -335,10 +423,10 @@ class Bench:
             return [(64, 1, 200, 50), (64, 2, 200, 50), (256, 1, 60, 15), (256, 2, 60, 15)]
         return [(64, 1, 400, 50), (64, 2, 400, 50), (256, 1, 120, 15), (256, 2, 120, 15)]
 
-    def ours_train(self, b, t, iters, every, env=None):
-        log = os.path.join(self.out, f"train_b{b}_t{t}.jsonl")
+    def ours_train(self, b, t, iters, every, env=None, net=NET, tag="train", key=None):
+        log = os.path.join(self.out, f"{tag}_b{b}_t{t}.jsonl")
         meter = StallMeter()
-        wall, rss = self.exec_times(1, [self.bin, "train", NET, "--threads", str(t), "--batch-size", str(b),
+        wall, rss = self.exec_times(1, [self.bin, "train", net, "--threads", str(t), "--batch-size", str(b),
                                         "--iterations", str(iters), "--log-every", str(every), "--log", log], env=env)
         steps = []
         with open(log) as f:
@@ -349,7 +437,7 @@ class Bench:
         # steady state: everything after the first logged interval
         first, last = steps[0], steps[-1]
         ex = (last["step"] - first["step"]) * b
-        self.stalls.setdefault((b, t), []).append(meter.share())
+        self.stalls.setdefault(key or (b, t), []).append(meter.share())
         return ex / (last["elapsed"] - first["elapsed"]), rss[0], wall[0]
 
     def torch_start(self):
@@ -363,11 +451,11 @@ class Bench:
         self.torch_version = json.loads(line).get("torch")
         return True
 
-    def torch_train(self, b, t, iters, every):
+    def torch_train(self, b, t, iters, every, model="mlp"):
         if not self.torch:
             return None
         try:
-            self.torch.stdin.write(f"{b} {t} {iters} {every}\n")
+            self.torch.stdin.write(f"{b} {t} {iters} {every} {model}\n")
             self.torch.stdin.flush()
             line = self.torch.stdout.readline()
             return json.loads(line)["examples_per_sec"]
@@ -484,13 +572,94 @@ class Bench:
             self.row(S, f"`paddle-run infer` process, 10000 rows (.gz), batch 256, {t} thread{'s' if t > 1 else ''}"
                         " (rows/s)", Stat([rows / x for x in wall]).fmt(".0f"))
 
+    # --- 7. fashion_cnn training (and PyTorch) ---
+    def cnn_config(self):
+        """(batch, iterations, log interval): the file's batch of 64; the first interval is warm-up. At
+        ~1000 examples/s a run of ours takes ~20 s; PyTorch's one-thread runs ~1.5x longer."""
+        return (64, 150, 25) if self.a.quick else (64, 300, 50)
+
+    def cnn(self):
+        self.section("7. fashion_cnn training")
+        S = "7. CNN"
+        b, iters, every = self.cnn_config()
+        # the shipped net without its eval_data bindings, so no evaluation pass is timed
+        net = os.path.join(self.out, "fashion_cnn_noeval.pbtxt")
+        with open(os.path.join(ROOT, CNN)) as f, open(net, "w") as g:
+            g.writelines(l for l in f if "eval_data" not in l)
+        use_torch = self.a.torch == "yes"
+        self.torch = None
+        if use_torch and not self.torch_start():
+            use_torch = False
+            self.a.torch_reason = "compare_torch.py did not start"
+        self.stalls = getattr(self, "stalls", {})
+        threads = (1, 2)
+        ours = {t: [] for t in threads}
+        rss = {t: [] for t in threads}
+        theirs = {t: [] for t in threads}
+        for rep in range(self.cnn_runs):
+            if rep:
+                self.contention[-1][3] += self.wait_quiet()  # what is left of the bench's budget
+            for t in threads:
+                order = ["ours", "torch"] if (rep + t) % 2 == 1 else ["torch", "ours"]
+                for who in order:
+                    if who == "ours":
+                        r, m, _ = self.ours_train(b, t, iters, every, net=net, tag="cnn", key=("cnn", t))
+                        ours[t].append(r)
+                        rss[t].append(m)
+                    elif use_torch:
+                        meter = StallMeter()
+                        theirs[t].append(self.torch_train(b, t, iters, every, model="cnn"))
+                        self.stalls.setdefault(("cnn-torch", t), []).append(meter.share())
+            print(f"  run {rep + 1}: " + "  ".join(
+                f"t{t} {ours[t][-1]:.0f}" + (f" (torch {theirs[t][-1]:.0f})" if use_torch and theirs[t][-1] else "")
+                for t in threads), flush=True)
+        if self.torch:
+            self.torch.stdin.close()
+            self.torch.wait()
+            self.torch = None
+
+        def stall(key):
+            st = Stat(self.stalls.get(key, []))
+            return f"CPU stall {st.med:.0f}% ({st.lo:.0f} – {st.hi:.0f}) during these runs"
+
+        th = lambda t: f"{t} thread{'s' if t > 1 else ''}"  # noqa: E731
+        o = {t: Stat(ours[t]) for t in threads}
+        for t in threads:
+            self.row(S, f"ours, fashion_cnn, batch {b}, {th(t)} (examples/s, {self.cnn_runs} runs)", o[t].fmt(".0f"),
+                     stall(("cnn", t)))
+        for t in threads:
+            self.row(S, f"peak RSS, fashion_cnn training, batch {b}, {th(t)} (MiB)",
+                     Stat([x / 1024 for x in rss[t]]).fmt(".1f"))
+        self.row(S, "  ours 2 threads / ours 1 thread (paired runs)",
+                 Stat([x / y for x, y in zip(ours[2], ours[1])]).fmt(".2f"))
+        if not use_torch:
+            self.notes.append(f"7. CNN: PyTorch comparison skipped: {self.a.torch_reason or self.a.torch}.")
+            return
+        p = {t: Stat(theirs[t]) for t in threads}
+        for t in threads:
+            self.row(S, f"PyTorch {self.torch_version}, the same net, batch {b}, {th(t)} (examples/s)",
+                     p[t].fmt(".0f"), stall(("cnn-torch", t)))
+        r1 = Stat([x / y for x, y in zip(ours[1], theirs[1]) if x and y])
+        self.row(S, "ratio ours / PyTorch, 1 thread (paired runs)", r1.fmt(".2f"),
+                 self.goal(r1.med >= 1.0, ">= 1.0x") + f" (ratio of medians {o[1].med / p[1].med:.2f}x)")
+        best = [max(x, y) for x, y in zip(theirs[1], theirs[2]) if x and y]
+        r2 = Stat([x / y for x, y in zip(ours[2], best)])
+        pbest = max(p[1].med, p[2].med)
+        self.row(S, "ratio ours 2 threads / PyTorch's best of 1 and 2 threads (paired runs)", r2.fmt(".2f"),
+                 self.goal(r2.med >= 1.5, ">= 1.5x") + f" (ours 2t median / PyTorch's best median "
+                 f"[{'2' if p[2].med >= p[1].med else '1'} thread{'s' if p[2].med >= p[1].med else ''}]: "
+                 f"{o[2].med / pbest:.2f}x)")
+        self.row(S, "  ratio ours / PyTorch, 2 threads each (paired runs)",
+                 Stat([x / y for x, y in zip(ours[2], theirs[2]) if x and y]).fmt(".2f"))
+
     # --- report ---
     def report(self, seconds):
+        """The whole of RESULTS.md for this run, as lines."""
         e = self.env
         lines = ["# paddle-run benchmarks", "",
                  "Written by `make bench` (bench/run.sh, bench/bench.py); do not edit by hand. Every figure is "
-                 f"the median of {self.runs} runs ({self.train_runs} for training, 5 for net build times, "
-                 f"{max(self.runs, 9)} for batch-1 latency) with (min – max).", "",
+                 f"the median of {self.runs} runs ({self.train_runs} for training, {self.cnn_runs} for CNN training, "
+                 f"5 for net build times, {max(self.runs, 9)} for batch-1 latency) with (min – max).", "",
                  "| | |", "|---|---|",
                  f"| date | {e['date']} |",
                  f"| CPU | {e['cpu']} |",
@@ -546,14 +715,26 @@ class Bench:
                   "line spends the same GFLOP/s on 3x the forward FLOPs `check` prints.",
                   "6. `bench_infer` loads the net and the parameter directory, prunes to `prob`, fills `pixels` "
                   "and times `pd_runner_run` per batch; the process figure is `paddle-run infer` on the 10000 "
-                  "test images including start-up and decompression.", ""]
+                  "test images including start-up and decompression.",
+                  "7. `paddle-run train` on netdescs/fashion_cnn.pbtxt with its eval_data lines removed (so no "
+                  "evaluation pass is timed), its batch of 64, `--threads T --iterations K --log-every L --log F`: "
+                  "examples/s over every logged interval after the first (steps L..K), from the log's `elapsed` "
+                  f"(K = {self.cnn_config()[1]}, L = {self.cnn_config()[2]}). `bench/compare_torch.py --model cnn` "
+                  "runs the identical net in PyTorch: conv 5x5 (32 then 64 filters, padding 2, stride 1, with "
+                  "bias), relu, max pool 2x2 stride 2, flatten, fc 3136x256 + relu, dropout 0.5, fc 256x10, "
+                  "softmax cross-entropy plus the softmax and accuracy each step, Adam with lr 0.002 on the "
+                  "file's cosine schedule, the same shuffled IDX data, `torch.set_num_threads(T)`, timed over "
+                  "the same steps. "
+                  f"Runs alternate ours / PyTorch (order flipped each time), {self.cnn_runs} of each rather than "
+                  "5+, as each run takes 15-40 s. The 2-thread target compares ours on 2 threads with PyTorch's "
+                  "better of 1 and 2 threads, per repetition (paired) and as medians. CPU stall is the share of "
+                  "each run's wall time in which some task waited for a CPU (/proc/pressure/cpu).", ""]
         if RETRIES:
             self.notes.append(f"{len(RETRIES)} run(s) failed (killed from outside?) and were repeated: " +
                               "; ".join(f"`{r}`" for r in RETRIES[:5]) + ".")
         if self.notes:
             lines += ["## Notes", ""] + [f"- {n}" for n in self.notes] + [""]
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:
-            f.write("\n".join(lines))
+        return lines
 
     def table(self):
         print("\n" + "=" * 110)
@@ -573,7 +754,11 @@ def main():
     ap.add_argument("--torch", default="no", help="yes, or why not")
     ap.add_argument("--torch-reason", default="")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated sections (parse,dispatch,startup,train,gemm,infer)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated sections (parse,dispatch,startup,train,gemm,infer,cnn); the report goes to "
+                         "bench/out/RESULTS.only.md unless --merge")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --only: replace those sections' figures in bench/RESULTS.md, keeping the others")
     a = ap.parse_args()
     b = Bench(a)
     t0 = time.time()
@@ -594,11 +779,23 @@ def main():
         b.gemm()
     if want("infer"):
         b.infer()
+    if want("cnn"):
+        b.cnn()
     b.end_section()
     b.table()
+    lines = b.report(time.time() - t0)
+    results = os.path.join(ROOT, "bench", "RESULTS.md")
     if only is None:
-        b.report(time.time() - t0)
-        print(f"wrote bench/RESULTS.md ({time.time() - t0:.0f} s)")
+        where = results
+    elif a.merge:
+        where = results
+        lines = merge_results(results, lines, b.env, a.only)
+    else:
+        where = os.path.join(b.out, "RESULTS.only.md")
+    with open(where, "w") as f:
+        f.write("\n".join(lines))
+    what = "" if only is None else (f" (sections {a.only} merged in)" if a.merge else f" (sections {a.only} only)")
+    print(f"wrote {os.path.relpath(where, ROOT)}{what} ({time.time() - t0:.0f} s)")
     return 0
 
 

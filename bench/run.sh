@@ -4,6 +4,9 @@
 # comparison when it installs quickly (BENCH_TORCH=0 skips it), then runs
 # bench/bench.py, which prints a table and writes bench/RESULTS.md.
 #   sh bench/run.sh [BUILD]        BENCH_QUICK=1: fewer runs, shorter training
+# BENCH_ONLY=section,... runs only those (parse dispatch startup train gemm
+# infer cnn) and writes bench/out/RESULTS.only.md; add BENCH_MERGE=1 to put
+# their figures into bench/RESULTS.md instead, keeping the other sections'.
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
@@ -63,4 +66,7 @@ fi
 
 quick=""
 [ "${BENCH_QUICK:-0}" = 1 ] && quick="--quick"
-exec $PY bench/bench.py --build "$BUILD" --torch "$torch" --torch-reason "$reason" $quick ${BENCH_ONLY:+--only "$BENCH_ONLY"}
+merge=""
+[ -n "${BENCH_ONLY:-}" ] && [ "${BENCH_MERGE:-0}" = 1 ] && merge="--merge"
+exec $PY bench/bench.py --build "$BUILD" --torch "$torch" --torch-reason "$reason" $quick \
+  ${BENCH_ONLY:+--only "$BENCH_ONLY"} $merge
