@@ -462,13 +462,11 @@ static pd_status parse_plain(const char *name, const uint8_t *b, size_t len, pd_
 }
 
 pd_status pd_npy_parse(const char *name, const void *buf, size_t len, pd_tensor *out, pd_error *err) {
-  if (!pd_is_gzip(buf, len)) return parse_plain(name, buf, len, out, err);
-  uint8_t *z;
-  size_t zlen;
-  pd_status st = pd_gunzip(name, buf, len, pd_npy_file_size, &z, &zlen, err);
+  pd_file_image img; /* borrows buf, or holds it inflated when it is gzip */
+  pd_status st = pd_file_image_from_memory(name, buf, len, pd_npy_file_size, &img, err);
   if (st) return st;
-  st = parse_plain(name, z, zlen, out, err);
-  free(z);
+  st = parse_plain(name, img.data, img.size, out, err);
+  pd_file_image_close(&img);
   return st;
 }
 
