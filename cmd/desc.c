@@ -55,14 +55,11 @@ static int run(int argc, char **argv) {
   const Paddle__TrainDesc *td = st ? NULL : net->desc->train;
   if (!st && backward && (!td || !td->loss || !*td->loss))
     st = pd_errorf(&err, PD_ERR_INPUT, "%s: --backward needs train { loss: \"VAR\" } in the file", pos[0]);
-  if (!st && backward) st = pd_net_find_training(net, td->loss, &err);
-  if (!st && backward && net->loss < 0) st = pd_net_add_backward(net, td->loss, &err);
-  if (!st && opts[1].value && !net->n_optimizer) {
-    Paddle__OptimizerDesc opt = PADDLE__OPTIMIZER_DESC__INIT;
-    if (td->optimizer) opt = *td->optimizer;
-    opt.type = (char *)opts[1].value;
-    st = pd_net_add_optimizer(net, &opt, &err);
-  }
+  /* the file's optimizer settings, with the type asked for */
+  Paddle__OptimizerDesc opt = PADDLE__OPTIMIZER_DESC__INIT;
+  if (td && td->optimizer) opt = *td->optimizer;
+  opt.type = (char *)opts[1].value;
+  if (!st && backward) st = pd_net_make_trainable(net, td->loss, opts[1].value ? &opt : NULL, &err);
   if (st) {
     pd_net_free(net);
     return pd_cli_fail(&err);

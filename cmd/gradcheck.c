@@ -70,7 +70,7 @@ static int run(int argc, char **argv) {
   const Paddle__TrainDesc *td = st ? NULL : net->desc->train;
   if (!st && (!td || !td->loss || !*td->loss))
     st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
-  if (!st) st = pd_net_add_backward(net, td->loss, &err);
+  if (!st) st = pd_net_make_trainable(net, td->loss, NULL, &err);
   if (!st) st = pd_net_select_kernels(net, PD_CPU, &err);
   if (!st)
     st = pd_feed_bind_all(&feed, net, pos[0], td ? td->data : NULL, td ? td->n_data : 0, "train.data",

@@ -119,12 +119,8 @@ static int run(int argc, char **argv) {
   bool train = !opts[FWD].value;
   if (!st && train && (!td || !td->loss || !*td->loss))
     st = pd_errorf(&err, PD_ERR_INPUT, "%s: no train { loss: ... } to time backward for; use --forward-only", pos[0]);
-  if (!st && train) st = pd_net_find_training(net, td->loss, &err);
-  if (!st && train && net->loss < 0) st = pd_net_add_backward(net, td->loss, &err);
-  if (!st && train && !net->n_optimizer) {
-    Paddle__OptimizerDesc dflt = PADDLE__OPTIMIZER_DESC__INIT;
-    st = pd_net_add_optimizer(net, td->optimizer ? td->optimizer : &dflt, &err);
-  }
+  Paddle__OptimizerDesc dflt = PADDLE__OPTIMIZER_DESC__INIT;
+  if (!st && train) st = pd_net_make_trainable(net, td->loss, td->optimizer ? td->optimizer : &dflt, &err);
   if (!st) st = pd_net_select_kernels(net, PD_CPU, &err);
   if (!batch) batch = td && td->has_batch_size ? td->batch_size : 64;
   if (!st)

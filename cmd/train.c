@@ -459,9 +459,7 @@ static int run(int argc, char **argv) {
   }
   if (!st) st = pd_schedule_check(t.opt, &err);
   /* a net printed by `desc --backward --optimizer` already has them */
-  if (!st) st = pd_net_find_training(t.net, t.td->loss, &err);
-  if (!st && t.net->loss < 0) st = pd_net_add_backward(t.net, t.td->loss, &err);
-  if (!st && !t.net->n_optimizer) st = pd_net_add_optimizer(t.net, t.opt, &err);
+  if (!st) st = pd_net_make_trainable(t.net, t.td->loss, t.opt, &err);
   if (!st) st = pd_net_select_kernels(t.net, PD_CPU, &err);
   /* data: the file's bindings, then flags (which override) */
   if (!st)

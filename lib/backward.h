@@ -13,6 +13,11 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err);
  * forward-only net is left as it is (net->loss stays -1). */
 pd_status pd_net_find_training(pd_net *net, const char *loss, pd_error *err);
 
+/* What train, time, desc and gradcheck all need: the backward ops for
+ * `loss` and, when opt is given, the update ops — each only if the net does
+ * not hold them already (a file printed by `desc --backward --optimizer`). */
+pd_status pd_net_make_trainable(pd_net *net, const char *loss, const Paddle__OptimizerDesc *opt, pd_error *err);
+
 /* The (parameter, gradient) pairs after pd_net_add_backward; returns the
  * count (at most max). */
 int pd_net_param_grads(const pd_net *net, int *params, int *grads, int max);

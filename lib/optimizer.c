@@ -121,3 +121,10 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
   net->n_optimizer = net->nops - before;
   return pd_net_infer_shapes(net, err);
 }
+
+pd_status pd_net_make_trainable(pd_net *net, const char *loss, const Paddle__OptimizerDesc *opt, pd_error *err) {
+  pd_status st = pd_net_find_training(net, loss, err);
+  if (!st && net->loss < 0) st = pd_net_add_backward(net, loss, err);
+  if (!st && opt && !net->n_optimizer) st = pd_net_add_optimizer(net, opt, err);
+  return st;
+}
