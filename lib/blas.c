@@ -1,13 +1,15 @@
 /* blas.c — row-major GEMM through BLIS's typed API (strides let BLIS read
  * transposed operands in place, no copies). Small products run on one
  * thread: waking BLIS's threads costs more than they save below ~2^18
- * multiply-adds, and on a busy machine far more. A product with one row
+ * multiply-adds, and on a busy machine far more; so do products inside a
+ * part of pd_parallel_run, whose caller already split the work. A product with one row
  * (batch-1 inference) is a matrix-vector product, which BLIS does without
  * packing the matrix. */
 #include "blas.h"
 
 #include <blis.h>
 
+#include "parallel.h"
 #include "tensor.h"
 
 #define PD_GEMM_SERIAL_BELOW (1 << 18)
@@ -35,7 +37,7 @@ GEMV_ROW(double, bli_dgemv)
     }                                                                                                                  \
     rntm_t rntm = BLIS_RNTM_INITIALIZER;                                                                               \
     double work = (double)m * (double)n * (double)k;                                                                   \
-    bli_rntm_set_num_threads(work < PD_GEMM_SERIAL_BELOW ? 1 : pd_get_threads(), &rntm);                               \
+    bli_rntm_set_num_threads(work < PD_GEMM_SERIAL_BELOW || pd_parallel_inside() ? 1 : pd_get_threads(), &rntm);       \
     fn(ta ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, tb ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, (T *)a, lda, \
        1, (T *)b, ldb, 1, &beta, c, ldc, 1, NULL, &rntm);                                                              \
   }

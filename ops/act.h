@@ -67,6 +67,7 @@ PD_ACT_DEFINE(double)
 #ifdef PD_ACT_OP
 
 #include "op.h"
+#include "parallel.h"
 
 static inline pd_act pd_act_of(pd_ctx *c) { return *(const pd_act *)c->op->def->data; }
 
@@ -78,17 +79,36 @@ static pd_status pd_act_infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, 0), x->dtype, x->ndim, x->dims);
 }
 
-/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
-#define PD_ACT_OP_KERNELS(T)                                                                                      \
-  static pd_status pd_act_op_forward_##T(pd_ctx *c) {                                                             \
-    pd_tensor *x = pd_in(c, 0);                                                                                   \
-    pd_act_forward_##T(pd_act_of(c), PD_DATA(x, T), PD_DATA(pd_out(c, 0), T), pd_tensor_numel(x));                \
-    return PD_OK;                                                                                                 \
-  }                                                                                                               \
-  static pd_status pd_act_op_backward_##T(pd_ctx *c) {                                                            \
-    pd_tensor *y = pd_in(c, PD_GRAD_Y(1, 1, 0)), *dy = pd_in(c, PD_GRAD_DY(1, 1, 0)), *dx = pd_out(c, 0);         \
-    if (dx) pd_act_backward_##T(pd_act_of(c), PD_DATA(y, T), PD_DATA(dy, T), PD_DATA(dx, T), pd_tensor_numel(y)); \
-    return PD_OK;                                                                                                 \
+/* Grad op slots (see op.h): inputs X Out dOut, output dX. Long arrays are
+ * split among threads (PD_ACT_GRAIN elements at least per part). */
+#define PD_ACT_GRAIN ((int64_t)1 << 16)
+typedef struct pd_act_job {
+  pd_act a;
+  const void *x, *dy;
+  void *y;
+} pd_act_job;
+
+#define PD_ACT_OP_KERNELS(T)                                                                              \
+  static void pd_act_range_forward_##T(void *arg, int64_t lo, int64_t hi) {                               \
+    const pd_act_job *j = arg;                                                                            \
+    pd_act_forward_##T(j->a, (const T *)j->x + lo, (T *)j->y + lo, hi - lo);                              \
+  }                                                                                                       \
+  static void pd_act_range_backward_##T(void *arg, int64_t lo, int64_t hi) {                              \
+    const pd_act_job *j = arg; /* x: Out, y: dX */                                                        \
+    pd_act_backward_##T(j->a, (const T *)j->x + lo, (const T *)j->dy + lo, (T *)j->y + lo, hi - lo);      \
+  }                                                                                                       \
+  static pd_status pd_act_op_forward_##T(pd_ctx *c) {                                                     \
+    pd_tensor *x = pd_in(c, 0);                                                                           \
+    pd_act_job j = {pd_act_of(c), PD_DATA(x, T), NULL, PD_DATA(pd_out(c, 0), T)};                         \
+    pd_parallel_for(pd_tensor_numel(x), PD_ACT_GRAIN, pd_act_range_forward_##T, &j);                      \
+    return PD_OK;                                                                                         \
+  }                                                                                                       \
+  static pd_status pd_act_op_backward_##T(pd_ctx *c) {                                                    \
+    pd_tensor *y = pd_in(c, PD_GRAD_Y(1, 1, 0)), *dy = pd_in(c, PD_GRAD_DY(1, 1, 0)), *dx = pd_out(c, 0); \
+    if (!dx) return PD_OK;                                                                                \
+    pd_act_job j = {pd_act_of(c), PD_DATA(y, T), PD_DATA(dy, T), PD_DATA(dx, T)};                         \
+    pd_parallel_for(pd_tensor_numel(y), PD_ACT_GRAIN, pd_act_range_backward_##T, &j);                     \
+    return PD_OK;                                                                                         \
   }
 PD_ACT_OP_KERNELS(float)
 PD_ACT_OP_KERNELS(double)

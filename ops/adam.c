@@ -4,6 +4,7 @@
 #include <tgmath.h>
 
 #include "optim.h"
+#include "parallel.h"
 
 enum { PARAM, GRAD, MOMENT1, MOMENT2, LR, STEP, N_IN };
 enum { PARAM_OUT, MOMENT1_OUT, MOMENT2_OUT, N_OUT };
@@ -47,7 +48,27 @@ static pd_status infer(pd_ctx *c) {
 
 /* The bias corrections are folded into two scalars, in double:
  * p -= lr_t m / (sqrt(v) + eps_t), lr_t = lr sqrt(1 - b2^t) / (1 - b1^t), eps_t = eps sqrt(1 - b2^t). */
+/* Long parameters are updated by several threads, each a range of it. */
+typedef struct job {
+  const void *p, *g, *m, *v;
+  void *p_out, *m_out, *v_out;
+  double lr_t, eps_t, wd, b1, b2;
+} job;
+
 #define ADAM_UPDATE(T)                                                                             \
+  static void range_##T(void *arg, int64_t lo, int64_t hi) {                                       \
+    const job *j = arg;                                                                            \
+    const T *p = j->p, *g = j->g, *m = j->m, *v = j->v;                                            \
+    T *p_out = j->p_out, *m_out = j->m_out, *v_out = j->v_out;                                     \
+    const T lr_t = (T)j->lr_t, eps_t = (T)j->eps_t, wd = (T)j->wd, tb1 = (T)j->b1, tb2 = (T)j->b2; \
+    for (int64_t i = lo; i < hi; i++) {                                                            \
+      T pi = p[i], gi = g[i] + wd * pi;                                                            \
+      T mi = tb1 * m[i] + (1 - tb1) * gi, vi = tb2 * v[i] + (1 - tb2) * gi * gi;                   \
+      m_out[i] = mi;                                                                               \
+      v_out[i] = vi;                                                                               \
+      p_out[i] = pi - lr_t * mi / (sqrt(vi) + eps_t);                                              \
+    }                                                                                              \
+  }                                                                                                \
   static pd_status update_##T(pd_ctx *c) {                                                         \
     double t = PD_DATA(pd_in(c, STEP), double)[0];                                                 \
     if (!(t >= 1))                                                                                 \
@@ -55,20 +76,19 @@ static pd_status infer(pd_ctx *c) {
                          pd_ctx_in_name(c, STEP, 0), t);                                           \
     double b1 = pd_attr_f(c, A_BETA1), b2 = pd_attr_f(c, A_BETA2);                                 \
     double lr = (T)pd_tensor_get(pd_in(c, LR), 0), c2 = sqrt(1 - pow(b2, t));                      \
-    T lr_t = (T)(lr * c2 / (1 - pow(b1, t))), eps_t = (T)(pd_attr_f(c, A_EPS) * c2);               \
-    T wd = (T)pd_attr_f(c, A_WD), tb1 = (T)b1, tb2 = (T)b2;                                        \
-    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                                  \
-    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T);                     \
-    const T *m = PD_DATA(pd_in(c, MOMENT1), T), *v = PD_DATA(pd_in(c, MOMENT2), T);                \
-    T *p_out = PD_DATA(pd_out(c, PARAM_OUT), T);                                                   \
-    T *m_out = PD_DATA(pd_out(c, MOMENT1_OUT), T), *v_out = PD_DATA(pd_out(c, MOMENT2_OUT), T);    \
-    for (int64_t i = 0; i < n; i++) {                                                              \
-      T pi = p[i], gi = g[i] + wd * pi;                                                            \
-      T mi = tb1 * m[i] + (1 - tb1) * gi, vi = tb2 * v[i] + (1 - tb2) * gi * gi;                   \
-      m_out[i] = mi;                                                                               \
-      v_out[i] = vi;                                                                               \
-      p_out[i] = pi - lr_t * mi / (sqrt(vi) + eps_t);                                              \
-    }                                                                                              \
+    job j = {PD_DATA(pd_in(c, PARAM), T),                                                          \
+             PD_DATA(pd_in(c, GRAD), T),                                                           \
+             PD_DATA(pd_in(c, MOMENT1), T),                                                        \
+             PD_DATA(pd_in(c, MOMENT2), T),                                                        \
+             PD_DATA(pd_out(c, PARAM_OUT), T),                                                     \
+             PD_DATA(pd_out(c, MOMENT1_OUT), T),                                                   \
+             PD_DATA(pd_out(c, MOMENT2_OUT), T),                                                   \
+             (T)(lr * c2 / (1 - pow(b1, t))),                                                      \
+             (T)(pd_attr_f(c, A_EPS) * c2),                                                        \
+             pd_attr_f(c, A_WD),                                                                   \
+             b1,                                                                                   \
+             b2};                                                                                  \
+    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);             \
     return PD_OK;                                                                                  \
   }
 ADAM_UPDATE(float)

@@ -12,6 +12,7 @@
 #include "blas.h"
 #include "conv_util.h"
 #include "op.h"
+#include "parallel.h"
 
 enum { INPUT, FILTER, BIAS, N_IN };
 enum { OUTPUT, N_OUT };
@@ -189,38 +190,79 @@ static void *scratch(pd_ctx *c, int i, pd_dtype dt, int64_t n, pd_status *st) {
   return *st ? NULL : pd_tensor_data(t);
 }
 
-/* The scratch of one run: col, the column matrix [C kh kw, ld] (none for a
- * pointwise kernel); stage, the products' output [M, ld] when a chunk holds
- * several images; pad, one zero-padded image [C, H + 2 ph, W + 2 pw] when
- * there is padding. */
+/* The scratch of one run, for each of its `parts` (the images of the batch
+ * are split among threads, each part with scratch of its own): col, the
+ * column matrix [C kh kw, ld] (none for a pointwise kernel); stage, the
+ * products' output [M, ld] when a chunk holds several images; pad, one
+ * zero-padded image [C, H + 2 ph, W + 2 pw] when there is padding; and, in
+ * backward, the part's own dFilter and dBias sums (part 0 sums straight into
+ * dFilter and dBias, the others are added to them in part order, so the
+ * result is the same on every run with the same thread count). */
 typedef struct plan {
   int64_t nb, ld, hp, wp;
-  void *col, *stage, *pad;
+  int parts;
+  int64_t col_n, extra_n; /* elements of work[0] and work[1] per part */
+  void *col, *stage, *pad, *dw, *db;
 } plan;
 
-static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, plan *pl) {
+/* Into how many parts the batch is split: at most one per image, and none
+ * with less than about 2^19 multiply-adds (waking a thread costs more). */
+static int conv_parts(const geom *g) {
+  int parts = pd_parallel_parts((int64_t)(product_flops(g) / 2), (int64_t)1 << 19);
+  return parts > g->n ? (g->n > 1 ? (int)g->n : 1) : parts;
+}
+
+static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, bool backward, plan *pl) {
   size_t elem = pd_dtype_size(dt);
   pl->nb = chunk_images(g, elem);
   pl->ld = lead(pl->nb * g->p, elem);
   pl->hp = g->h + 2 * g->ph, pl->wp = g->w + 2 * g->pw;
-  pl->col = pl->stage = pl->pad = NULL;
+  pl->parts = conv_parts(g);
+  pl->col = pl->stage = pl->pad = pl->dw = pl->db = NULL;
   int64_t cdims[4] = {g->c, g->kh, g->kw, pl->ld}, sdims[2] = {g->m, pl->ld}, pdims[3] = {g->c, pl->hp, pl->wp};
-  int64_t col = 0, stage = 0, pad = 0;
+  int64_t col = 0, stage = 0, pad = 0, dw = backward ? g->m * g->kg : 0, db = backward ? g->m : 0;
   if (!pd_dims_product(4, cdims, &col) || !pd_dims_product(2, sdims, &stage) || !pd_dims_product(3, pdims, &pad) ||
-      stage > INT64_MAX - pad)
+      stage > INT64_MAX / 4 - pad - dw - db || col > INT64_MAX / 64)
     return pd_ctx_fail(c, PD_ERR_RUNTIME, "the column matrix for this convolution is too large");
   if (pl->nb == 1) stage = 0;
   if (!g->ph && !g->pw) pad = 0;
+  if (is_pointwise(g)) col = 0;
+  if (pl->parts == 1) dw = db = 0;
+  pl->col_n = col, pl->extra_n = stage + pad + dw + db;
   pd_status st = PD_OK;
-  if (!is_pointwise(g) && !(pl->col = scratch(c, 0, dt, col, &st))) return st;
-  if (stage + pad > 0) {
-    char *b = scratch(c, 1, dt, stage + pad, &st);
-    if (!b) return st;
+  char *a = col ? scratch(c, 0, dt, col * pl->parts, &st) : NULL;
+  if (st) return st;
+  char *b = pl->extra_n ? scratch(c, 1, dt, pl->extra_n * pl->parts, &st) : NULL;
+  if (st) return st;
+  pl->col = a;
+  if (b) {
     pl->stage = stage ? b : NULL;
     pl->pad = pad ? b + stage * (int64_t)elem : NULL;
+    pl->dw = dw ? b + (stage + pad) * (int64_t)elem : NULL;
+    pl->db = db ? b + (stage + pad + dw) * (int64_t)elem : NULL;
   }
   return PD_OK;
 }
+
+/* Part t's view of the plan: its own scratch. */
+static plan part_plan(const plan *pl, int t, size_t elem) {
+  plan p = *pl;
+  int64_t oc = (int64_t)t * pl->col_n * (int64_t)elem, oe = (int64_t)t * pl->extra_n * (int64_t)elem;
+  if (p.col) p.col = (char *)p.col + oc;
+  if (p.stage) p.stage = (char *)p.stage + oe;
+  if (p.pad) p.pad = (char *)p.pad + oe;
+  if (p.dw) p.dw = (char *)p.dw + oe;
+  if (p.db) p.db = (char *)p.db + oe;
+  return p;
+}
+
+/* What every part of one run shares. */
+typedef struct job {
+  const geom *g;
+  const plan *pl;
+  const void *x, *w, *b, *dy;
+  void *y, *dx, *dw, *db;
+} job;
 
 /* im2col: image xp [C, hp, wp] (padding included) to rows (c, i, j) of col
  * (row stride ld), row (c, i, j) holding the tap (i, j) of channel c for
@@ -299,18 +341,17 @@ static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, plan *pl) {
           memcpy(dx + (ch * g->h + r) * g->w, acc + (ch * pl->hp + r + g->ph) * wp + g->pw, sizeof(T) * (size_t)g->w); \
   }                                                                                                                    \
                                                                                                                        \
-  static pd_status forward_##T(pd_ctx *c) {                                                                            \
-    pd_tensor *xt = pd_in(c, INPUT), *bt = pd_in(c, BIAS);                                                             \
-    geom g;                                                                                                            \
-    plan pl;                                                                                                           \
-    pd_status st = get_geom(c, xt, &g);                                                                                \
-    if (!st) st = make_plan(c, &g, xt->dtype, &pl);                                                                    \
-    if (st) return st;                                                                                                 \
-    const T *x = PD_DATA(xt, T), *w = PD_DATA(pd_in(c, FILTER), T), *b = bt ? PD_DATA(bt, T) : NULL;                   \
-    T *y = PD_DATA(pd_out(c, OUTPUT), T), *col = pl.col, *stage = pl.stage;                                            \
+  static void forward_part_##T(void *arg, int t, int nt) {                                                             \
+    const job *j = arg;                                                                                                \
+    const geom g = *j->g;                                                                                              \
+    plan pl = part_plan(j->pl, t, sizeof(T));                                                                          \
+    const T *x = j->x, *w = j->w, *b = j->b;                                                                           \
+    T *y = j->y, *col = pl.col, *stage = pl.stage;                                                                     \
     const int64_t chw = g.c * g.h * g.w, P = g.p, M = g.m;                                                             \
-    for (int64_t n0 = 0; n0 < g.n; n0 += pl.nb) {                                                                      \
-      const int64_t cnt = g.n - n0 < pl.nb ? g.n - n0 : pl.nb, cols = cnt * P;                                         \
+    int64_t lo, hi;                                                                                                    \
+    pd_parallel_range(g.n, t, nt, &lo, &hi);                                                                           \
+    for (int64_t n0 = lo; n0 < hi; n0 += pl.nb) {                                                                      \
+      const int64_t cnt = hi - n0 < pl.nb ? hi - n0 : pl.nb, cols = cnt * P;                                           \
       const T *src = col;                                                                                              \
       int64_t ld = pl.ld;                                                                                              \
       if (col)                                                                                                         \
@@ -333,6 +374,22 @@ static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, plan *pl) {
             for (int64_t p = 0; p < P; p++) o[p] = s[p] + bm;                                                          \
           }                                                                                                            \
     }                                                                                                                  \
+  }                                                                                                                    \
+                                                                                                                       \
+  static pd_status forward_##T(pd_ctx *c) {                                                                            \
+    pd_tensor *xt = pd_in(c, INPUT), *bt = pd_in(c, BIAS);                                                             \
+    geom g;                                                                                                            \
+    plan pl;                                                                                                           \
+    pd_status st = get_geom(c, xt, &g);                                                                                \
+    if (!st) st = make_plan(c, &g, xt->dtype, false, &pl);                                                             \
+    if (st) return st;                                                                                                 \
+    job j = {.g = &g,                                                                                                  \
+             .pl = &pl,                                                                                                \
+             .x = PD_DATA(xt, T),                                                                                      \
+             .w = PD_DATA(pd_in(c, FILTER), T),                                                                        \
+             .b = bt ? PD_DATA(bt, T) : NULL,                                                                          \
+             .y = PD_DATA(pd_out(c, OUTPUT), T)};                                                                      \
+    pd_parallel_run(pl.parts, forward_part_##T, &j);                                                                   \
     return PD_OK;                                                                                                      \
   }                                                                                                                    \
                                                                                                                        \
@@ -348,22 +405,20 @@ static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, plan *pl) {
     return s;                                                                                                          \
   }                                                                                                                    \
                                                                                                                        \
-  static pd_status backward_##T(pd_ctx *c) {                                                                           \
-    pd_tensor *xt = pd_in(c, G_INPUT), *dxt = pd_out(c, INPUT), *dwt = pd_out(c, FILTER), *dbt = pd_out(c, BIAS);      \
-    geom g;                                                                                                            \
-    pd_status st = get_geom(c, xt, &g);                                                                                \
-    if (st) return st;                                                                                                 \
-    const T *x = PD_DATA(xt, T), *w = PD_DATA(pd_in(c, G_FILTER), T), *dy = PD_DATA(pd_in(c, G_DOUT), T);              \
-    T *dx = dxt ? PD_DATA(dxt, T) : NULL, *dw = dwt ? PD_DATA(dwt, T) : NULL;                                          \
-    const int64_t chw = g.c * g.h * g.w, P = g.p, M = g.m;                                                             \
-    T *db = dbt ? PD_DATA(dbt, T) : NULL;                                                                              \
-    if (db) memset(db, 0, sizeof(T) * (size_t)M);                                                                      \
-    if (dw && g.n == 0) memset(dw, 0, sizeof(T) * (size_t)(M * g.kg));                                                 \
-    plan pl = {.nb = 1};                                                                                               \
-    if ((dx || dw) && (st = make_plan(c, &g, xt->dtype, &pl))) return st;                                              \
+  static void backward_part_##T(void *arg, int t, int nt) {                                                            \
+    const job *j = arg;                                                                                                \
+    const geom g = *j->g;                                                                                              \
+    plan pl = part_plan(j->pl, t, sizeof(T));                                                                          \
+    const T *x = j->x, *w = j->w, *dy = j->dy;                                                                         \
+    T *dx = j->dx, *dw = j->dw ? (t ? pl.dw : j->dw) : NULL, *db = j->db ? (t ? pl.db : j->db) : NULL;                 \
     T *col = pl.col, *stage = pl.stage;                                                                                \
-    for (int64_t n0 = 0; n0 < g.n; n0 += pl.nb) {                                                                      \
-      const int64_t cnt = g.n - n0 < pl.nb ? g.n - n0 : pl.nb, cols = cnt * P;                                         \
+    const int64_t chw = g.c * g.h * g.w, P = g.p, M = g.m;                                                             \
+    int64_t lo, hi;                                                                                                    \
+    pd_parallel_range(g.n, t, nt, &lo, &hi);                                                                           \
+    if (db) memset(db, 0, sizeof(T) * (size_t)M);                                                                      \
+    if (dw && lo == hi) memset(dw, 0, sizeof(T) * (size_t)(M * g.kg));                                                 \
+    for (int64_t n0 = lo; n0 < hi; n0 += pl.nb) {                                                                      \
+      const int64_t cnt = hi - n0 < pl.nb ? hi - n0 : pl.nb, cols = cnt * P;                                           \
       const T *gy = dy + n0 * M * P;                                                                                   \
       int64_t ldy = P;                                                                                                 \
       /* one pass over the chunk's dOut: the bias sums, and the gather */                                              \
@@ -383,7 +438,7 @@ static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, plan *pl) {
           src = x + n0 * chw, ld = P;                                                                                  \
         for (int64_t gr = 0; gr < g.groups; gr++)                                                                      \
           pd_gemm_##T(false, true, g.mg, g.kg, cols, 1, gy + gr * g.mg * ldy, ldy, src + gr * g.kg * ld, ld,           \
-                      n0 == 0 ? 0 : 1, dw + gr * g.mg * g.kg, g.kg);                                                   \
+                      n0 == lo ? 0 : 1, dw + gr * g.mg * g.kg, g.kg);                                                  \
       }                                                                                                                \
       if (dx) {                                                                                                        \
         T *dst = col ? col : dx + n0 * chw;                                                                            \
@@ -394,6 +449,33 @@ static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, plan *pl) {
         if (col)                                                                                                       \
           for (int64_t i = 0; i < cnt; i++) col2im_##T(&g, &pl, col + i * P, dx + (n0 + i) * chw);                     \
       }                                                                                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+                                                                                                                       \
+  static pd_status backward_##T(pd_ctx *c) {                                                                           \
+    pd_tensor *xt = pd_in(c, G_INPUT), *dxt = pd_out(c, INPUT), *dwt = pd_out(c, FILTER), *dbt = pd_out(c, BIAS);      \
+    geom g;                                                                                                            \
+    plan pl;                                                                                                           \
+    pd_status st = get_geom(c, xt, &g);                                                                                \
+    if (!st) st = make_plan(c, &g, xt->dtype, true, &pl);                                                              \
+    if (st) return st;                                                                                                 \
+    job j = {.g = &g,                                                                                                  \
+             .pl = &pl,                                                                                                \
+             .x = PD_DATA(xt, T),                                                                                      \
+             .w = PD_DATA(pd_in(c, G_FILTER), T),                                                                      \
+             .dy = PD_DATA(pd_in(c, G_DOUT), T),                                                                       \
+             .dx = dxt ? PD_DATA(dxt, T) : NULL,                                                                       \
+             .dw = dwt ? PD_DATA(dwt, T) : NULL,                                                                       \
+             .db = dbt ? PD_DATA(dbt, T) : NULL};                                                                      \
+    pd_parallel_run(pl.parts, backward_part_##T, &j);                                                                  \
+    /* the other parts' sums, added in part order */                                                                   \
+    T *dw = j.dw, *db = j.db;                                                                                          \
+    for (int t = 1; t < pl.parts; t++) {                                                                               \
+      plan p = part_plan(&pl, t, sizeof(T));                                                                           \
+      if (dw)                                                                                                          \
+        for (int64_t k = 0; k < g.m * g.kg; k++) dw[k] += ((const T *)p.dw)[k];                                        \
+      if (db)                                                                                                          \
+        for (int64_t k = 0; k < g.m; k++) db[k] += ((const T *)p.db)[k];                                               \
     }                                                                                                                  \
     return PD_OK;                                                                                                      \
   }

@@ -2,6 +2,7 @@
  * g' = g + weight_decay p;  v = mu v + g';  p -= lr (nesterov ? g' + mu v : v).
  * ParamOut and VelocityOut may be Param and Velocity themselves. No gradient. */
 #include "optim.h"
+#include "parallel.h"
 
 enum { PARAM, GRAD, VELOCITY, LR, N_IN };
 enum { PARAM_OUT, VELOCITY_OUT, N_OUT };
@@ -35,20 +36,38 @@ static pd_status infer(pd_ctx *c) {
   return st;
 }
 
-#define MOMENTUM_UPDATE(T)                                                                            \
-  static pd_status update_##T(pd_ctx *c) {                                                            \
-    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                                     \
-    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T);                        \
-    const T *v = PD_DATA(pd_in(c, VELOCITY), T);                                                      \
-    T *p_out = PD_DATA(pd_out(c, PARAM_OUT), T), *v_out = PD_DATA(pd_out(c, VELOCITY_OUT), T);        \
-    T lr = (T)pd_tensor_get(pd_in(c, LR), 0), mu = (T)pd_attr_f(c, A_MU), wd = (T)pd_attr_f(c, A_WD); \
-    bool nesterov = pd_attr_b(c, A_NESTEROV);                                                         \
-    for (int64_t i = 0; i < n; i++) {                                                                 \
-      T pi = p[i], gi = g[i] + wd * pi, vi = mu * v[i] + gi;                                          \
-      v_out[i] = vi;                                                                                  \
-      p_out[i] = pi - lr * (nesterov ? gi + mu * vi : vi);                                            \
-    }                                                                                                 \
-    return PD_OK;                                                                                     \
+/* Long parameters are updated by several threads, each a range of it. */
+typedef struct job {
+  const void *p, *g, *v;
+  void *p_out, *v_out;
+  double lr, mu, wd;
+  bool nesterov;
+} job;
+
+#define MOMENTUM_UPDATE(T)                                                               \
+  static void range_##T(void *arg, int64_t lo, int64_t hi) {                             \
+    const job *j = arg;                                                                  \
+    const T *p = j->p, *g = j->g, *v = j->v;                                             \
+    T *p_out = j->p_out, *v_out = j->v_out, lr = (T)j->lr, mu = (T)j->mu, wd = (T)j->wd; \
+    const bool nesterov = j->nesterov;                                                   \
+    for (int64_t i = lo; i < hi; i++) {                                                  \
+      T pi = p[i], gi = g[i] + wd * pi, vi = mu * v[i] + gi;                             \
+      v_out[i] = vi;                                                                     \
+      p_out[i] = pi - lr * (nesterov ? gi + mu * vi : vi);                               \
+    }                                                                                    \
+  }                                                                                      \
+  static pd_status update_##T(pd_ctx *c) {                                               \
+    job j = {PD_DATA(pd_in(c, PARAM), T),                                                \
+             PD_DATA(pd_in(c, GRAD), T),                                                 \
+             PD_DATA(pd_in(c, VELOCITY), T),                                             \
+             PD_DATA(pd_out(c, PARAM_OUT), T),                                           \
+             PD_DATA(pd_out(c, VELOCITY_OUT), T),                                        \
+             (T)pd_tensor_get(pd_in(c, LR), 0),                                          \
+             pd_attr_f(c, A_MU),                                                         \
+             pd_attr_f(c, A_WD),                                                         \
+             pd_attr_b(c, A_NESTEROV)};                                                  \
+    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);   \
+    return PD_OK;                                                                        \
   }
 MOMENTUM_UPDATE(float)
 MOMENTUM_UPDATE(double)

@@ -10,6 +10,7 @@
 
 #include "conv_util.h"
 #include "op.h"
+#include "parallel.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };
@@ -146,6 +147,19 @@ static void *scratch(pd_ctx *c, pd_dtype dt, int64_t n, pd_status *st) {
   return *st ? NULL : pd_tensor_data(t);
 }
 
+/* The planes (image, channel) are split among threads, each part with its
+ * own row of scratch; no part reads or writes another's planes. */
+typedef struct job {
+  const geom *g;
+  const void *x, *dy;
+  void *y, *scratch; /* y: Out forward, dX backward */
+} job;
+
+static int plane_parts(const geom *g) {
+  int parts = pd_parallel_parts(g->n * g->c * g->h * g->w, (int64_t)1 << 16);
+  return parts > g->n * g->c ? 1 : parts;
+}
+
 /* Max over 2x2 windows at stride 2 that all lie inside X, the common case,
  * has a path of its own: the generic loops run at a third of its speed. */
 static bool is_max2x2(const geom *g) {
@@ -164,15 +178,15 @@ static bool is_max2x2(const geom *g) {
  * the forward: across, share[w] = sum over the outputs whose columns hold w
  * of dOut / count, then down: dX[ih, :] += share for the window's rows. */
 #define POOL_KERNELS(T)                                                                                                \
-  static pd_status forward_##T(pd_ctx *c) {                                                                            \
-    geom g;                                                                                                            \
-    pd_status st = get_geom(c, pd_in(c, X), &g);                                                                       \
-    T *red = st ? NULL : scratch(c, pd_in(c, X)->dtype, g.w, &st);                                                     \
-    if (st) return st;                                                                                                 \
-    const T *x = PD_DATA(pd_in(c, X), T);                                                                              \
-    T *y = PD_DATA(pd_out(c, OUT), T);                                                                                 \
+  static void forward_part_##T(void *arg, int part, int nparts) {                                                      \
+    const job *j = arg;                                                                                                \
+    const geom g = *j->g;                                                                                              \
+    int64_t lo, hi;                                                                                                    \
+    pd_parallel_range(g.n *g.c, part, nparts, &lo, &hi);                                                               \
+    const T *x = (const T *)j->x + lo * g.h * g.w;                                                                     \
+    T *y = (T *)j->y + lo * g.ho * g.wo, *red = (T *)j->scratch + part * g.w;                                          \
     const bool max2x2 = is_max2x2(&g);                                                                                 \
-    for (int64_t pl = 0; pl < g.n * g.c; pl++, x += g.h * g.w)                                                         \
+    for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w)                                                               \
       for (int64_t oh = 0; oh < g.ho; oh++) {                                                                          \
         span r = clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                                         \
         memcpy(red, x + r.lo * g.w, sizeof(T) * (size_t)g.w);                                                          \
@@ -199,19 +213,29 @@ static bool is_max2x2(const geom *g) {
           *y = v;                                                                                                      \
         }                                                                                                              \
       }                                                                                                                \
+  }                                                                                                                    \
+                                                                                                                       \
+  static pd_status forward_##T(pd_ctx *c) {                                                                            \
+    geom g;                                                                                                            \
+    pd_status st = get_geom(c, pd_in(c, X), &g);                                                                       \
+    const int parts = st ? 1 : plane_parts(&g);                                                                        \
+    void *red = st ? NULL : scratch(c, pd_in(c, X)->dtype, parts * g.w, &st);                                          \
+    if (st) return st;                                                                                                 \
+    job j = {&g, PD_DATA(pd_in(c, X), T), NULL, PD_DATA(pd_out(c, OUT), T), red};                                      \
+    pd_parallel_run(parts, forward_part_##T, &j);                                                                      \
     return PD_OK;                                                                                                      \
   }                                                                                                                    \
                                                                                                                        \
-  static pd_status backward_##T(pd_ctx *c) {                                                                           \
-    geom g;                                                                                                            \
-    pd_status st = get_geom(c, pd_in(c, G_X), &g);                                                                     \
-    T *share = st || !g.avg ? NULL : scratch(c, pd_in(c, G_X)->dtype, g.w, &st);                                       \
-    if (st) return st;                                                                                                 \
-    const T *x = PD_DATA(pd_in(c, G_X), T), *dy = PD_DATA(pd_in(c, G_DOUT), T);                                        \
-    T *dx = PD_DATA(pd_out(c, X), T);                                                                                  \
+  static void backward_part_##T(void *arg, int part, int nparts) {                                                     \
+    const job *j = arg;                                                                                                \
+    const geom g = *j->g;                                                                                              \
+    int64_t lo, hi;                                                                                                    \
+    pd_parallel_range(g.n *g.c, part, nparts, &lo, &hi);                                                               \
+    const T *x = (const T *)j->x + lo * g.h * g.w, *dy = (const T *)j->dy + lo * g.ho * g.wo;                          \
+    T *dx = (T *)j->y + lo * g.h * g.w, *share = j->scratch ? (T *)j->scratch + part * g.w : NULL;                     \
     const bool max2x2 = is_max2x2(&g);                                                                                 \
-    memset(dx, 0, sizeof(T) * (size_t)(g.n * g.c * g.h * g.w));                                                        \
-    for (int64_t pl = 0; pl < g.n * g.c; pl++, x += g.h * g.w, dx += g.h * g.w)                                        \
+    memset(dx, 0, sizeof(T) * (size_t)((hi - lo) * g.h * g.w));                                                        \
+    for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w, dx += g.h * g.w)                                              \
       for (int64_t oh = 0; oh < g.ho; oh++, dy += g.wo) {                                                              \
         span r = clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                                         \
         if (max2x2) { /* the first of the 4 in row-major order that is largest takes dOut */                           \
@@ -257,6 +281,16 @@ static bool is_max2x2(const geom *g) {
           dx[at] += dy[ow];                                                                                            \
         }                                                                                                              \
       }                                                                                                                \
+  }                                                                                                                    \
+                                                                                                                       \
+  static pd_status backward_##T(pd_ctx *c) {                                                                           \
+    geom g;                                                                                                            \
+    pd_status st = get_geom(c, pd_in(c, G_X), &g);                                                                     \
+    const int parts = st ? 1 : plane_parts(&g);                                                                        \
+    void *share = st || !g.avg ? NULL : scratch(c, pd_in(c, G_X)->dtype, parts * g.w, &st);                            \
+    if (st) return st;                                                                                                 \
+    job j = {&g, PD_DATA(pd_in(c, G_X), T), PD_DATA(pd_in(c, G_DOUT), T), PD_DATA(pd_out(c, X), T), share};            \
+    pd_parallel_run(parts, backward_part_##T, &j);                                                                     \
     return PD_OK;                                                                                                      \
   }
 POOL_KERNELS(float)

@@ -2,6 +2,7 @@
  * ParamOut = Param - lr (Grad + weight_decay Param). ParamOut may be Param
  * itself (each element is read before it is written). No gradient. */
 #include "optim.h"
+#include "parallel.h"
 
 enum { PARAM, GRAD, LR, N_IN };
 enum { PARAM_OUT, N_OUT };
@@ -26,17 +27,28 @@ static pd_status infer(pd_ctx *c) {
   return st;
 }
 
-#define SGD_UPDATE(T)                                                          \
-  static pd_status update_##T(pd_ctx *c) {                                     \
-    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                              \
-    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T); \
-    T *out = PD_DATA(pd_out(c, PARAM_OUT), T);                                 \
-    T lr = (T)pd_tensor_get(pd_in(c, LR), 0), wd = (T)pd_attr_f(c, A_WD);      \
-    for (int64_t i = 0; i < n; i++) {                                          \
-      T pi = p[i];                                                             \
-      out[i] = pi - lr * (g[i] + wd * pi);                                     \
-    }                                                                          \
-    return PD_OK;                                                              \
+/* Long parameters are updated by several threads, each a range of it. */
+typedef struct job {
+  const void *p, *g;
+  void *out;
+  double lr, wd;
+} job;
+
+#define SGD_UPDATE(T)                                                                                   \
+  static void range_##T(void *arg, int64_t lo, int64_t hi) {                                            \
+    const job *j = arg;                                                                                 \
+    const T *p = j->p, *g = j->g;                                                                       \
+    T *out = j->out, lr = (T)j->lr, wd = (T)j->wd;                                                      \
+    for (int64_t i = lo; i < hi; i++) {                                                                 \
+      T pi = p[i];                                                                                      \
+      out[i] = pi - lr * (g[i] + wd * pi);                                                              \
+    }                                                                                                   \
+  }                                                                                                     \
+  static pd_status update_##T(pd_ctx *c) {                                                              \
+    job j = {PD_DATA(pd_in(c, PARAM), T), PD_DATA(pd_in(c, GRAD), T), PD_DATA(pd_out(c, PARAM_OUT), T), \
+             (T)pd_tensor_get(pd_in(c, LR), 0), pd_attr_f(c, A_WD)};                                    \
+    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);                  \
+    return PD_OK;                                                                                       \
   }
 SGD_UPDATE(float)
 SGD_UPDATE(double)

@@ -313,11 +313,62 @@ static void test_grad_overwrites(void **state) {
   for (int k = 0; k < 3; k++) ot_free(d[k]);
 }
 
+/* With two threads the batch is split between them (each part with its own
+ * scratch, dFilter and dBias summed in part order): the same outputs and
+ * gradients as one thread, to rounding, on shapes large enough to split
+ * (each at least 2^20 multiply-adds; odd batches, so the parts differ in
+ * size; padding, stride, groups). */
+static void check_parallel(pd_dtype dt, cfg q) {
+  pd_tensor *x = ot_rand(dt, 4, (int64_t[]){q.n, q.c, q.h, q.w}, 5, -1, 1, 0);
+  pd_tensor *f = ot_rand(dt, 4, (int64_t[]){q.m, q.c / q.groups, q.kh, q.kw}, 6, -1, 1, 0);
+  pd_tensor *b = ot_rand(dt, 1, (int64_t[]){q.m}, 7, -1, 1, 0);
+  attr_buf ab;
+  const char *const *attrs = conv_attrs(&q, &ab);
+  pd_tensor *out[2][4], *dy = NULL;
+  for (int run = 0; run < 2; run++) {
+    pd_set_threads(run + 1);
+    for (int k = 0; k < 4; k++) out[run][k] = ot_out();
+    ot_run("conv2d", attrs, (pd_tensor *[]){x, f, b}, NULL, (pd_tensor *[]){out[run][0]}, NULL);
+    if (!dy) dy = ot_rand(dt, 4, out[run][0]->dims, 8, -1, 1, 0);
+    ot_run("conv2d_grad", attrs, (pd_tensor *[]){x, f, b, out[run][0], dy}, NULL, &out[run][1], NULL);
+  }
+  pd_set_threads(0);
+  double tol = dt == PD_F32 ? 1e-5 : 1e-12;
+  for (int k = 0; k < 4; k++) {
+    int64_t n = pd_tensor_numel(out[0][k]);
+    assert_int_equal(n, pd_tensor_numel(out[1][k]));
+    for (int64_t i = 0; i < n; i++) {
+      double a = pd_tensor_get(out[0][k], i), c = pd_tensor_get(out[1][k], i);
+      if (!(fabs(a - c) <= tol * (fabs(a) + 1)))
+        fail_msg("conv2d %s output %d [%lld]: 1 thread %.17g, 2 threads %.17g", pd_dtype_name(dt), k, (long long)i, a,
+                 c);
+    }
+  }
+  for (int run = 0; run < 2; run++)
+    for (int k = 0; k < 4; k++) ot_free(out[run][k]);
+  ot_free(x), ot_free(f), ot_free(b), ot_free(dy);
+}
+
+static void test_parallel(void **state) {
+  (void)state;
+  /* {n, c, h, w, m, kh, kw, sh, sw, ph, pw, dh, dw, groups, bias} */
+  const cfg cases[] = {
+      {5, 1, 28, 28, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, true},  /* Fashion-MNIST's first layer, 3 + 2 images */
+      {3, 8, 14, 14, 16, 5, 5, 1, 1, 2, 2, 1, 1, 1, true},  /* its second, narrower */
+      {5, 8, 33, 31, 16, 3, 3, 2, 1, 1, 0, 1, 2, 2, true},  /* stride, dilation, groups */
+      {5, 64, 16, 16, 64, 1, 1, 1, 1, 0, 0, 1, 1, 1, true}, /* 1x1: no column matrix */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    check_parallel(PD_F32, cases[i]);
+    check_parallel(PD_F64, cases[i]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_forward),   cmocka_unit_test(test_defaults),        cmocka_unit_test(test_infer_shapes),
       cmocka_unit_test(test_errors),    cmocka_unit_test(test_flops),           cmocka_unit_test(test_batch_change),
-      cmocka_unit_test(test_gradients), cmocka_unit_test(test_grad_overwrites),
+      cmocka_unit_test(test_gradients), cmocka_unit_test(test_grad_overwrites), cmocka_unit_test(test_parallel),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

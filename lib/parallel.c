@@ -1,0 +1,129 @@
+/* parallel.c — the worker pool behind pd_parallel_run: threads started on
+ * first use (and when the thread count grows), each waiting on a condition
+ * variable for the next job; a job is published under the pool's lock with
+ * a new generation number, and the caller waits until every worker part
+ * has finished. One job at a time (a lock around submission); a part that
+ * submits again runs that job's parts itself, one after another. */
+#include "parallel.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "tensor.h"
+
+static _Thread_local bool tls_inside;
+
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t wake, done;
+  int nworkers;      /* pool threads started; worker w runs part w (1-based) */
+  uint64_t gen;      /* bumped for each job */
+  pd_parallel_fn fn; /* the current job */
+  void *arg;
+  int nparts;    /* parts 0 .. nparts-1 run on the caller and the pool */
+  int total;     /* the job's part count, given to fn */
+  int remaining; /* worker parts of the current job not yet finished */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, NULL, 0, 0, 0};
+
+static pthread_mutex_t submit = PTHREAD_MUTEX_INITIALIZER;
+
+/* A worker's part number and the generation current when it was made: its
+ * first job is the next one, published right after. */
+typedef struct start {
+  int id;
+  uint64_t gen;
+} start;
+
+static void *worker(void *p) {
+  const start s = *(start *)p;
+  free(p);
+  const int id = s.id;
+  uint64_t seen = s.gen;
+  tls_inside = true;
+  pthread_mutex_lock(&pool.mu);
+  for (;;) {
+    while (pool.gen == seen) pthread_cond_wait(&pool.wake, &pool.mu);
+    seen = pool.gen;
+    if (id >= pool.nparts) continue;
+    pd_parallel_fn fn = pool.fn;
+    void *arg = pool.arg;
+    int n = pool.total;
+    pthread_mutex_unlock(&pool.mu);
+    fn(arg, id, n);
+    pthread_mutex_lock(&pool.mu);
+    if (--pool.remaining == 0) pthread_cond_signal(&pool.done);
+  }
+  return NULL;
+}
+
+bool pd_parallel_inside(void) { return tls_inside; }
+
+int pd_parallel_parts(int64_t work, int64_t grain) {
+  if (tls_inside || work <= 0) return 1;
+  int64_t n = grain > 0 ? work / grain : work, max = pd_get_threads();
+  if (n > max) n = max;
+  return n < 1 ? 1 : (int)n;
+}
+
+void pd_parallel_run(int n, pd_parallel_fn fn, void *arg) {
+  if (n > pd_get_threads()) n = pd_get_threads();
+  if (n <= 1 || tls_inside) {
+    for (int t = 0; t < n; t++) fn(arg, t, n);
+    return;
+  }
+  pthread_mutex_lock(&submit);
+  pthread_mutex_lock(&pool.mu);
+  while (pool.nworkers < n - 1) {
+    pthread_t th;
+    pthread_attr_t at;
+    start *s = malloc(sizeof *s);
+    if (!s) break;
+    *s = (start){pool.nworkers + 1, pool.gen};
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &at, worker, s);
+    pthread_attr_destroy(&at);
+    if (rc) {
+      free(s);
+      break;
+    }
+    pool.nworkers++;
+  }
+  /* parts without a worker (thread creation failed) run on the caller */
+  int pooled = n - 1 < pool.nworkers ? n - 1 : pool.nworkers;
+  pool.fn = fn, pool.arg = arg, pool.nparts = 1 + pooled, pool.total = n, pool.remaining = pooled;
+  pool.gen++;
+  pthread_cond_broadcast(&pool.wake);
+  pthread_mutex_unlock(&pool.mu);
+  tls_inside = true;
+  fn(arg, 0, n);
+  for (int t = 1 + pooled; t < n; t++) fn(arg, t, n);
+  tls_inside = false;
+  pthread_mutex_lock(&pool.mu);
+  while (pool.remaining) pthread_cond_wait(&pool.done, &pool.mu);
+  pthread_mutex_unlock(&pool.mu);
+  pthread_mutex_unlock(&submit);
+}
+
+typedef struct range_job {
+  int64_t n;
+  pd_range_fn fn;
+  void *arg;
+} range_job;
+
+static void range_part(void *arg, int part, int nparts) {
+  const range_job *j = arg;
+  int64_t lo, hi;
+  pd_parallel_range(j->n, part, nparts, &lo, &hi);
+  if (lo < hi) j->fn(j->arg, lo, hi);
+}
+
+void pd_parallel_for(int64_t n, int64_t grain, pd_range_fn fn, void *arg) {
+  int parts = pd_parallel_parts(n, grain);
+  if (parts <= 1) {
+    if (n > 0) fn(arg, 0, n);
+    return;
+  }
+  range_job j = {n, fn, arg};
+  pd_parallel_run(parts, range_part, &j);
+}
