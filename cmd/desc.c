@@ -44,7 +44,8 @@ static void name_optimizer(Paddle__TrainDesc *td, const char *type) {
 }
 
 static int run(int argc, char **argv) {
-  pd_opt opts[] = {{.name = "--backward"}, {.name = "--optimizer", .has_value = true}, {.name = "--ranks", .has_value = true}};
+  pd_opt opts[] = {
+      {.name = "--backward"}, {.name = "--optimizer", .has_value = true}, {.name = "--ranks", .has_value = true}};
   char *pos[1];
   int code = 0;
   int npos = pd_cli_parse(&pd_cmd_desc, argc, argv, opts, 3, pos, 1, &code);

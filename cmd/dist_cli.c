@@ -27,7 +27,6 @@ int pd_cli_dist_begin(void) {
   return 0;
 }
 
-
 int pd_cli_dist_agree(int code) {
   if (g.agreed) return code;
   g.agreed = true;

@@ -349,7 +349,8 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       if ((st = reduce_sums(sum, t->nmetrics + 1, err))) break;
       seen = (int64_t)sum[t->nmetrics];
     }
-    if (pd_dist_size() > 1 && (step % t->check_every == 0 || last) && (st = pd_cli_dist_check(&t->r, step, &t->diverged, err)))
+    if (pd_dist_size() > 1 && (step % t->check_every == 0 || last) &&
+        (st = pd_cli_dist_check(&t->r, step, &t->diverged, err)))
       break;
     if (step % t->log_every == 0 || last || t->tty) {
       double tn = now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
@@ -470,7 +471,8 @@ static int train_main(int argc, char **argv) {
       (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, &keep)) ||
       (opts[O_LOG_EVERY].value && !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, &log_every)) ||
       (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &lr)) ||
-      (opts[O_CHECK_EVERY].value && !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, &check_every)) ||
+      (opts[O_CHECK_EVERY].value &&
+       !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, &check_every)) ||
       (opts[O_COMM_TIMEOUT].value &&
        !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &comm_timeout)))
     goto out;
@@ -595,9 +597,12 @@ static int train_main(int argc, char **argv) {
     t.t0 = now();
     st = train_loop(&t, ck, &err);
   }
-  if (!code && agreed) code = agreed;     /* another rank failed its setup; it said why */
-  else if (!code && st) code = pd_cli_dist_fail(&err, t.diverged);
-  else if (!code) code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
+  if (!code && agreed)
+    code = agreed; /* another rank failed its setup; it said why */
+  else if (!code && st)
+    code = pd_cli_dist_fail(&err, t.diverged);
+  else if (!code)
+    code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
   if (st && made_save_dir) rmdir(t.save_dir); /* only succeeds while empty */
   if (g_signal)
     fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");

@@ -39,9 +39,7 @@ bool pd_dist_global_stop(void) { return g.global_stop; }
 bool pd_dist_built(void) { return true; }
 
 /* Launched by mpirun (Open MPI, or any PMI/PMIx launcher)? */
-static bool launched(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
+static bool launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK"); }
 
 pd_status pd_dist_init(pd_error *err) {
   if (g.joined || !launched()) return PD_OK;
@@ -104,10 +102,11 @@ pd_status pd_dist_allreduce_sum(void *buf, int64_t n, pd_dtype dtype, const char
   if (!g.joined || g.size == 1) return PD_OK;
   if (dtype != PD_F32 && dtype != PD_F64)
     return pd_errorf(err, PD_ERR_RUNTIME, "internal error: allreduce of %s", pd_dtype_name(dtype));
-  if (n > 0x7fffffff) return pd_errorf(err, PD_ERR_RUNTIME, "%s: %lld elements is more than MPI can send at once", what, (long long)n);
+  if (n > 0x7fffffff)
+    return pd_errorf(err, PD_ERR_RUNTIME, "%s: %lld elements is more than MPI can send at once", what, (long long)n);
   MPI_Request req;
-  int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, dtype == PD_F32 ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM,
-                          MPI_COMM_WORLD, &req);
+  int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, dtype == PD_F32 ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                          &req);
   return wait_for(&req, rc, what, err);
 }
 

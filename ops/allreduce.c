@@ -52,48 +52,48 @@ static void *fused(pd_ctx *c, pd_dtype dt, int64_t n, pd_status *st) {
   return *st ? NULL : pd_tensor_data(t);
 }
 
-#define ALLREDUCE(T, DT)                                                                                    \
-  static pd_status forward_##T(pd_ctx *c) {                                                                 \
-    int n = pd_in_count(c, X);                                                                              \
-    if (pd_dist_size() == 1) { /* the mean over one rank: X itself */                                       \
-      for (int i = 0; i < n; i++) {                                                                         \
-        const pd_tensor *xt = pd_in_at(c, X, i);                                                            \
-        T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                                          \
-        if (out != PD_DATA(xt, T)) memcpy(out, PD_DATA(xt, T), sizeof(T) * (size_t)pd_tensor_numel(xt));    \
-      }                                                                                                     \
-      return PD_OK;                                                                                         \
-    }                                                                                                       \
-    int64_t len = 2;                                                                                        \
-    for (int i = 0; i < n; i++) len += pd_tensor_numel(pd_in_at(c, X, i));                                  \
-    pd_status st;                                                                                           \
-    T *buf = fused(c, DT, len, &st);                                                                        \
-    if (!buf) return st;                                                                                    \
-    T w = (T)pd_dist_local_rows();                                                                          \
-    int64_t k = 0;                                                                                          \
-    for (int i = 0; i < n; i++) {                                                                           \
-      const pd_tensor *xt = pd_in_at(c, X, i);                                                              \
-      const T *x = PD_DATA(xt, T);                                                                          \
-      int64_t m = pd_tensor_numel(xt);                                                                      \
-      if (w == 0) /* a rank without rows this step: X was not computed */                                  \
-        memset(buf + k, 0, sizeof(T) * (size_t)m);                                                          \
-      else                                                                                                  \
-        for (int64_t j = 0; j < m; j++) buf[k + j] = x[j] * w;                                              \
-      k += m;                                                                                               \
-    }                                                                                                       \
-    buf[k] = w, buf[k + 1] = pd_dist_local_stop() ? 1 : 0;                                                  \
-    st = pd_dist_allreduce_sum(buf, len, DT, "the gradients' allreduce", c->err);                           \
-    if (st) return st;                                                                                      \
-    T total = buf[k];                                                                                       \
-    pd_dist_set_global_stop(buf[k + 1] > 0);                                                                \
-    if (!(total > 0)) return pd_ctx_fail(c, PD_ERR_RUNTIME, "no rank held a row of the batch");             \
-    k = 0;                                                                                                  \
-    for (int i = 0; i < n; i++) {                                                                           \
-      T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                                            \
-      int64_t m = pd_tensor_numel(pd_in_at(c, X, i));                                                       \
-      for (int64_t j = 0; j < m; j++) out[j] = buf[k + j] / total;                                          \
-      k += m;                                                                                               \
-    }                                                                                                       \
-    return PD_OK;                                                                                           \
+#define ALLREDUCE(T, DT)                                                                                 \
+  static pd_status forward_##T(pd_ctx *c) {                                                              \
+    int n = pd_in_count(c, X);                                                                           \
+    if (pd_dist_size() == 1) { /* the mean over one rank: X itself */                                    \
+      for (int i = 0; i < n; i++) {                                                                      \
+        const pd_tensor *xt = pd_in_at(c, X, i);                                                         \
+        T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                                       \
+        if (out != PD_DATA(xt, T)) memcpy(out, PD_DATA(xt, T), sizeof(T) * (size_t)pd_tensor_numel(xt)); \
+      }                                                                                                  \
+      return PD_OK;                                                                                      \
+    }                                                                                                    \
+    int64_t len = 2;                                                                                     \
+    for (int i = 0; i < n; i++) len += pd_tensor_numel(pd_in_at(c, X, i));                               \
+    pd_status st;                                                                                        \
+    T *buf = fused(c, DT, len, &st);                                                                     \
+    if (!buf) return st;                                                                                 \
+    T w = (T)pd_dist_local_rows();                                                                       \
+    int64_t k = 0;                                                                                       \
+    for (int i = 0; i < n; i++) {                                                                        \
+      const pd_tensor *xt = pd_in_at(c, X, i);                                                           \
+      const T *x = PD_DATA(xt, T);                                                                       \
+      int64_t m = pd_tensor_numel(xt);                                                                   \
+      if (w == 0) /* a rank without rows this step: X was not computed */                                \
+        memset(buf + k, 0, sizeof(T) * (size_t)m);                                                       \
+      else                                                                                               \
+        for (int64_t j = 0; j < m; j++) buf[k + j] = x[j] * w;                                           \
+      k += m;                                                                                            \
+    }                                                                                                    \
+    buf[k] = w, buf[k + 1] = pd_dist_local_stop() ? 1 : 0;                                               \
+    st = pd_dist_allreduce_sum(buf, len, DT, "the gradients' allreduce", c->err);                        \
+    if (st) return st;                                                                                   \
+    T total = buf[k];                                                                                    \
+    pd_dist_set_global_stop(buf[k + 1] > 0);                                                             \
+    if (!(total > 0)) return pd_ctx_fail(c, PD_ERR_RUNTIME, "no rank held a row of the batch");          \
+    k = 0;                                                                                               \
+    for (int i = 0; i < n; i++) {                                                                        \
+      T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                                         \
+      int64_t m = pd_tensor_numel(pd_in_at(c, X, i));                                                    \
+      for (int64_t j = 0; j < m; j++) out[j] = buf[k + j] / total;                                       \
+      k += m;                                                                                            \
+    }                                                                                                    \
+    return PD_OK;                                                                                        \
   }
 ALLREDUCE(float, PD_F32)
 ALLREDUCE(double, PD_F64)
