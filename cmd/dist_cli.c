@@ -85,13 +85,31 @@ pd_status pd_cli_dist_share(pd_runner *r, pd_error *err) {
   return PD_OK;
 }
 
+/* FNV-1a, 64 bits, continued over n more bytes */
+static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+#define FNV_START 0xcbf29ce484222325ull
+
+pd_status pd_cli_dist_same_plan(const int64_t *plan, int n, bool *differ, pd_error *err) {
+  bool same = true;
+  pd_status st =
+      pd_dist_same(fnv(FNV_START, plan, sizeof *plan * (size_t)n), &same, "the ranks' comparison of plans", err);
+  *differ = !st && !same;
+  if (*differ)
+    st = pd_errorf(err, PD_ERR_INPUT,
+                   "the ranks were given different runs (data rows, batch size, steps, checkpoint, log or check "
+                   "intervals, evaluation or net differ): start every rank with the same flags and files");
+  return st;
+}
+
 pd_status pd_cli_dist_check(pd_runner *r, int64_t step, bool *differ, pd_error *err) {
-  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the bytes of every persistable */
+  uint64_t h = FNV_START; /* over the bytes of every persistable */
   for (int v = 0; v < r->net->nvars; v++) {
     const pd_tensor *t = r->t[v];
-    if (!persistable(r->net, v) || !pd_tensor_data(t)) continue;
-    const unsigned char *p = pd_tensor_data(t);
-    for (size_t i = 0, n = pd_tensor_bytes(t); i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    if (persistable(r->net, v) && pd_tensor_data(t)) h = fnv(h, pd_tensor_data(t), pd_tensor_bytes(t));
   }
   bool same = true;
   pd_status st = pd_dist_same(h, &same, "the ranks' parameter checksum", err);

@@ -29,6 +29,10 @@ int pd_cli_dist_end(int code);
 
 /* Rank 0's parameters and optimizer state to every rank (before training). */
 pd_status pd_cli_dist_share(pd_runner *r, pd_error *err);
+/* Every rank, before training: whether all ranks were given the same
+ * numbers that decide when they meet in collectives (an error when not; then
+ * *differ: every rank has it). */
+pd_status pd_cli_dist_same_plan(const int64_t *plan, int n, bool *differ, pd_error *err);
 /* Every rank: a checksum of the parameters and optimizer state, compared
  * across ranks; an error when they differ (then *differ: every rank has it). */
 pd_status pd_cli_dist_check(pd_runner *r, int64_t step, bool *differ, pd_error *err);

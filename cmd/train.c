@@ -287,6 +287,14 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
                        "(other data or batch size?)",
                        pd_checkpoint_dir(ck), (long long)bi, (long long)per_epoch);
   }
+  if (pd_dist_size() > 1) { /* the ranks must meet in the same collectives */
+    int64_t plan[] = {rows,         t->batch,       total,
+                      step,         epoch,          bi,
+                      t->log_every, t->check_every, t->have_eval ? t->efeed.rows : -1,
+                      t->nmetrics,  net->nops,      net->nvars};
+    pd_status st = pd_cli_dist_same_plan(plan, (int)(sizeof plan / sizeof *plan), &t->diverged, err);
+    if (st) return st;
+  }
   int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step"), reduce_op = 0;
   while (reduce_op < net->nops && strcmp(net->ops[reduce_op].def->type, "allreduce")) reduce_op++;
   double *sum = calloc((size_t)t->nmetrics + 1, sizeof *sum), *ev = calloc((size_t)t->nmetrics + 1, sizeof *ev);
@@ -371,6 +379,8 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
           fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)epoch + 1,
                   (long long)step, lr);
           log_metrics(t, avg, "");
+          if (pd_dist_size() > 1)
+            fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f", pd_dist_size(), pd_dist_comm_seconds());
           fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f}\n", rate, tn - t->t0);
           fflush(t->log);
         }
@@ -380,8 +390,11 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       }
     }
     if (t->save_dir && t->save_every > 0 && step % t->save_every == 0 && !last) st = save(t, step, epoch, bi, lr, err);
-    if (pd_dist_global_stop() && !g_signal) g_signal = SIGTERM; /* another rank was asked to stop */
-    if (g_signal) break;
+    /* under MPI every rank stops after the same step: the one whose allreduce carried a request */
+    if (pd_dist_size() > 1 ? pd_dist_global_stop() : g_signal != 0) {
+      if (!g_signal) g_signal = SIGTERM; /* another rank was asked to stop */
+      break;
+    }
   }
   if (!st && !g_signal && bi == per_epoch) {
     epoch++, bi = 0;

@@ -18,10 +18,12 @@ static struct {
   double timeout;
   int64_t local_rows;
   bool local_stop, global_stop;
+  double comm; /* seconds spent in collectives */
 } g = {.size = 1, .timeout = 300, .local_rows = 1};
 
 int pd_dist_rank(void) { return g.rank; }
 int pd_dist_size(void) { return g.size; }
+double pd_dist_comm_seconds(void) { return g.comm; }
 void pd_dist_set_timeout(double seconds) { g.timeout = seconds; }
 
 void pd_dist_step_begin(int64_t local_rows, bool stop) {
@@ -81,12 +83,15 @@ static pd_status wait_for(MPI_Request *req, int rc, const char *what, pd_error *
     MPI_Error_string(rc, s, &len);
     return pd_errorf(err, PD_ERR_RUNTIME, "%s failed: %s", what, s);
   }
-  double deadline = now() + g.timeout;
+  double start = now(), deadline = start + g.timeout;
   for (long spins = 0;; spins++) {
     int done = 0;
     rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) return wait_for(req, rc, what, err);
-    if (done) return PD_OK;
+    if (done) {
+      g.comm += now() - start;
+      return PD_OK;
+    }
     if (spins < 2000) continue;
     if (now() > deadline)
       return pd_errorf(err, PD_ERR_RUNTIME,

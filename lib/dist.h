@@ -24,6 +24,9 @@ void pd_dist_finalize(void);
 _Noreturn void pd_dist_abort(int code);
 int pd_dist_rank(void);
 int pd_dist_size(void);
+/* Seconds this rank spent in collectives so far (waiting for the others
+ * included). */
+double pd_dist_comm_seconds(void);
 
 /* Seconds a collective may wait for the other ranks before it fails. */
 void pd_dist_set_timeout(double seconds);

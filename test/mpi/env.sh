@@ -7,7 +7,9 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_mpi_yield_when_idle=1
 # no single-copy (CMA) between ranks: ptrace may be forbidden in containers
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-export LSAN_OPTIONS="suppressions=${ROOT:-.}/test/mpi/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+# Open MPI's libraries have no frame pointers: full unwinding lets the
+# suppressions (by library) see where its allocations come from.
+export LSAN_OPTIONS="suppressions=${ROOT:-.}/test/mpi/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # skip when this build has no MPI or mpirun is missing
 mpi_available() {
   command -v mpirun >/dev/null 2>&1 || { echo "skipped: mpirun is not installed"; return 1; }

@@ -118,10 +118,12 @@ rc, out, _ = run(2, wrap='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec PR --dat
 assert rc == 2 and out.count("missing.npy: cannot open") == 1 and "[rank 1] paddle-run: --data x=missing.npy" in out, out
 rc, out, _ = run(2, "--check-every", "2", wrap='exec PR --lr 0.0$((OMPI_COMM_WORLD_RANK + 1))')
 assert rc == 1 and out.count("the ranks' parameters differ after step 2") == 1, out
-print("bad input reported once, with the rank; a divergence stops the run")
+rc, out, _ = run(2, wrap='exec PR --iterations $((OMPI_COMM_WORLD_RANK + 5))')
+assert rc == 2 and out.count("the ranks were given different runs") == 1, out
+print("bad input reported once, with the rank; a divergence stops the run; different runs are refused")
 
-long = ["--iterations", "100000000", "--log-every", "1000000", "--comm-timeout", "2"]
-for sig, what in (("STOP", "hangs"), ("KILL", "dies")):
+long = ["--iterations", "100000000", "--log-every", "1000000", "--comm-timeout", "2", "--save", "sig"]
+for sig, what in (("TERM", "gets SIGTERM"), ("STOP", "hangs"), ("KILL", "dies")):
     for f in glob.glob("pid.*"): os.remove(f)
     cmd = ["mpirun", "-np", "2", "sh", "-c", 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec ' +
            " ".join([PR, "train", "net.pbtxt", "--threads", "1", *long])]
@@ -136,7 +138,10 @@ for sig, what in (("STOP", "hangs"), ("KILL", "dies")):
     took = time.time() - t0
     print(f"a rank that {what}: exit {p.returncode} after {took:.1f} s")
     assert p.returncode != 0, out
-    if sig == "STOP":
+    if sig == "TERM":  # every rank stops after the same step; rank 0 saves
+        assert p.returncode == 143 and "interrupted by signal 15; checkpoint saved" in out, out
+        assert os.path.isdir("sig/latest"), out
+    elif sig == "STOP":
         assert "did not complete within 2 s: another rank has died or hangs" in out, out
     else:
         assert "exited on signal 9" in out, out
