@@ -158,7 +158,14 @@ pd_status pd_dist_agree(int my_code, int *first, int *code, pd_error *err) {
 
 bool pd_dist_built(void) { return false; }
 pd_status pd_dist_init(pd_error *err) {
-  (void)err;
+  /* N copies of a build without MPI would each train alone and overwrite
+   * each other's checkpoints */
+  const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+  if (n && atoi(n) > 1)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "this paddle-run was built without MPI (make MPI=0), so it cannot train as one of %s "
+                     "mpirun processes; rebuild it with Open MPI installed",
+                     n);
   return PD_OK;
 }
 void pd_dist_finalize(void) {}
