@@ -298,7 +298,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step"), reduce_op = 0;
   while (reduce_op < net->nops && strcmp(net->ops[reduce_op].def->type, "allreduce")) reduce_op++;
   double *sum = calloc((size_t)t->nmetrics + 1, sizeof *sum), *ev = calloc((size_t)t->nmetrics + 1, sizeof *ev);
-  double *avg = calloc((size_t)t->nmetrics + 2, sizeof *avg);
+  double *avg = calloc((size_t)t->nmetrics + 1, sizeof *avg);
   if (!sum || !ev || !avg) {
     free(sum), free(ev), free(avg);
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
