@@ -67,6 +67,10 @@ _Noreturn void pd_dist_abort(int code) {
   exit(code);
 }
 
+/* The setup (agreement, broadcast of the parameters) waits at least a
+ * minute: ranks may take unequal times to read the data. */
+#define SETUP_TIMEOUT (g.timeout > 60 ? g.timeout : 60)
+
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -76,18 +80,18 @@ static double now(void) {
 /* Polls a started collective until it completes or the deadline passes:
  * spins briefly (a step's collective is usually quick), then sleeps a
  * little between tests so a waiting rank leaves the core to the others. */
-static pd_status wait_for(MPI_Request *req, int rc, const char *what, pd_error *err) {
+static pd_status wait_for(MPI_Request *req, int rc, const char *what, double timeout, pd_error *err) {
   if (rc != MPI_SUCCESS) {
     char s[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, s, &len);
     return pd_errorf(err, PD_ERR_RUNTIME, "%s failed: %s", what, s);
   }
-  double start = now(), deadline = start + g.timeout;
+  double start = now(), deadline = start + timeout;
   for (long spins = 0;; spins++) {
     int done = 0;
     rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return wait_for(req, rc, what, err);
+    if (rc != MPI_SUCCESS) return wait_for(req, rc, what, timeout, err);
     if (done) {
       g.comm += now() - start;
       return PD_OK;
@@ -97,7 +101,7 @@ static pd_status wait_for(MPI_Request *req, int rc, const char *what, pd_error *
       return pd_errorf(err, PD_ERR_RUNTIME,
                        "%s did not complete within %g s: another rank has died or hangs "
                        "(--comm-timeout sets the limit)",
-                       what, g.timeout);
+                       what, timeout);
     struct timespec ts = {0, spins < 20000 ? 20000 : 500000};
     nanosleep(&ts, NULL);
   }
@@ -112,7 +116,7 @@ pd_status pd_dist_allreduce_sum(void *buf, int64_t n, pd_dtype dtype, const char
   MPI_Request req;
   int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, dtype == PD_F32 ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
                           &req);
-  return wait_for(&req, rc, what, err);
+  return wait_for(&req, rc, what, g.timeout, err);
 }
 
 pd_status pd_dist_bcast(void *buf, int64_t bytes, const char *what, pd_error *err) {
@@ -121,7 +125,7 @@ pd_status pd_dist_bcast(void *buf, int64_t bytes, const char *what, pd_error *er
     int chunk = bytes - off > (1 << 30) ? 1 << 30 : (int)(bytes - off);
     MPI_Request req;
     int rc = MPI_Ibcast((char *)buf + off, chunk, MPI_BYTE, 0, MPI_COMM_WORLD, &req);
-    pd_status st = wait_for(&req, rc, what, err);
+    pd_status st = wait_for(&req, rc, what, SETUP_TIMEOUT, err);
     if (st) return st;
     off += chunk;
   }
@@ -135,7 +139,7 @@ pd_status pd_dist_same(uint64_t value, bool *same, const char *what, pd_error *e
   uint64_t v[2] = {value, ~value};
   MPI_Request req;
   int rc = MPI_Iallreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD, &req);
-  pd_status st = wait_for(&req, rc, what, err);
+  pd_status st = wait_for(&req, rc, what, g.timeout, err);
   if (!st) *same = v[0] == ~v[1];
   return st;
 }
@@ -147,7 +151,7 @@ pd_status pd_dist_agree(int my_code, int *first, int *code, pd_error *err) {
   if (!codes) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   MPI_Request req;
   int rc = MPI_Iallgather(&my_code, 1, MPI_INT, codes, 1, MPI_INT, MPI_COMM_WORLD, &req);
-  pd_status st = wait_for(&req, rc, "the ranks' agreement on the setup", err);
+  pd_status st = wait_for(&req, rc, "the ranks' agreement on the setup", SETUP_TIMEOUT, err);
   for (int r = g.size - 1; !st && r >= 0; r--)
     if (codes[r]) *first = r, *code = codes[r];
   free(codes);

@@ -28,7 +28,8 @@ int pd_dist_size(void);
  * included). */
 double pd_dist_comm_seconds(void);
 
-/* Seconds a collective may wait for the other ranks before it fails. */
+/* Seconds a collective may wait for the other ranks before it fails (those
+ * of the setup, pd_dist_agree and pd_dist_bcast, at least 60). */
 void pd_dist_set_timeout(double seconds);
 
 /* Sum over ranks of buf[0..n) in place (float32 or float64). */
