@@ -37,6 +37,15 @@ BLIS_LIB  := /usr/lib/$(MULTIARCH)/blis-$(BLIS_FLAVOR)
 CPPFLAGS  += -isystem /usr/include/$(MULTIARCH)/blis-$(BLIS_FLAVOR)
 LDLIBS    += -lprotobuf-c -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lz -lm -lpthread
 
+# MPI (Open MPI from Debian) for data-parallel training: on when mpicc is
+# found, `make MPI=0` turns it off. Either way the binary runs as one process
+# when not started by mpirun.
+MPI       ?= $(if $(shell command -v mpicc 2>/dev/null),1,0)
+ifeq ($(MPI),1)
+CPPFLAGS  += -DPD_MPI $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile))
+LDLIBS    += $(shell mpicc --showme:link)
+endif
+
 ifeq ($(SANITIZE),1)
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CFLAGS    += $(SANFLAGS)
@@ -45,7 +54,7 @@ OPT       := -O1
 endif
 
 # Packages from Debian: building, and testing (which uses the demo's data too).
-DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev
+DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev libopenmpi-dev openmpi-bin
 DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist
 
 # ---- sources ----------------------------------------------------------------

@@ -521,6 +521,45 @@ class Bench:
             self.notes.append(f"PyTorch comparison skipped: {self.a.torch_reason or self.a.torch}.")
         self.train_iters = {c[:2]: c[2:] for c in self.train_configs()}
 
+    # --- 8. data-parallel training on MPI ---
+    def dist(self):
+        """fashion_mlp, global batch 256, one thread per rank: one process against `mpirun -np 2` (each rank
+        128 rows of every batch); examples/s over the logged intervals after the first, and the share of
+        rank 0's step time spent in collectives (the log's comm_seconds, waiting for the other rank included)."""
+        S = "8. MPI data parallel"
+        self.section(S)
+        if not shutil.which("mpirun") or "libmpi" not in quiet_out(["ldd", self.bin]):
+            self.notes.append("MPI section skipped: mpirun missing or paddle-run built without MPI.")
+            return
+        # the bench runs as root on the test machines; Open MPI refuses that unless told
+        env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+               "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+        b, iters, every = 256, 60 if self.a.quick else 120, 15
+        rates = {1: [], 2: []}
+        comm = []
+        for rep in range(self.runs):
+            for n in (1, 2):
+                log = os.path.join(self.out, f"dist_np{n}.jsonl")
+                cmd = [self.bin, "train", NET, "--threads", "1", "--batch-size", str(b), "--iterations", str(iters),
+                       "--log-every", str(every), "--log", log]
+                if n > 1:
+                    cmd = ["mpirun", "-np", str(n), "--bind-to", "none"] + cmd
+                sh(cmd, env=env)
+                steps = [o for o in map(json.loads, open(log)) if o.get("type") == "step"]
+                first, last = steps[0], steps[-1]
+                dt = last["elapsed"] - first["elapsed"]
+                rates[n].append((last["step"] - first["step"]) * b / dt)
+                if n > 1:
+                    comm.append(100 * (last["comm_seconds"] - first["comm_seconds"]) / dt)
+            print(f"  run {rep + 1}: 1 rank {rates[1][-1]:.0f}, 2 ranks {rates[2][-1]:.0f} ex/s, "
+                  f"comm {comm[-1]:.0f}%", flush=True)
+        s1, s2 = Stat(rates[1]), Stat(rates[2])
+        speed = Stat([y / x for x, y in zip(rates[1], rates[2])])
+        self.row(S, f"1 process, batch {b}, 1 thread (examples/s)", s1.fmt(".0f"))
+        self.row(S, f"mpirun -np 2, global batch {b}, 1 thread each (examples/s)", s2.fmt(".0f"))
+        self.row(S, "  speed-up 2 ranks / 1 (paired runs)", speed.fmt(".2f"), self.goal(speed.med >= 1.8, ">= 1.8x"))
+        self.row(S, "  share of rank 0's step time in the allreduce (%)", Stat(comm).fmt(".0f"))
+
     # --- 5. GEMM limit ---
     def gemm(self):
         self.section("5. GEMM-bound limit")
@@ -728,7 +767,14 @@ class Bench:
                   f"Runs alternate ours / PyTorch (order flipped each time), {self.cnn_runs} of each rather than "
                   "5+, as each run takes 15-40 s. The 2-thread target compares ours on 2 threads with PyTorch's "
                   "better of 1 and 2 threads, per repetition (paired) and as medians. CPU stall is the share of "
-                  "each run's wall time in which some task waited for a CPU (/proc/pressure/cpu).", ""]
+                  "each run's wall time in which some task waited for a CPU (/proc/pressure/cpu).",
+                  "8. `paddle-run train netdescs/fashion_mlp.pbtxt --threads 1 --batch-size 256 --iterations K "
+                  "--log-every 15 --log F`, once as one process and once under `mpirun -np 2 --bind-to none` "
+                  "(each rank 128 rows of every global batch of 256; one allreduce of all gradients per step): "
+                  "examples/s over the logged intervals after the first, from the log's `elapsed`; the "
+                  "communication share is the growth of rank 0's `comm_seconds` (time inside collectives, "
+                  "waiting for the other rank included) over the same interval. Runs alternate 1 and 2 ranks.",
+                  ""]
         if RETRIES:
             self.notes.append(f"{len(RETRIES)} run(s) failed (killed from outside?) and were repeated: " +
                               "; ".join(f"`{r}`" for r in RETRIES[:5]) + ".")
@@ -755,7 +801,7 @@ def main():
     ap.add_argument("--torch-reason", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="",
-                    help="comma-separated sections (parse,dispatch,startup,train,gemm,infer,cnn); the report goes to "
+                    help="comma-separated sections (parse,dispatch,startup,train,gemm,infer,cnn,dist); the report goes to "
                          "bench/out/RESULTS.only.md unless --merge")
     ap.add_argument("--merge", action="store_true",
                     help="with --only: replace those sections' figures in bench/RESULTS.md, keeping the others")
@@ -781,6 +827,8 @@ def main():
         b.infer()
     if want("cnn"):
         b.cnn()
+    if want("dist"):
+        b.dist()
     b.end_section()
     b.table()
     lines = b.report(time.time() - t0)

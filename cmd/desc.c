@@ -13,7 +13,7 @@
 static int run(int argc, char **argv);
 
 const pd_command pd_cmd_desc = {"desc", "print the network, optionally with backward and optimizer ops",
-                                "usage: paddle-run desc NET.pbtxt [--backward] [--optimizer NAME]\n"
+                                "usage: paddle-run desc NET.pbtxt [--backward] [--optimizer NAME] [--ranks N]\n"
                                 "\n"
                                 "Prints the network as paddle-run builds it: attributes with their\n"
                                 "defaults, parameters declared with their inferred shapes.\n"
@@ -22,6 +22,8 @@ const pd_command pd_cmd_desc = {"desc", "print the network, optionally with back
                                 "                     gradient of x)\n"
                                 "  --optimizer NAME   also add the update ops: sgd, momentum or adam (the\n"
                                 "                     file's optimizer settings, with this type)\n"
+                                "  --ranks N          as trained by N MPI ranks: an allreduce op takes the\n"
+                                "                     gradients to their mean over the ranks first\n"
                                 "\n"
                                 "The output is a NetDesc that `paddle-run train` loads and trains as it is,\n"
                                 "with the same results as the original file.\n",
@@ -42,11 +44,15 @@ static void name_optimizer(Paddle__TrainDesc *td, const char *type) {
 }
 
 static int run(int argc, char **argv) {
-  pd_opt opts[] = {{.name = "--backward"}, {.name = "--optimizer", .has_value = true}};
+  pd_opt opts[] = {
+      {.name = "--backward"}, {.name = "--optimizer", .has_value = true}, {.name = "--ranks", .has_value = true}};
   char *pos[1];
   int code = 0;
-  int npos = pd_cli_parse(&pd_cmd_desc, argc, argv, opts, 2, pos, 1, &code);
+  int npos = pd_cli_parse(&pd_cmd_desc, argc, argv, opts, 3, pos, 1, &code);
   if (npos < 0) return code;
+  long long ranks = 1;
+  if (opts[2].value && !pd_cli_int("desc", "--ranks", opts[2].value, 1, &ranks)) return 2;
+  if (opts[2].value && !opts[1].value) return pd_cli_usage_error("desc", "--ranks needs --optimizer NAME");
   if (npos != 1) return pd_cli_usage_error("desc", "expected NET.pbtxt; see `paddle-run desc --help`");
   pd_error err = {0};
   pd_net *net = NULL;
@@ -59,6 +65,7 @@ static int run(int argc, char **argv) {
   Paddle__OptimizerDesc opt = PADDLE__OPTIMIZER_DESC__INIT;
   if (td && td->optimizer) opt = *td->optimizer;
   opt.type = (char *)opts[1].value;
+  if (!st) net->ranks = (int)ranks;
   if (!st && backward) st = pd_net_make_trainable(net, td->loss, opts[1].value ? &opt : NULL, &err);
   if (st) {
     pd_net_free(net);

@@ -14,6 +14,8 @@
 #include "backward.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "dist.h"
+#include "dist_cli.h"
 #include "feed.h"
 #include "initializer.h"
 #include "net.h"
@@ -47,8 +49,15 @@ const pd_command pd_cmd_train = {
     "  --log FILE.jsonl      one JSON object per logged step and per epoch\n"
     "  --log-every N         steps between log lines (default: the file's, 100)\n"
     "  --device cpu          where to run (this build: cpu)\n"
+    "  --check-every N       under mpirun: steps between the ranks' parameter\n"
+    "                        checksum comparison (default 100)\n"
+    "  --comm-timeout S      under mpirun: seconds a rank waits for the others\n"
+    "                        in a collective before it fails (default 300)\n"
     "  --set FIELD=VALUE     set any field of the file by its path, e.g.\n"
     "                        --set train.optimizer.lr=0.01 --set train.optimizer.type=adam\n"
+    "\n"
+    "Under `mpirun -np N`, N ranks train together, each on its slice of every\n"
+    "batch (batch_size is the global batch); see docs/distributed.md.\n"
     "\n"
     "Exit codes: 0 done; 1 a failure while running (I/O, non-finite loss);\n"
     "2 bad usage or input; 130/143 interrupted by SIGINT/SIGTERM.\n",
@@ -78,6 +87,8 @@ enum {
   O_LOG_EVERY,
   O_DEVICE,
   O_SET,
+  O_CHECK_EVERY,
+  O_COMM_TIMEOUT,
   NOPT
 };
 
@@ -96,9 +107,10 @@ typedef struct trainer {
   pd_runner er; /* evaluation: forward only */
   bool have_eval;
   pd_feed feed, efeed;
-  int64_t batch, epochs, iterations, log_every, save_every, keep;
+  int64_t batch, epochs, iterations, log_every, save_every, keep, check_every;
   uint64_t seed;
   bool shuffle;
+  bool diverged; /* the ranks' checksums disagreed (every rank knows) */
   const char *save_dir;
   FILE *log;
   bool tty;
@@ -171,6 +183,7 @@ static void find_nonfinite(trainer *t, char *buf, size_t size) {
 
 static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_epoch, double lr, pd_error *err) {
   pd_net *net = t->net;
+  if (pd_dist_rank() != 0) return PD_OK; /* the ranks hold the same parameters */
   pd_ckpt_var *vars = malloc(sizeof *vars * (size_t)(net->nvars + 1));
   if (!vars) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   int n = 0;
@@ -191,11 +204,28 @@ static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_
   return st;
 }
 
+/* Under MPI: sums[0..n) over the ranks (metrics times rows, and rows). */
+static pd_status reduce_sums(double *sums, int n, pd_error *err) {
+  return pd_dist_allreduce_sum(sums, n, PD_F64, "the metrics' allreduce", err);
+}
+
+/* Rank r of N holds rows [n r / N, n (r + 1) / N) of n. */
+static void my_slice(int64_t n, int64_t *lo, int64_t *count) {
+  int r = pd_dist_rank(), size = pd_dist_size();
+  *lo = n * r / size;
+  *count = n * (r + 1) / size - *lo;
+}
+
 static pd_status evaluate(trainer *t, double *values, pd_error *err) {
-  int64_t rows = t->efeed.rows, done = 0;
+  int64_t rows = t->efeed.rows, done, mine;
+  my_slice(rows, &done, &mine);
+  int64_t end = done + mine;
   for (int m = 0; m < t->nmetrics; m++) values[m] = 0;
-  while (done < rows) {
-    int64_t n = rows - done < t->batch ? rows - done : t->batch;
+  /* the two runners share the scope's tensors, so each must re-infer the
+   * shapes after the other ran (a runner only notices its own data change) */
+  t->er.shapes_ok = false, t->r.shapes_ok = false;
+  while (done < end) {
+    int64_t n = end - done < t->batch ? end - done : t->batch;
     for (int64_t i = 0; i < n; i++) t->rows[i] = done + i;
     pd_status st = pd_feed_batch(&t->efeed, &t->er, t->rows, n, err);
     if (!st) st = pd_runner_run(&t->er, 0, t->net->n_forward, err);
@@ -203,6 +233,8 @@ static pd_status evaluate(trainer *t, double *values, pd_error *err) {
     for (int m = 0; m < t->nmetrics; m++) values[m] += scalar(t->er.t[t->metrics[m]]) * (double)n;
     done += n;
   }
+  pd_status st = pd_dist_size() > 1 ? reduce_sums(values, t->nmetrics, err) : PD_OK;
+  if (st) return st;
   for (int m = 0; m < t->nmetrics; m++) values[m] /= (double)rows;
   return PD_OK;
 }
@@ -255,7 +287,16 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
                        "(other data or batch size?)",
                        pd_checkpoint_dir(ck), (long long)bi, (long long)per_epoch);
   }
-  int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step");
+  if (pd_dist_size() > 1) { /* the ranks must meet in the same collectives */
+    int64_t plan[] = {rows,         t->batch,       total,
+                      step,         epoch,          bi,
+                      t->log_every, t->check_every, t->have_eval ? t->efeed.rows : -1,
+                      t->nmetrics,  net->nops,      net->nvars};
+    pd_status st = pd_cli_dist_same_plan(plan, (int)(sizeof plan / sizeof *plan), &t->diverged, err);
+    if (st) return st;
+  }
+  int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step"), reduce_op = 0;
+  while (reduce_op < net->nops && strcmp(net->ops[reduce_op].def->type, "allreduce")) reduce_op++;
   double *sum = calloc((size_t)t->nmetrics + 1, sizeof *sum), *ev = calloc((size_t)t->nmetrics + 1, sizeof *ev);
   double *avg = calloc((size_t)t->nmetrics + 1, sizeof *avg);
   if (!sum || !ev || !avg) {
@@ -275,12 +316,17 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       permutation(t->perm, rows, t->seed, epoch, t->shuffle);
     }
     int64_t start = bi * t->batch, n = rows - start < t->batch ? rows - start : t->batch;
+    /* this rank's slice of the global batch; with no rows it only joins the allreduce */
+    int64_t lo, nl;
+    my_slice(n, &lo, &nl);
+    start += lo, n = nl;
+    pd_dist_step_begin(n, g_signal != 0);
     lr = pd_schedule_lr(t->opt, step);
     pd_tensor_set(t->r.t[lr_v], 0, lr);
     pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
     t->r.exec.step = step;
-    if ((st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
-    if ((st = pd_runner_run(&t->r, 0, net->nops, err))) {
+    if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
+    if ((st = pd_runner_run(&t->r, n ? 0 : reduce_op, net->nops, err))) {
       /* an op that names a row of the batch: say which row of the data it is */
       if (err->row >= 0 && err->row < n) {
         char files[1024] = "";
@@ -294,18 +340,26 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       break;
     }
     double loss = scalar(t->r.t[net->loss]);
-    if (!isfinite(loss)) {
+    if (n && !isfinite(loss)) {
       char where[512];
       find_nonfinite(t, where, sizeof where);
       st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %g at step %lld (epoch %lld): %s",
                      net->vars[net->loss].name, loss, (long long)step + 1, (long long)epoch + 1, where);
       break;
     }
-    for (int m = 0; m < t->nmetrics; m++) sum[m] += scalar(t->r.t[t->metrics[m]]) * (double)n;
+    for (int m = 0; m < t->nmetrics && n; m++) sum[m] += scalar(t->r.t[t->metrics[m]]) * (double)n;
     seen += n;
     step++, bi++;
     evaluated = false;
     bool last = step == total;
+    if (pd_dist_size() > 1 && (step % t->log_every == 0 || last)) { /* the metrics over all ranks */
+      sum[t->nmetrics] = (double)seen;
+      if ((st = reduce_sums(sum, t->nmetrics + 1, err))) break;
+      seen = (int64_t)sum[t->nmetrics];
+    }
+    if (pd_dist_size() > 1 && (step % t->check_every == 0 || last) &&
+        (st = pd_cli_dist_check(&t->r, step, &t->diverged, err)))
+      break;
     if (step % t->log_every == 0 || last || t->tty) {
       double tn = now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
       for (int m = 0; m < t->nmetrics; m++) avg[m] = sum[m] / (double)(seen ? seen : 1);
@@ -325,6 +379,8 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
           fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)epoch + 1,
                   (long long)step, lr);
           log_metrics(t, avg, "");
+          if (pd_dist_size() > 1)
+            fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f", pd_dist_size(), pd_dist_comm_seconds());
           fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f}\n", rate, tn - t->t0);
           fflush(t->log);
         }
@@ -334,7 +390,11 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       }
     }
     if (t->save_dir && t->save_every > 0 && step % t->save_every == 0 && !last) st = save(t, step, epoch, bi, lr, err);
-    if (g_signal) break;
+    /* under MPI every rank stops after the same step: the one whose allreduce carried a request */
+    if (pd_dist_size() > 1 ? pd_dist_global_stop() : g_signal != 0) {
+      if (!g_signal) g_signal = SIGTERM; /* another rank was asked to stop */
+      break;
+    }
   }
   if (!st && !g_signal && bi == per_epoch) {
     epoch++, bi = 0;
@@ -355,7 +415,15 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   return st;
 }
 
+static int train_main(int argc, char **argv);
+
 static int run(int argc, char **argv) {
+  int code = pd_cli_dist_begin();
+  if (!code) code = train_main(argc, argv);
+  return pd_cli_dist_end(code);
+}
+
+static int train_main(int argc, char **argv) {
   pd_opt opts[NOPT] = {
       [O_DATA] = {.name = "--data", .has_value = true, .repeat = true},
       [O_EVAL] = {.name = "--eval-data", .has_value = true, .repeat = true},
@@ -377,6 +445,8 @@ static int run(int argc, char **argv) {
       [O_LOG_EVERY] = {.name = "--log-every", .has_value = true},
       [O_DEVICE] = {.name = "--device", .has_value = true},
       [O_SET] = {.name = "--set", .has_value = true, .repeat = true},
+      [O_CHECK_EVERY] = {.name = "--check-every", .has_value = true},
+      [O_COMM_TIMEOUT] = {.name = "--comm-timeout", .has_value = true},
   };
   char *pos[1];
   int code = 0;
@@ -403,7 +473,8 @@ static int run(int argc, char **argv) {
     goto out;
   }
   long long batch = 0, epochs = 0, iters = 0, seed = 0, threads = 0, save_every = 0, keep = 3, log_every = 0;
-  double lr = 0;
+  long long check_every = 100;
+  double lr = 0, comm_timeout = 300;
   if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, &batch)) ||
       (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, &epochs)) ||
       (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 1, &iters)) ||
@@ -412,8 +483,17 @@ static int run(int argc, char **argv) {
       (opts[O_SAVE_EVERY].value && !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, &save_every)) ||
       (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, &keep)) ||
       (opts[O_LOG_EVERY].value && !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, &log_every)) ||
-      (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &lr)))
+      (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &lr)) ||
+      (opts[O_CHECK_EVERY].value &&
+       !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, &check_every)) ||
+      (opts[O_COMM_TIMEOUT].value &&
+       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &comm_timeout)))
     goto out;
+  if (!(comm_timeout > 0)) {
+    pd_cli_usage_error("train", "--comm-timeout must be > 0, got %s", opts[O_COMM_TIMEOUT].value);
+    goto out;
+  }
+  pd_dist_set_timeout(comm_timeout);
   if (opts[O_LR].value && !(lr > 0)) {
     pd_cli_usage_error("train", "--lr must be > 0, got %s", opts[O_LR].value);
     goto out;
@@ -424,7 +504,7 @@ static int run(int argc, char **argv) {
   }
   pd_set_threads((int)threads);
 
-  trainer t = {.keep = keep};
+  trainer t = {.keep = keep, .check_every = check_every};
   pd_error err = {0};
   pd_checkpoint *ck = NULL;
   char *orig_type = NULL, *my_type = NULL;
@@ -452,12 +532,13 @@ static int run(int argc, char **argv) {
     t.log_every = log_every ? log_every : t.td->log_every > 0 ? t.td->log_every : 100;
     t.save_every = save_every;
     t.save_dir = opts[O_SAVE].value;
-    t.tty = isatty(2);
+    t.tty = isatty(2) && pd_dist_size() == 1;
     if (t.batch <= 0) st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.batch_size must be > 0", pos[0]);
     if (!st && (!t.td->loss || !*t.td->loss))
       st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
   }
   if (!st) st = pd_schedule_check(t.opt, &err);
+  if (!st) t.net->ranks = pd_dist_size();
   /* a net printed by `desc --backward --optimizer` already has them */
   if (!st) st = pd_net_make_trainable(t.net, t.td->loss, t.opt, &err);
   if (!st) st = pd_net_select_kernels(t.net, PD_CPU, &err);
@@ -500,9 +581,10 @@ static int run(int argc, char **argv) {
   /* a save directory this run creates is removed again if the run saves
    * nothing (a failure before the first checkpoint leaves no trace) */
   struct stat sb;
-  bool made_save_dir = t.save_dir && stat(t.save_dir, &sb) != 0;
-  if (!st && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
-  if (!st && opts[O_LOG].value && !(t.log = fopen(opts[O_LOG].value, "w")))
+  bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
+  bool made_save_dir = rank0 && t.save_dir && stat(t.save_dir, &sb) != 0;
+  if (!st && rank0 && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
+  if (!st && rank0 && opts[O_LOG].value && !(t.log = fopen(opts[O_LOG].value, "w")))
     st = pd_errorf(&err, PD_ERR_INPUT, "--log %s: cannot open for writing", opts[O_LOG].value);
   if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
@@ -517,7 +599,10 @@ static int run(int argc, char **argv) {
     t.rows = malloc(sizeof *t.rows * (size_t)(t.batch + 1));
     if (!t.perm || !t.rows) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   }
-  if (!st) {
+  /* every rank's setup done or failed: agreed before training (under MPI) */
+  code = st ? pd_cli_fail(&err) : 0;
+  int agreed = pd_cli_dist_agree(code);
+  if (!st && !agreed && !(st = pd_cli_dist_share(&t.r, &err))) {
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
@@ -525,7 +610,12 @@ static int run(int argc, char **argv) {
     t.t0 = now();
     st = train_loop(&t, ck, &err);
   }
-  code = st ? pd_cli_fail(&err) : g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
+  if (!code && agreed)
+    code = agreed; /* another rank failed its setup; it said why */
+  else if (!code && st)
+    code = pd_cli_dist_fail(&err, t.diverged);
+  else if (!code)
+    code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
   if (st && made_save_dir) rmdir(t.save_dir); /* only succeeds while empty */
   if (g_signal)
     fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");

@@ -245,7 +245,8 @@ pd_status pd_net_find_training(pd_net *net, const char *loss, pd_error *err) {
   int first = net->vars[g].producer, opt = net->nops;
   for (int o = first; o < net->nops; o++) {
     const char *t = net->ops[o].def->type;
-    if (!strcmp(t, "sgd") || !strcmp(t, "momentum") || !strcmp(t, "adam") || !strcmp(t, "clip_by_global_norm")) {
+    if (!strcmp(t, "sgd") || !strcmp(t, "momentum") || !strcmp(t, "adam") || !strcmp(t, "clip_by_global_norm") ||
+        !strcmp(t, "allreduce")) {
       opt = o;
       break;
     }

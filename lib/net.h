@@ -56,6 +56,7 @@ typedef struct pd_net {
   int n_backward;  /* ops [n_forward, n_forward + n_backward) are gradients */
   int loss;        /* index of the loss variable once backward ops exist, else -1 */
   int n_optimizer; /* update ops after the gradients */
+  int ranks;       /* processes training it together (AddOptimizerOps adds an allreduce when > 1); 0: one */
   void **keep;     /* memory owned by the net (generated attribute values) */
   int nkeep;
 } pd_net;

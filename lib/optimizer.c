@@ -1,7 +1,9 @@
 /* optimizer.c — AddOptimizerOps: one update op per (parameter, gradient),
  * optionally after clipping all gradients by their global norm. The learning
  * rate and the step count are variables ("@lr", "@step") the training loop
- * sets each step from the schedule, so a schedule needs no special op. */
+ * sets each step from the schedule, so a schedule needs no special op.
+ * Training on several ranks (net->ranks > 1), an allreduce op first takes
+ * every gradient to its mean over the ranks, in one fused buffer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,16 @@ static int state_var(pd_net *net, int p, const char *suffix) {
     net->vars[v].meta.storage = NULL;
   }
   return v;
+}
+
+/* One op over all gradients in place: X = Out = the gradients. */
+static pd_status add_allreduce(pd_net *net, const int *grads, int n, pd_error *err) {
+  const char **names = malloc(sizeof *names * (size_t)n);
+  if (!names) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int i = 0; i < n; i++) names[i] = net->vars[grads[i]].name;
+  pd_status st = pd_net_add_op(net, pd_op_find("allreduce"), names, &n, names, &n, NULL, -1, err);
+  free(names);
+  return st;
 }
 
 pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd_error *err) {
@@ -69,6 +81,7 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
     vi->meta.ndim = 1;
     vi->meta.dims[0] = 1;
   }
+  if (!st && net->ranks > 1) st = add_allreduce(net, grads, n, err);
   if (!st && opt->clip_norm > 0) {
     const pd_op_def *clip = pd_op_find("clip_by_global_norm");
     const char **names = malloc(sizeof *names * (size_t)n);
@@ -126,5 +139,12 @@ pd_status pd_net_make_trainable(pd_net *net, const char *loss, const Paddle__Opt
   pd_status st = pd_net_find_training(net, loss, err);
   if (!st && net->loss < 0) st = pd_net_add_backward(net, loss, err);
   if (!st && opt && !net->n_optimizer) st = pd_net_add_optimizer(net, opt, err);
+  bool reduced = false;
+  for (int o = net->nops - net->n_optimizer; o < net->nops; o++) reduced |= !strcmp(net->ops[o].def->type, "allreduce");
+  if (!st && net->ranks > 1 && net->n_optimizer && !reduced)
+    st = pd_errorf(err, PD_ERR_INPUT,
+                   "%s: the net holds update ops but no allreduce op, so %d ranks would train apart; give it "
+                   "without its optimizer ops or print it with `paddle-run desc --optimizer NAME --ranks N`",
+                   net->file, net->ranks);
   return st;
 }

@@ -4,7 +4,7 @@
  * Out may be the X variables themselves. No gradient. */
 #include <math.h>
 
-#include "op.h"
+#include "optim.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };
@@ -19,26 +19,6 @@ static const pd_slot_def outputs[] = {
 static const pd_attr_def attrs[] = {
     {"max_norm", "largest global L2 norm let through", PD_ATTR_FLOAT, .required = true, .min_kind = PD_GT, .min = 0},
 };
-
-static pd_status infer(pd_ctx *c) {
-  int n = pd_in_count(c, X);
-  if (pd_out_count(c, OUT) != n)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "Out must list as many variables as X (%d), got %d", n, pd_out_count(c, OUT));
-  if (n == 0) return pd_ctx_fail(c, PD_ERR_INPUT, "X must list at least one variable");
-  pd_dtype dt = pd_in(c, X)->dtype;
-  if (!pd_dtype_is_float(dt))
-    return pd_ctx_fail(c, PD_ERR_INPUT, "X \"%s\" must be float32 or float64, got %s", pd_ctx_in_name(c, X, 0),
-                       pd_dtype_name(dt));
-  for (int i = 0; i < n; i++) {
-    pd_tensor *x = pd_in_at(c, X, i);
-    if (x->dtype != dt)
-      return pd_ctx_fail(c, PD_ERR_INPUT, "all X must have one dtype: X \"%s\" is %s but X \"%s\" is %s",
-                         pd_ctx_in_name(c, X, 0), pd_dtype_name(dt), pd_ctx_in_name(c, X, i), pd_dtype_name(x->dtype));
-    pd_status st = pd_ctx_set_shape(c, pd_out_at(c, OUT, i), x->dtype, x->ndim, x->dims);
-    if (st) return st;
-  }
-  return PD_OK;
-}
 
 #define CLIP_FORWARD(T)                                                                        \
   static pd_status forward_##T(pd_ctx *c) {                                                    \
@@ -75,7 +55,7 @@ const pd_op_def pd_op_clip_by_global_norm = {
     .n_outputs = N_OUT,
     .attrs = attrs,
     .n_attrs = N_ATTR,
-    .infer_shape = infer,
+    .infer_shape = pd_optim_infer_list,
     .kernels = kernels,
     .n_kernels = 2,
 };

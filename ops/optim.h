@@ -64,4 +64,27 @@ static inline pd_status pd_optim_out_like(pd_ctx *c, int slot, int param) {
   return pd_ctx_set_shape(c, pd_out(c, slot), p->dtype, p->ndim, p->dims);
 }
 
+/* Shape function of an op over a list of gradients: input slot 0 (X) lists
+ * float tensors of one dtype, output slot 0 (Out) as many, each shaped like
+ * its X (usually the X variables themselves). */
+static inline pd_status pd_optim_infer_list(pd_ctx *c) {
+  int n = pd_in_count(c, 0);
+  if (pd_out_count(c, 0) != n)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "Out must list as many variables as X (%d), got %d", n, pd_out_count(c, 0));
+  if (n == 0) return pd_ctx_fail(c, PD_ERR_INPUT, "X must list at least one variable");
+  pd_dtype dt = pd_in(c, 0)->dtype;
+  if (!pd_dtype_is_float(dt))
+    return pd_ctx_fail(c, PD_ERR_INPUT, "X \"%s\" must be float32 or float64, got %s", pd_ctx_in_name(c, 0, 0),
+                       pd_dtype_name(dt));
+  for (int i = 0; i < n; i++) {
+    pd_tensor *x = pd_in_at(c, 0, i);
+    if (x->dtype != dt)
+      return pd_ctx_fail(c, PD_ERR_INPUT, "all X must have one dtype: X \"%s\" is %s but X \"%s\" is %s",
+                         pd_ctx_in_name(c, 0, 0), pd_dtype_name(dt), pd_ctx_in_name(c, 0, i), pd_dtype_name(x->dtype));
+    pd_status st = pd_ctx_set_shape(c, pd_out_at(c, 0, i), x->dtype, x->ndim, x->dims);
+    if (st) return st;
+  }
+  return PD_OK;
+}
+
 #endif
