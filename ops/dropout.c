@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "op.h"
+#include "rng.h"
 
 enum { X, N_IN };
 enum { OUT, MASK, N_OUT };

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "op.h"
+#include "rng.h"
 
 enum { OUT, N_OUT };
 enum { A_SHAPE, A_DTYPE, A_P1, A_P2, A_SEED, N_ATTRS };
