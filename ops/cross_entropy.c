@@ -7,6 +7,7 @@
 #include <tgmath.h>
 
 #include "label.h"
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, LABEL, N_IN };
@@ -103,8 +104,20 @@ enum {
 CE_BACKWARD(float)
 CE_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_cross_entropy_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_cross_entropy_bwd),
+#endif
+};
 
 const pd_op_def pd_op_cross_entropy = {
     .type = "cross_entropy",
@@ -120,7 +133,7 @@ const pd_op_def pd_op_cross_entropy = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

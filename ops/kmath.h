@@ -28,6 +28,10 @@
 PD_KMATH_ACT(float)
 PD_KMATH_ACT(double)
 
+/* sqrt in the argument's own precision (as tgmath.h's sqrt). */
+PD_HD float pd_sqrt_float(float x) { return sqrtf(x); }
+PD_HD double pd_sqrt_double(double x) { return sqrt(x); }
+
 /* ---- scale, square_error, sgd, momentum, adam (per element) ---- */
 #define PD_KMATH_ELEM(T)                                                                                        \
   /* scale: a x + d (d = bias, or scale * bias when the bias comes first) */                                    \
@@ -47,7 +51,7 @@ PD_KMATH_ACT(double)
     T mi = b1 * m + (1 - b1) * gi, vi = b2 * v + (1 - b2) * gi * gi;                                            \
     *m_out = mi;                                                                                                \
     *v_out = vi;                                                                                                \
-    *p_out = p - lr_t * mi / (sqrt(vi) + eps_t);                                                                \
+    *p_out = p - lr_t * mi / (pd_sqrt_##T(vi) + eps_t);                                                         \
   }
 PD_KMATH_ELEM(float)
 PD_KMATH_ELEM(double)

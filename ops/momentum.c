@@ -1,6 +1,8 @@
 /* momentum.c — gradient descent with momentum (heavy ball or Nesterov), per element:
  * g' = g + weight_decay p;  v = mu v + g';  p -= lr (nesterov ? g' + mu v : v).
  * ParamOut and VelocityOut may be Param and Velocity themselves. No gradient. */
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "optim.h"
 
 enum { PARAM, GRAD, VELOCITY, LR, N_IN };
@@ -35,25 +37,27 @@ static pd_status infer(pd_ctx *c) {
   return st;
 }
 
-#define MOMENTUM_UPDATE(T)                                                                            \
-  static pd_status update_##T(pd_ctx *c) {                                                            \
-    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                                     \
-    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T);                        \
-    const T *v = PD_DATA(pd_in(c, VELOCITY), T);                                                      \
-    T *p_out = PD_DATA(pd_out(c, PARAM_OUT), T), *v_out = PD_DATA(pd_out(c, VELOCITY_OUT), T);        \
-    T lr = (T)pd_tensor_get(pd_in(c, LR), 0), mu = (T)pd_attr_f(c, A_MU), wd = (T)pd_attr_f(c, A_WD); \
-    bool nesterov = pd_attr_b(c, A_NESTEROV);                                                         \
-    for (int64_t i = 0; i < n; i++) {                                                                 \
-      T pi = p[i], gi = g[i] + wd * pi, vi = mu * v[i] + gi;                                          \
-      v_out[i] = vi;                                                                                  \
-      p_out[i] = pi - lr * (nesterov ? gi + mu * vi : vi);                                            \
-    }                                                                                                 \
-    return PD_OK;                                                                                     \
+#define MOMENTUM_UPDATE(T)                                                                                         \
+  static pd_status update_##T(pd_ctx *c) {                                                                         \
+    int64_t n = pd_tensor_numel(pd_in(c, PARAM));                                                                  \
+    const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T);                                     \
+    const T *v = PD_DATA(pd_in(c, VELOCITY), T);                                                                   \
+    T *p_out = PD_DATA(pd_out(c, PARAM_OUT), T), *v_out = PD_DATA(pd_out(c, VELOCITY_OUT), T);                     \
+    T lr = (T)pd_tensor_get(pd_in(c, LR), 0), mu = (T)pd_attr_f(c, A_MU), wd = (T)pd_attr_f(c, A_WD);              \
+    bool nesterov = pd_attr_b(c, A_NESTEROV);                                                                      \
+    for (int64_t i = 0; i < n; i++) pd_momentum_##T(p[i], g[i], v[i], lr, mu, wd, nesterov, &p_out[i], &v_out[i]); \
+    return PD_OK;                                                                                                  \
   }
 MOMENTUM_UPDATE(float)
 MOMENTUM_UPDATE(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(update_float), PD_CPU_F64(update_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(update_float),
+    PD_CPU_F64(update_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_momentum_fwd),
+#endif
+};
 
 const pd_op_def pd_op_momentum = {
     .type = "momentum",
@@ -67,5 +71,5 @@ const pd_op_def pd_op_momentum = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
 };

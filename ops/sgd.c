@@ -1,6 +1,8 @@
 /* sgd.c — plain gradient descent with optional weight decay (L2):
  * ParamOut = Param - lr (Grad + weight_decay Param). ParamOut may be Param
  * itself (each element is read before it is written). No gradient. */
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "optim.h"
 
 enum { PARAM, GRAD, LR, N_IN };
@@ -32,16 +34,19 @@ static pd_status infer(pd_ctx *c) {
     const T *p = PD_DATA(pd_in(c, PARAM), T), *g = PD_DATA(pd_in(c, GRAD), T); \
     T *out = PD_DATA(pd_out(c, PARAM_OUT), T);                                 \
     T lr = (T)pd_tensor_get(pd_in(c, LR), 0), wd = (T)pd_attr_f(c, A_WD);      \
-    for (int64_t i = 0; i < n; i++) {                                          \
-      T pi = p[i];                                                             \
-      out[i] = pi - lr * (g[i] + wd * pi);                                     \
-    }                                                                          \
+    for (int64_t i = 0; i < n; i++) out[i] = pd_sgd_##T(p[i], g[i], lr, wd);   \
     return PD_OK;                                                              \
   }
 SGD_UPDATE(float)
 SGD_UPDATE(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(update_float), PD_CPU_F64(update_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(update_float),
+    PD_CPU_F64(update_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sgd_fwd),
+#endif
+};
 
 const pd_op_def pd_op_sgd = {
     .type = "sgd",
@@ -55,5 +60,5 @@ const pd_op_def pd_op_sgd = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
 };
