@@ -15,8 +15,8 @@ typedef struct bn_dims {
   int64_t n, ch, sp;
 } bn_dims;
 
-/* Element e (of the channel's n sp) of channel k in [N, C, S]. */
-__device__ static inline int64_t at(bn_dims d, int64_t k, int64_t e) { return ((e / d.sp) * d.ch + k) * d.sp + e % d.sp; }
+/* Element e (of the channel's n sp) of channel k (kmath.h's pd_bn_at). */
+__device__ static inline int64_t at(bn_dims d, int64_t k, int64_t e) { return pd_bn_at(d.ch, d.sp, k, e); }
 
 /* The statistics channel k is normalised with; every thread gets them. */
 __device__ static void stats(bn_dims d, const float *x, const float *rmean, const float *rvar, bool training,

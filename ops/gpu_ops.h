@@ -10,6 +10,17 @@
 /* Entries in a kernel table. */
 #define PD_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* C helpers of the op files that the GPU kernels (and test_kmath) call. */
+void pd_elementwise_add_bcast(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, pd_bcast *b);
+pd_status pd_conv2d_geom(pd_ctx *c, const pd_tensor *x, pd_conv_geom *g);
+pd_status pd_pool2d_geom(pd_ctx *c, const pd_tensor *x, pd_pool_geom *g);
+#ifdef __cplusplus
+}
+#endif
+
 #ifdef PD_WITH_CUDA
 
 #define PD_GPU_F32(fn) \
@@ -67,10 +78,6 @@ pd_status pd_gpu_dropout_bwd(pd_ctx *c);
 
 /* cast, fill_constant: the kernel for every source / target dtype. */
 
-/* C helpers (defined in the op's .c file). */
-void pd_elementwise_add_bcast(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, pd_bcast *b);
-pd_status pd_conv2d_geom(pd_ctx *c, const pd_tensor *x, pd_conv_geom *g);
-pd_status pd_pool2d_geom(pd_ctx *c, const pd_tensor *x, pd_pool_geom *g);
 /* A strided 2-D copy on the op's stream (rows of `width` bytes; src NULL: zeros). */
 pd_status pd_gpu_copy2d(pd_ctx *c, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                         size_t height);

@@ -140,6 +140,8 @@ PD_HD double pd_cos_out(double xy, double xx, double yy, double scale) {
 }
 
 /* ---- batch_norm, per channel ---- */
+/* Flat index of element e (of the n sp) of channel k in X [n, ch, sp]. */
+PD_HD int64_t pd_bn_at(int64_t ch, int64_t sp, int64_t k, int64_t e) { return ((e / sp) * ch + k) * sp + e % sp; }
 typedef struct pd_bn_coef {
   double a, b, d; /* dX = a dY + b X + d */
 } pd_bn_coef;
