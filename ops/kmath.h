@@ -28,9 +28,11 @@
 PD_KMATH_ACT(float)
 PD_KMATH_ACT(double)
 
-/* sqrt in the argument's own precision (as tgmath.h's sqrt). */
+/* sqrt and log in the argument's own precision (as tgmath.h's). */
 PD_HD float pd_sqrt_float(float x) { return sqrtf(x); }
 PD_HD double pd_sqrt_double(double x) { return sqrt(x); }
+PD_HD float pd_log_float(float x) { return logf(x); }
+PD_HD double pd_log_double(double x) { return log(x); }
 
 /* ---- scale, square_error, sgd, momentum, adam (per element) ---- */
 #define PD_KMATH_ELEM(T)                                                                                        \
@@ -80,25 +82,28 @@ PD_HD double pd_clip_scale(double sum_sq, double max_norm) {
   /* -sum_j l[j] log(x[j]) over one row of k */                                        \
   PD_HD T pd_ce_soft_row_##T(const T *x, const T *l, int64_t k) {                      \
     T sum = 0;                                                                         \
-    for (int64_t j = 0; j < k; j++) sum -= l[j] * (T)log(pd_ce_clamp_##T(x[j]));       \
+    for (int64_t j = 0; j < k; j++) sum -= l[j] * pd_log_##T(pd_ce_clamp_##T(x[j]));   \
     return sum;                                                                        \
   }                                                                                    \
-  PD_HD T pd_ce_hard_##T(T x_label) { return -(T)log(pd_ce_clamp_##T(x_label)); }      \
+  PD_HD T pd_ce_hard_##T(T x_label) { return -pd_log_##T(pd_ce_clamp_##T(x_label)); }  \
   /* gradient of one element: soft -dy l / x; hard -dy / x at the label, else 0 */     \
   PD_HD T pd_ce_soft_grad_##T(T dy, T l, T x) { return -dy * l / pd_ce_clamp_##T(x); } \
   PD_HD T pd_ce_hard_grad_##T(T dy, T x, bool at_label) { return at_label ? -dy / pd_ce_clamp_##T(x) : 0; }
 PD_KMATH_CE(float)
 PD_KMATH_CE(double)
 
-/* ---- softmax_with_cross_entropy ----
+/* ---- softmax_with_cross_entropy, softmax ----
  * The loss term of class j from the row max m and log(sum exp(z - m)):
  * lse - z[j] = (m - z[j]) + log_sum, which keeps the big terms apart. */
-PD_HD float pd_swce_term_float(float m, float zj, float log_sum) { return (m - zj) + log_sum; }
-/* dZ[j] without the Softmax-output part: hard (s - onehot) g; soft (s mass - l) g. */
-PD_HD float pd_swce_hard_grad_float(float s, float g, bool at_label) { return at_label ? s * g - g : s * g; }
-PD_HD float pd_swce_soft_grad_float(float s, float l, float mass, float g) { return (s * mass - l) * g; }
-/* softmax backward of one element: y (dy - <dy, y>) */
-PD_HD float pd_softmax_grad_float(float y, float dy, float dot) { return y * (dy - dot); }
+#define PD_KMATH_SWCE(T)                                                                          \
+  PD_HD T pd_swce_term_##T(T m, T zj, T log_sum) { return (m - zj) + log_sum; }                   \
+  /* dZ[j] without the Softmax-output part: hard (s - onehot) g; soft (s mass - l) g */           \
+  PD_HD T pd_swce_hard_grad_##T(T s, T g, bool at_label) { return at_label ? s * g - g : s * g; } \
+  PD_HD T pd_swce_soft_grad_##T(T s, T l, T mass, T g) { return (s * mass - l) * g; }             \
+  /* softmax backward of one element: y (dy - <dy, y>) */                                         \
+  PD_HD T pd_softmax_grad_##T(T y, T dy, T dot) { return y * (dy - dot); }
+PD_KMATH_SWCE(float)
+PD_KMATH_SWCE(double)
 
 /* ---- accuracy: whether one row of k scores is right at top-k (ties in the
  * label's favour; a NaN score never right) ---- */
