@@ -489,6 +489,47 @@ static void test_conv2d(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }
 
+/* ---- cos_sim with a broadcast Y: per-row coefficients, then dY by columns ---- */
+static void test_cos_sim_broadcast(void **state) {
+  (void)state;
+  const int64_t n = 6, d = 9;
+  pd_tensor *x = ot_rand(PD_F32, 2, (int64_t[]){n, d}, 1, -1, 1, 0),
+            *y = ot_rand(PD_F32, 2, (int64_t[]){1, d}, 2, -1, 1, 0);
+  pd_tensor *out = ot_out(), *xn = ot_out(), *yn = ot_out(), *dx = ot_out(), *dy = ot_out();
+  pd_tensor *dout = ot_rand(PD_F32, 2, (int64_t[]){n, 1}, 3, -1, 1, 0),
+            *dxn = ot_rand(PD_F32, 2, (int64_t[]){n, 1}, 4, -1, 1, 0);
+  pd_tensor *dyn = ot_rand(PD_F32, 2, (int64_t[]){1, 1}, 5, -1, 1, 0);
+  const char *attrs[] = {"scale", "f: 2.5", NULL};
+  ot_run("cos_sim", attrs, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out, xn, yn}, NULL);
+  ot_run("cos_sim_grad", attrs, (pd_tensor *[]){x, y, out, xn, yn, dout, dxn, dyn}, NULL, (pd_tensor *[]){dx, dy},
+         NULL);
+  double oref[6], gx[6 * 9], gy[9], coef[12], yy = 0;
+  for (int64_t i = 0; i < n; i++) { /* cos_fwd and cos_bwd, block i */
+    double xy = 0, xx = 0, yyi = 0;
+    for (int64_t j = 0; j < d; j++) {
+      xy += (double)f32(x)[i * d + j] * f32(y)[j];
+      xx += (double)f32(x)[i * d + j] * f32(x)[i * d + j];
+      yyi += (double)f32(y)[j] * f32(y)[j];
+    }
+    oref[i] = (float)pd_cos_out(xy, xx, yyi, 2.5);
+    pd_cos_coef k = pd_cos_coefs(xy, xx, yyi, 2.5, f32(dout)[i], f32(dxn)[i], 0, false);
+    for (int64_t j = 0; j < d; j++) gx[i * d + j] = (float)(k.k * f32(y)[j] + k.kx * f32(x)[i * d + j]);
+    coef[2 * i] = k.k, coef[2 * i + 1] = k.ky;
+  }
+  for (int64_t j = 0; j < d; j++) yy += (double)f32(y)[j] * f32(y)[j];
+  for (int64_t j = 0; j < d; j++) { /* cos_bwd_bcast, thread j */
+    float acc = 0;
+    for (int64_t i = 0; i < n; i++) acc += (float)(coef[2 * i] * f32(x)[i * d + j] + coef[2 * i + 1] * f32(y)[j]);
+    acc += (float)(f32(dyn)[0] * f32(y)[j] / sqrt(yy));
+    gy[j] = acc;
+  }
+  ot_assert_close(out, oref, n, TOL);
+  ot_assert_close(dx, gx, n * d, TOL);
+  ot_assert_close(dy, gy, d, TOL);
+  ot_free(x), ot_free(y), ot_free(out), ot_free(xn), ot_free(yn), ot_free(dx), ot_free(dy), ot_free(dout), ot_free(dxn);
+  ot_free(dyn);
+}
+
 /* ---- small per-element pieces ---- */
 static void test_scalars(void **state) {
   (void)state;
@@ -524,6 +565,7 @@ int main(void) {
       cmocka_unit_test(test_batch_norm_channels),
       cmocka_unit_test(test_pool2d),
       cmocka_unit_test(test_conv2d),
+      cmocka_unit_test(test_cos_sim_broadcast),
       cmocka_unit_test(test_scalars),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
