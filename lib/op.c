@@ -65,10 +65,7 @@ bool pd_ctx_training(pd_ctx *c) { return c->exec && c->exec->training; }
 uint64_t pd_ctx_rng_seed(pd_ctx *c) {
   uint64_t s = c->exec ? c->exec->seed : 0;
   uint64_t step = c->exec ? (uint64_t)c->exec->step : 0;
-  uint64_t h = s ^ 0x5851f42d4c957f2dull;
-  h ^= pd_rng_next(&h) + (uint64_t)c->op->index * 0x9e3779b97f4a7c15ull;
-  h ^= pd_rng_next(&h) + step;
-  return pd_rng_next(&h);
+  return pd_rng_op_seed(s, (uint64_t)c->op->index, step);
 }
 
 int pd_ctx_threads(pd_ctx *c) { return c->exec && c->exec->threads > 0 ? c->exec->threads : 1; }

@@ -32,6 +32,19 @@ PD_HD double pd_rng_gaussian_at(uint64_t s, uint64_t i) {
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+/* The state of the stream of op `op` at training step `step` of a run with
+ * seed `seed` (pd_ctx_rng_seed): each mixing step is written out, so its
+ * order of evaluation is fixed (what gcc computed for the former
+ * `h ^= pd_rng_next(&h) + ...`, whose order C leaves unspecified). */
+PD_HD uint64_t pd_rng_op_seed(uint64_t seed, uint64_t op, uint64_t step) {
+  uint64_t h = seed ^ 0x5851f42d4c957f2dull;
+  uint64_t r = pd_rng_at(h, 0);
+  h = (h + PD_RNG_GOLDEN) ^ (r + op * PD_RNG_GOLDEN);
+  r = pd_rng_at(h, 0);
+  h = (h + PD_RNG_GOLDEN) ^ (r + step);
+  return pd_rng_at(h, 0);
+}
+
 /* The same stream drawn sequentially: each call takes the next number. */
 static inline uint64_t pd_rng_next(uint64_t *s) {
   uint64_t z = pd_rng_at(*s, 0);

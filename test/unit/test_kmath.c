@@ -53,6 +53,9 @@ static void test_rng_by_index(void **state) {
   for (uint64_t i = 0; i < 1000; i++) assert_true(pd_rng_uniform(&seq) == pd_rng_uniform_at(s, i));
   seq = s;
   for (uint64_t i = 0; i < 1000; i++) assert_true(pd_rng_gaussian(&seq) == pd_rng_gaussian_at(s, i));
+  /* an op's per-step stream state: the value the run's streams had before
+   * pd_rng_op_seed (run seed 1, op 3, step 5) */
+  assert_true(pd_rng_op_seed(1, 3, 5) == 0xdef11df9d8c30dd2ull);
   /* uniform_random with a fixed seed: what the GPU kernel writes */
   pd_tensor *y = ot_out();
   const char *attrs[] = {"shape", "ints: [3, 50]", "min", "f: -2", "max", "f: 3", "seed", "i: 77", NULL};
