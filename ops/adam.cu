@@ -26,10 +26,9 @@ static __global__ void adam_k(const float *p, const float *g, const float *m, co
 
 extern "C" pd_status pd_gpu_adam_fwd(pd_ctx *c) {
   int64_t n = pd_tensor_numel(pd_in(c, PARAM));
-  return PD_GPU_LAUNCH_N(c, n, adam_k, PD_DATA(pd_in(c, PARAM), float), PD_DATA(pd_in(c, GRAD), float),
-                         PD_DATA(pd_in(c, MOMENT1), float), PD_DATA(pd_in(c, MOMENT2), float),
-                         PD_DATA(pd_out(c, PARAM_OUT), float), PD_DATA(pd_out(c, MOMENT1_OUT), float),
-                         PD_DATA(pd_out(c, MOMENT2_OUT), float), pd_gpu_scalar_of(pd_in(c, LR)),
-                         PD_DATA(pd_in(c, STEP), double), pd_attr_f(c, A_BETA1), pd_attr_f(c, A_BETA2),
-                         pd_attr_f(c, A_EPS), (float)pd_attr_f(c, A_WD), n);
+  return PD_GPU_LAUNCH_N(
+      c, n, adam_k, PD_DATA(pd_in(c, PARAM), float), PD_DATA(pd_in(c, GRAD), float), PD_DATA(pd_in(c, MOMENT1), float),
+      PD_DATA(pd_in(c, MOMENT2), float), PD_DATA(pd_out(c, PARAM_OUT), float), PD_DATA(pd_out(c, MOMENT1_OUT), float),
+      PD_DATA(pd_out(c, MOMENT2_OUT), float), pd_gpu_scalar_of(pd_in(c, LR)), PD_DATA(pd_in(c, STEP), double),
+      pd_attr_f(c, A_BETA1), pd_attr_f(c, A_BETA2), pd_attr_f(c, A_EPS), (float)pd_attr_f(c, A_WD), n);
 }

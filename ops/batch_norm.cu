@@ -19,8 +19,8 @@ typedef struct bn_dims {
 __device__ static inline int64_t at(bn_dims d, int64_t k, int64_t e) { return pd_bn_at(d.ch, d.sp, k, e); }
 
 /* The statistics channel k is normalised with; every thread gets them. */
-__device__ static void stats(bn_dims d, const float *x, const float *rmean, const float *rvar, bool training,
-                             int64_t k, double *mean, double *var) {
+__device__ static void stats(bn_dims d, const float *x, const float *rmean, const float *rvar, bool training, int64_t k,
+                             double *mean, double *var) {
   int64_t m = d.n * d.sp;
   if (!training || m == 0) {
     *mean = rmean[k], *var = rvar[k];
@@ -37,8 +37,8 @@ __device__ static void stats(bn_dims d, const float *x, const float *rmean, cons
   *var = pd_block_sum(q) / (double)m;
 }
 
-static __global__ void bn_fwd(bn_dims d, const float *x, const float *scale, const float *bias, float *y,
-                              float *rmean, float *rvar, double mom, double eps, bool training) {
+static __global__ void bn_fwd(bn_dims d, const float *x, const float *scale, const float *bias, float *y, float *rmean,
+                              float *rvar, double mom, double eps, bool training) {
   int64_t m = d.n * d.sp;
   PD_GPU_FOR_ROWS(k, d.ch) {
     double mean, var;
@@ -103,8 +103,9 @@ extern "C" pd_status pd_gpu_batch_norm_fwd(pd_ctx *c) {
 extern "C" pd_status pd_gpu_batch_norm_bwd(pd_ctx *c) {
   pd_tensor *xt = pd_in(c, X);
   bn_dims d = dims_of(xt);
-  return PD_GPU_LAUNCH_ROWS(c, d.ch, bn_bwd, d, PD_DATA(xt, float), PD_DATA(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, Y)), float),
-                            PD_DATA(pd_in(c, SCALE), float), PD_DATA(pd_in(c, MEAN), float),
-                            PD_DATA(pd_in(c, VAR), float), pd_gpu_f32(pd_out(c, X)), pd_gpu_f32(pd_out(c, SCALE)),
-                            pd_gpu_f32(pd_out(c, BIAS)), pd_attr_f(c, A_EPSILON), pd_ctx_training(c));
+  return PD_GPU_LAUNCH_ROWS(c, d.ch, bn_bwd, d, PD_DATA(xt, float),
+                            PD_DATA(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, Y)), float), PD_DATA(pd_in(c, SCALE), float),
+                            PD_DATA(pd_in(c, MEAN), float), PD_DATA(pd_in(c, VAR), float), pd_gpu_f32(pd_out(c, X)),
+                            pd_gpu_f32(pd_out(c, SCALE)), pd_gpu_f32(pd_out(c, BIAS)), pd_attr_f(c, A_EPSILON),
+                            pd_ctx_training(c));
 }

@@ -11,10 +11,14 @@ enum { OUT, N_OUT };
 
 /* To a float type a plain conversion, to an integer one saturated through double. */
 template <typename D, typename S> __device__ static inline D cvt(S v) {
-  if constexpr (std::is_same<D, int32_t>::value) return pd_sat_int32_t((double)v);
-  else if constexpr (std::is_same<D, int64_t>::value) return pd_sat_int64_t((double)v);
-  else if constexpr (std::is_same<D, uint8_t>::value) return pd_sat_uint8_t((double)v);
-  else return (D)v;
+  if constexpr (std::is_same<D, int32_t>::value)
+    return pd_sat_int32_t((double)v);
+  else if constexpr (std::is_same<D, int64_t>::value)
+    return pd_sat_int64_t((double)v);
+  else if constexpr (std::is_same<D, uint8_t>::value)
+    return pd_sat_uint8_t((double)v);
+  else
+    return (D)v;
 }
 
 template <typename S, typename D> static __global__ void convert_k(const S *s, D *d, int64_t n) {
@@ -29,11 +33,16 @@ template <typename S, typename D> static pd_status launch(pd_ctx *c, const void 
 
 template <typename S> static pd_status from(pd_ctx *c, const void *s, void *d, pd_dtype to, int64_t n) {
   switch (to) {
-  case PD_F32: return launch<S, float>(c, s, d, n);
-  case PD_F64: return launch<S, double>(c, s, d, n);
-  case PD_I32: return launch<S, int32_t>(c, s, d, n);
-  case PD_I64: return launch<S, int64_t>(c, s, d, n);
-  default: return launch<S, uint8_t>(c, s, d, n);
+  case PD_F32:
+    return launch<S, float>(c, s, d, n);
+  case PD_F64:
+    return launch<S, double>(c, s, d, n);
+  case PD_I32:
+    return launch<S, int32_t>(c, s, d, n);
+  case PD_I64:
+    return launch<S, int64_t>(c, s, d, n);
+  default:
+    return launch<S, uint8_t>(c, s, d, n);
   }
 }
 
@@ -43,11 +52,16 @@ static pd_status convert(pd_ctx *c, const pd_tensor *src, pd_tensor *dst) {
   int64_t n = pd_tensor_numel(src);
   if (src->dtype == dst->dtype) return pd_gpu_copy(c, d, s, (size_t)n * pd_dtype_size(src->dtype));
   switch (src->dtype) {
-  case PD_F32: return from<float>(c, s, d, dst->dtype, n);
-  case PD_F64: return from<double>(c, s, d, dst->dtype, n);
-  case PD_I32: return from<int32_t>(c, s, d, dst->dtype, n);
-  case PD_I64: return from<int64_t>(c, s, d, dst->dtype, n);
-  default: return from<uint8_t>(c, s, d, dst->dtype, n);
+  case PD_F32:
+    return from<float>(c, s, d, dst->dtype, n);
+  case PD_F64:
+    return from<double>(c, s, d, dst->dtype, n);
+  case PD_I32:
+    return from<int32_t>(c, s, d, dst->dtype, n);
+  case PD_I64:
+    return from<int64_t>(c, s, d, dst->dtype, n);
+  default:
+    return from<uint8_t>(c, s, d, dst->dtype, n);
   }
 }
 

@@ -9,8 +9,7 @@ extern "C" pd_status pd_gpu_copy2d(pd_ctx *c, void *dst, size_t dpitch, const vo
   if (!src)
     return pd_gpu_check(c, cudaMemset2DAsync(dst, dpitch ? dpitch : width, 0, width, height, pd_gpu_stream(c)),
                         "cudaMemset2DAsync");
-  return pd_gpu_check(c,
-                      cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice,
-                                        pd_gpu_stream(c)),
-                      "cudaMemcpy2DAsync");
+  return pd_gpu_check(
+      c, cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, pd_gpu_stream(c)),
+      "cudaMemcpy2DAsync");
 }

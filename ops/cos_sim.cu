@@ -42,8 +42,8 @@ static __global__ void cos_bwd(const float *x, const float *y, const float *dout
     const float *xi = x + i * d, *yi = y + i * ystride;
     double xy, xx, yy;
     dot3(xi, yi, d, &xy, &xx, &yy);
-    pd_cos_coef k = pd_cos_coefs(xy, xx, yy, scale, dout ? dout[i] : 0, dxn ? dxn[i] : 0,
-                                 dyn && ystride ? dyn[i] : 0, ystride != 0);
+    pd_cos_coef k = pd_cos_coefs(xy, xx, yy, scale, dout ? dout[i] : 0, dxn ? dxn[i] : 0, dyn && ystride ? dyn[i] : 0,
+                                 ystride != 0);
     if (gx) PD_GPU_FOR_COLS(j, d) gx[i * d + j] = (float)(k.k * yi[j] + k.kx * xi[j]);
     if (gy && ystride) PD_GPU_FOR_COLS(j, d) gy[i * d + j] = (float)(k.k * xi[j] + k.ky * yi[j]);
     if (!ystride && threadIdx.x == 0) coef[2 * i] = k.k, coef[2 * i + 1] = k.ky;
@@ -84,7 +84,8 @@ extern "C" pd_status pd_gpu_cos_sim_bwd(pd_ctx *c) {
                                     pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT))),
                                     pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, XNORM))), dyn, pd_gpu_f32(pd_out(c, X)),
                                     pd_gpu_f32(gyt), coef, n, d, ystride, pd_attr_f(c, A_SCALE));
-  if (!st && coef) st = PD_GPU_LAUNCH_N(c, d, cos_bwd_bcast, PD_DATA(xt, float), PD_DATA(yt, float), coef, dyn,
-                                        PD_DATA(gyt, float), n, d);
+  if (!st && coef)
+    st = PD_GPU_LAUNCH_N(c, d, cos_bwd_bcast, PD_DATA(xt, float), PD_DATA(yt, float), coef, dyn, PD_DATA(gyt, float), n,
+                         d);
   return st;
 }

@@ -38,8 +38,9 @@ extern "C" pd_status pd_gpu_fc_fwd(pd_ctx *c) {
   flat(x, &n, &k);
   float *out = PD_DATA(pd_out(c, OUT), float);
   pd_act a = pd_act_parse(pd_attr_s(c, A_ACT));
-  pd_status st = k == 0 ? pd_gpu_zero(c, out, (size_t)(n * m) * sizeof(float))
-                        : pd_gpu_gemm(c, false, false, n, m, k, 1, PD_DATA(x, float), k, PD_DATA(w, float), m, 0, out, m);
+  pd_status st = k == 0
+                     ? pd_gpu_zero(c, out, (size_t)(n * m) * sizeof(float))
+                     : pd_gpu_gemm(c, false, false, n, m, k, 1, PD_DATA(x, float), k, PD_DATA(w, float), m, 0, out, m);
   if (!st && (b || a != PD_ACT_NONE)) st = PD_GPU_LAUNCH_N(c, n * m, bias_act, out, pd_gpu_f32(b), a, n, m);
   return st;
 }

@@ -26,23 +26,24 @@ static inline unsigned pd_gpu_blocks(int64_t n) {
 #define PD_GPU_MAX_ROWS 65535
 
 /* for (i = this thread's first element; i < n; i += all threads) */
-#define PD_GPU_FOR(i, n)                                                                         \
+#define PD_GPU_FOR(i, n)                                                                                        \
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, i##_step_ = (int64_t)blockDim.x * gridDim.x; \
        i < (n); i += i##_step_)
 
 /* Launch of `kernel` over n elements on the op's stream, then the check.
  * Nothing is launched for n == 0. */
-#define PD_GPU_LAUNCH_N(c, n, kernel, ...)                                                      \
-  ((n) <= 0 ? PD_OK                                                                              \
+#define PD_GPU_LAUNCH_N(c, n, kernel, ...)                                                     \
+  ((n) <= 0 ? PD_OK                                                                            \
             : (kernel<<<pd_gpu_blocks(n), PD_GPU_THREADS, 0, pd_gpu_stream(c)>>>(__VA_ARGS__), \
                PD_GPU_LAUNCHED((c), #kernel)))
 
 /* Launch with one block of PD_GPU_THREADS per row, rows in [0, n). */
-#define PD_GPU_LAUNCH_ROWS(c, n, kernel, ...)                                                   \
-  ((n) <= 0 ? PD_OK                                                                              \
-            : (kernel<<<(unsigned)((n) < PD_GPU_MAX_ROWS ? (n) : PD_GPU_MAX_ROWS), PD_GPU_THREADS, 0, \
-                        pd_gpu_stream(c)>>>(__VA_ARGS__),                                        \
-               PD_GPU_LAUNCHED((c), #kernel)))
+#define PD_GPU_LAUNCH_ROWS(c, n, kernel, ...)                                                                         \
+  ((n) <= 0                                                                                                           \
+       ? PD_OK                                                                                                        \
+       : (kernel<<<(unsigned)((n) < PD_GPU_MAX_ROWS ? (n) : PD_GPU_MAX_ROWS), PD_GPU_THREADS, 0, pd_gpu_stream(c)>>>( \
+              __VA_ARGS__),                                                                                           \
+          PD_GPU_LAUNCHED((c), #kernel)))
 /* for (r = this block's first row; r < n; r += blocks) */
 #define PD_GPU_FOR_ROWS(r, n) for (int64_t r = blockIdx.x; r < (n); r += gridDim.x)
 /* for (j = this thread's first element of the row; j < n; j += threads) */
@@ -50,8 +51,7 @@ static inline unsigned pd_gpu_blocks(int64_t n) {
 
 /* Sum over the block's threads in a fixed tree order; every thread gets the
  * result. Call from all threads of a PD_GPU_THREADS block. */
-template <typename T>
-__device__ static inline T pd_block_sum(T v) {
+template <typename T> __device__ static inline T pd_block_sum(T v) {
   __shared__ T part[PD_GPU_THREADS];
   __syncthreads(); /* part may still be read by a previous call */
   part[threadIdx.x] = v;
@@ -65,8 +65,7 @@ __device__ static inline T pd_block_sum(T v) {
 
 /* Max over the block's threads (NaN-blind like the CPU's `a > b ? a : b`
  * scan only where no NaN is present). */
-template <typename T>
-__device__ static inline T pd_block_max(T v) {
+template <typename T> __device__ static inline T pd_block_max(T v) {
   __shared__ T part[PD_GPU_THREADS];
   __syncthreads();
   part[threadIdx.x] = v;

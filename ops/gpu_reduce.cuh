@@ -13,7 +13,8 @@
 template <typename F>
 static __global__ void pd_sum_pass1(int64_t n, F term, const float *a, const float *b, double *part) {
   double s = 0;
-  for (int64_t i = (int64_t)blockIdx.x * PD_GPU_THREADS + threadIdx.x; i < n; i += (int64_t)PD_GPU_SUM_BLOCKS * PD_GPU_THREADS)
+  for (int64_t i = (int64_t)blockIdx.x * PD_GPU_THREADS + threadIdx.x; i < n;
+       i += (int64_t)PD_GPU_SUM_BLOCKS * PD_GPU_THREADS)
     s += term(i, a, b);
   s = pd_block_sum(s);
   if (threadIdx.x == 0) part[blockIdx.x] = s;

@@ -37,8 +37,7 @@ static void rows_of(const pd_tensor *x, int64_t *rows, int64_t *d) {
 extern "C" pd_status pd_gpu_softmax_fwd(pd_ctx *c) {
   int64_t rows, d;
   rows_of(pd_in(c, 0), &rows, &d);
-  return PD_GPU_LAUNCH_ROWS(c, rows, softmax_fwd, PD_DATA(pd_in(c, 0), float), PD_DATA(pd_out(c, 0), float), rows,
-                            d);
+  return PD_GPU_LAUNCH_ROWS(c, rows, softmax_fwd, PD_DATA(pd_in(c, 0), float), PD_DATA(pd_out(c, 0), float), rows, d);
 }
 
 /* Grad op slots: inputs X Out dOut, output dX. */

@@ -53,7 +53,8 @@ static __global__ void swce_bwd(const float *s, const int64_t *label, const floa
     int64_t l = soft ? 0 : label[i];
     bool bad = !soft && (l < 0 || l >= k);
     PD_GPU_FOR_COLS(j, k) {
-      float v = soft ? pd_swce_soft_grad_float(sr[j], soft[i * k + j], mass, g) : pd_swce_hard_grad_float(sr[j], g, j == l);
+      float v =
+          soft ? pd_swce_soft_grad_float(sr[j], soft[i * k + j], mass, g) : pd_swce_hard_grad_float(sr[j], g, j == l);
       if (ds) v += pd_softmax_grad_float(sr[j], ds[i * k + j], dot);
       dzr[j] = bad ? NAN : v;
     }

@@ -4,9 +4,7 @@
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
 
-static __global__ void add_into(float *out, const float *x, int64_t n) {
-  PD_GPU_FOR(i, n) out[i] += x[i];
-}
+static __global__ void add_into(float *out, const float *x, int64_t n) { PD_GPU_FOR(i, n) out[i] += x[i]; }
 
 extern "C" pd_status pd_gpu_sum_fwd(pd_ctx *c) {
   pd_tensor *y = pd_out(c, 0);
