@@ -12,6 +12,7 @@
 #include "feed.h"
 #include "initializer.h"
 #include "params.h"
+#include "rng.h"
 #include "util.h"
 
 static int run(int argc, char **argv);

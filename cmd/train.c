@@ -20,6 +20,7 @@
 #include "initializer.h"
 #include "net.h"
 #include "params.h"
+#include "rng.h"
 #include "util.h"
 
 static int run(int argc, char **argv);

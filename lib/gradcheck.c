@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backward.h"
+#include "rng.h"
 
 static pd_status loss_at(pd_runner *r, double *loss, pd_error *err) {
   pd_status st = pd_runner_run(r, 0, r->net->n_forward, err);

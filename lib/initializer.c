@@ -1,5 +1,6 @@
 /* initializer.c — parameter initialisers and learning-rate schedules. */
 #include "initializer.h"
+#include "rng.h"
 
 #include <math.h>
 #include <string.h>

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "exec.h"
+#include "rng.h"
 
 pd_status pd_ctx_fail(pd_ctx *c, pd_status st, const char *fmt, ...) {
   char msg[PD_ERROR_MAX - 512];
@@ -64,20 +65,10 @@ bool pd_ctx_training(pd_ctx *c) { return c->exec && c->exec->training; }
 uint64_t pd_ctx_rng_seed(pd_ctx *c) {
   uint64_t s = c->exec ? c->exec->seed : 0;
   uint64_t step = c->exec ? (uint64_t)c->exec->step : 0;
-  uint64_t h = s ^ 0x5851f42d4c957f2dull;
-  h ^= pd_rng_next(&h) + (uint64_t)c->op->index * 0x9e3779b97f4a7c15ull;
-  h ^= pd_rng_next(&h) + step;
-  return pd_rng_next(&h);
+  return pd_rng_op_seed(s, (uint64_t)c->op->index, step);
 }
 
 int pd_ctx_threads(pd_ctx *c) { return c->exec && c->exec->threads > 0 ? c->exec->threads : 1; }
-
-double pd_rng_gaussian(uint64_t *s) {
-  /* Box-Muller; uses two uniforms per value so the stream stays stateless. */
-  double u1 = pd_rng_uniform(s), u2 = pd_rng_uniform(s);
-  if (u1 < 1e-300) u1 = 1e-300;
-  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 uint64_t pd_hash_str(const char *s) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */

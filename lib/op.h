@@ -256,16 +256,6 @@ pd_status pd_attr_check_range(const pd_attr_def *def, const pd_attr *v, pd_error
 /* Text form of a value ("3", "[1, 2]", "\"relu\""). */
 const char *pd_attr_str(const pd_attr *v, char *buf, size_t size);
 
-/* RNG helpers used by random ops and initialisers: splitmix64 stream. */
-static inline uint64_t pd_rng_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-/* Uniform in [0, 1) with 53 random bits. */
-static inline double pd_rng_uniform(uint64_t *s) { return (double)(pd_rng_next(s) >> 11) * 0x1.0p-53; }
-double pd_rng_gaussian(uint64_t *s);
 uint64_t pd_hash_str(const char *s);
 
 #endif

@@ -5,6 +5,8 @@
 #include <math.h>
 
 #include "label.h"
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "op.h"
 
 enum { SCORES, LABEL, N_IN };
@@ -41,29 +43,30 @@ static pd_status infer(pd_ctx *c) {
   return st;
 }
 
-#define ACCURACY_FORWARD(T)                                                             \
-  static pd_status forward_##T(pd_ctx *c) {                                             \
-    pd_tensor *xt = pd_in(c, SCORES), *ct = pd_out(c, CORRECT), *tt = pd_out(c, TOTAL); \
-    int64_t n = xt->dims[0], k = xt->dims[1], topk = pd_attr_i(c, A_K), correct = 0;    \
-    const int64_t *label = PD_DATA(pd_in(c, LABEL), int64_t);                           \
-    pd_status st = pd_label_check_range(c, label, n, k);                                \
-    if (st) return st;                                                                  \
-    const T *x = PD_DATA(xt, T);                                                        \
-    for (int64_t i = 0; i < n; i++, x += k) {                                           \
-      T mine = x[label[i]];                                                             \
-      int64_t above = 0;                                                                \
-      for (int64_t j = 0; j < k && above < topk; j++) above += x[j] > mine;             \
-      correct += above < topk && !isnan(mine); /* a NaN score is never right */         \
-    }                                                                                   \
-    PD_DATA(pd_out(c, ACCURACY), T)[0] = (T)(n > 0 ? (double)correct / (double)n : 0);  \
-    if (ct) PD_DATA(ct, int64_t)[0] = correct;                                          \
-    if (tt) PD_DATA(tt, int64_t)[0] = n;                                                \
-    return PD_OK;                                                                       \
+#define ACCURACY_FORWARD(T)                                                                  \
+  static pd_status forward_##T(pd_ctx *c) {                                                  \
+    pd_tensor *xt = pd_in(c, SCORES), *ct = pd_out(c, CORRECT), *tt = pd_out(c, TOTAL);      \
+    int64_t n = xt->dims[0], k = xt->dims[1], topk = pd_attr_i(c, A_K), correct = 0;         \
+    const int64_t *label = PD_DATA(pd_in(c, LABEL), int64_t);                                \
+    pd_status st = pd_label_check_range(c, label, n, k);                                     \
+    if (st) return st;                                                                       \
+    const T *x = PD_DATA(xt, T);                                                             \
+    for (int64_t i = 0; i < n; i++, x += k) correct += pd_acc_row_##T(x, k, label[i], topk); \
+    PD_DATA(pd_out(c, ACCURACY), T)[0] = (T)(n > 0 ? (double)correct / (double)n : 0);       \
+    if (ct) PD_DATA(ct, int64_t)[0] = correct;                                               \
+    if (tt) PD_DATA(tt, int64_t)[0] = n;                                                     \
+    return PD_OK;                                                                            \
   }
 ACCURACY_FORWARD(float)
 ACCURACY_FORWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_accuracy_fwd),
+#endif
+};
 
 const pd_op_def pd_op_accuracy = {
     .type = "accuracy",
@@ -78,5 +81,5 @@ const pd_op_def pd_op_accuracy = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
 };

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kmath.h"
+
 typedef enum pd_act { PD_ACT_NONE, PD_ACT_RELU, PD_ACT_SIGMOID, PD_ACT_TANH } pd_act;
 
 static const char *const pd_act_names[] = {"none", "relu", "sigmoid", "tanh", 0};
@@ -18,9 +20,6 @@ static inline pd_act pd_act_parse(const char *s) {
   return PD_ACT_NONE;
 }
 
-/* Numerically safe sigmoid: never exp of a large positive number. */
-#define PD_SIGMOID(T, x) ((x) >= 0 ? (T)1 / ((T)1 + exp(-(x))) : exp(x) / ((T)1 + exp(x)))
-
 #define PD_ACT_DEFINE(T)                                                                        \
   static inline void pd_act_forward_##T(pd_act a, const T *x, T *y, int64_t n) {                \
     switch (a) {                                                                                \
@@ -28,13 +27,13 @@ static inline pd_act pd_act_parse(const char *s) {
       if (x != y) memcpy(y, x, (size_t)n * sizeof(T));                                          \
       break;                                                                                    \
     case PD_ACT_RELU:                                                                           \
-      for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0;                               \
+      for (int64_t i = 0; i < n; i++) y[i] = pd_relu_##T(x[i]);                                 \
       break;                                                                                    \
     case PD_ACT_SIGMOID:                                                                        \
-      for (int64_t i = 0; i < n; i++) y[i] = (T)PD_SIGMOID(T, x[i]);                            \
+      for (int64_t i = 0; i < n; i++) y[i] = pd_sigmoid_##T(x[i]);                              \
       break;                                                                                    \
     case PD_ACT_TANH:                                                                           \
-      for (int64_t i = 0; i < n; i++) y[i] = (T)tanh(x[i]);                                     \
+      for (int64_t i = 0; i < n; i++) y[i] = pd_tanh_##T(x[i]);                                 \
       break;                                                                                    \
     }                                                                                           \
   }                                                                                             \
@@ -45,27 +44,39 @@ static inline pd_act pd_act_parse(const char *s) {
       if (dx != dy) memcpy(dx, dy, (size_t)n * sizeof(T));                                      \
       break;                                                                                    \
     case PD_ACT_RELU:                                                                           \
-      for (int64_t i = 0; i < n; i++) { /* load first: gcc then vectorises to a blend */        \
-        T d_ = dy[i];                                                                           \
-        dx[i] = y[i] > 0 ? d_ : 0;                                                              \
-      }                                                                                         \
+      for (int64_t i = 0; i < n; i++) dx[i] = pd_relu_grad_##T(y[i], dy[i]);                    \
       break;                                                                                    \
     case PD_ACT_SIGMOID:                                                                        \
-      for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * y[i] * (1 - y[i]);                        \
+      for (int64_t i = 0; i < n; i++) dx[i] = pd_sigmoid_grad_##T(y[i], dy[i]);                 \
       break;                                                                                    \
     case PD_ACT_TANH:                                                                           \
-      for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * (1 - y[i] * y[i]);                        \
+      for (int64_t i = 0; i < n; i++) dx[i] = pd_tanh_grad_##T(y[i], dy[i]);                    \
       break;                                                                                    \
     }                                                                                           \
   }
 PD_ACT_DEFINE(float)
 PD_ACT_DEFINE(double)
 
+/* One element, the activation chosen at run time (the GPU kernels). */
+PD_HD float pd_act_float(pd_act a, float x) {
+  return a == PD_ACT_RELU      ? pd_relu_float(x)
+         : a == PD_ACT_SIGMOID ? pd_sigmoid_float(x)
+         : a == PD_ACT_TANH    ? pd_tanh_float(x)
+                               : x;
+}
+PD_HD float pd_act_grad_float(pd_act a, float y, float dy) {
+  return a == PD_ACT_RELU      ? pd_relu_grad_float(y, dy)
+         : a == PD_ACT_SIGMOID ? pd_sigmoid_grad_float(y, dy)
+         : a == PD_ACT_TANH    ? pd_tanh_grad_float(y, dy)
+                               : dy;
+}
+
 /* ---- the activation ops (relu.c, sigmoid.c, tanh.c) ----
  * One implementation for all three; the def's `data` says which activation.
  * Out has X's shape; the backward works from Out (see pd_act_backward_T). */
 #ifdef PD_ACT_OP
 
+#include "gpu_ops.h"
 #include "op.h"
 #include "parallel.h"
 
@@ -114,16 +125,27 @@ PD_ACT_OP_KERNELS(float)
 PD_ACT_OP_KERNELS(double)
 
 static const pd_slot_def pd_act_inputs[] = {{"X", "input tensor", 0}};
-static const pd_kernel pd_act_kernels[] = {PD_CPU_F32(pd_act_op_forward_float), PD_CPU_F64(pd_act_op_forward_double)};
-static const pd_kernel pd_act_grad_kernels[] = {PD_CPU_F32(pd_act_op_backward_float),
-                                                PD_CPU_F64(pd_act_op_backward_double)};
+static const pd_kernel pd_act_kernels[] = {
+    PD_CPU_F32(pd_act_op_forward_float),
+    PD_CPU_F64(pd_act_op_forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_act_fwd),
+#endif
+};
+static const pd_kernel pd_act_grad_kernels[] = {
+    PD_CPU_F32(pd_act_op_backward_float),
+    PD_CPU_F64(pd_act_op_backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_act_bwd),
+#endif
+};
 
 /* The def of an activation op: its type, comment, output slot and kind. */
 #define PD_ACT_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                               \
   {                                                                                                               \
     .type = TYPE, .comment = COMMENT, .inputs = pd_act_inputs, .n_inputs = 1, .outputs = OUTPUTS, .n_outputs = 1, \
-    .infer_shape = pd_act_infer, .kernels = pd_act_kernels, .n_kernels = 2, .grad_kernels = pd_act_grad_kernels,  \
-    .n_grad_kernels = 2, .data = KIND,                                                                            \
+    .infer_shape = pd_act_infer, .kernels = pd_act_kernels, .n_kernels = PD_LEN(pd_act_kernels),                  \
+    .grad_kernels = pd_act_grad_kernels, .n_grad_kernels = PD_LEN(pd_act_grad_kernels), .data = KIND,             \
   }
 
 #endif

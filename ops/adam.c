@@ -3,6 +3,8 @@
  * p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). Outputs may be the inputs. */
 #include <tgmath.h>
 
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "optim.h"
 #include "parallel.h"
 
@@ -55,46 +57,48 @@ typedef struct job {
   double lr_t, eps_t, wd, b1, b2;
 } job;
 
-#define ADAM_UPDATE(T)                                                                             \
-  static void range_##T(void *arg, int64_t lo, int64_t hi) {                                       \
-    const job *j = arg;                                                                            \
-    const T *p = j->p, *g = j->g, *m = j->m, *v = j->v;                                            \
-    T *p_out = j->p_out, *m_out = j->m_out, *v_out = j->v_out;                                     \
-    const T lr_t = (T)j->lr_t, eps_t = (T)j->eps_t, wd = (T)j->wd, tb1 = (T)j->b1, tb2 = (T)j->b2; \
-    for (int64_t i = lo; i < hi; i++) {                                                            \
-      T pi = p[i], gi = g[i] + wd * pi;                                                            \
-      T mi = tb1 * m[i] + (1 - tb1) * gi, vi = tb2 * v[i] + (1 - tb2) * gi * gi;                   \
-      m_out[i] = mi;                                                                               \
-      v_out[i] = vi;                                                                               \
-      p_out[i] = pi - lr_t * mi / (sqrt(vi) + eps_t);                                              \
-    }                                                                                              \
-  }                                                                                                \
-  static pd_status update_##T(pd_ctx *c) {                                                         \
-    double t = PD_DATA(pd_in(c, STEP), double)[0];                                                 \
-    if (!(t >= 1))                                                                                 \
-      return pd_ctx_fail(c, PD_ERR_INPUT, "Step \"%s\" must hold the update count t >= 1, got %g", \
-                         pd_ctx_in_name(c, STEP, 0), t);                                           \
-    double b1 = pd_attr_f(c, A_BETA1), b2 = pd_attr_f(c, A_BETA2);                                 \
-    double lr = (T)pd_tensor_get(pd_in(c, LR), 0), c2 = sqrt(1 - pow(b2, t));                      \
-    job j = {PD_DATA(pd_in(c, PARAM), T),                                                          \
-             PD_DATA(pd_in(c, GRAD), T),                                                           \
-             PD_DATA(pd_in(c, MOMENT1), T),                                                        \
-             PD_DATA(pd_in(c, MOMENT2), T),                                                        \
-             PD_DATA(pd_out(c, PARAM_OUT), T),                                                     \
-             PD_DATA(pd_out(c, MOMENT1_OUT), T),                                                   \
-             PD_DATA(pd_out(c, MOMENT2_OUT), T),                                                   \
-             (T)(lr * c2 / (1 - pow(b1, t))),                                                      \
-             (T)(pd_attr_f(c, A_EPS) * c2),                                                        \
-             pd_attr_f(c, A_WD),                                                                   \
-             b1,                                                                                   \
-             b2};                                                                                  \
-    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);             \
-    return PD_OK;                                                                                  \
+#define ADAM_UPDATE(T)                                                                                 \
+  static void range_##T(void *arg, int64_t lo, int64_t hi) {                                           \
+    const job *j = arg;                                                                                \
+    const T *p = j->p, *g = j->g, *m = j->m, *v = j->v;                                                \
+    T *p_out = j->p_out, *m_out = j->m_out, *v_out = j->v_out;                                         \
+    const T lr_t = (T)j->lr_t, eps_t = (T)j->eps_t, wd = (T)j->wd, tb1 = (T)j->b1, tb2 = (T)j->b2;     \
+    for (int64_t i = lo; i < hi; i++)                                                                  \
+      pd_adam_##T(p[i], g[i], m[i], v[i], lr_t, eps_t, tb1, tb2, wd, &p_out[i], &m_out[i], &v_out[i]); \
+  }                                                                                                    \
+  static pd_status update_##T(pd_ctx *c) {                                                             \
+    double t = PD_DATA(pd_in(c, STEP), double)[0];                                                     \
+    if (!(t >= 1))                                                                                     \
+      return pd_ctx_fail(c, PD_ERR_INPUT, "Step \"%s\" must hold the update count t >= 1, got %g",     \
+                         pd_ctx_in_name(c, STEP, 0), t);                                               \
+    double b1 = pd_attr_f(c, A_BETA1), b2 = pd_attr_f(c, A_BETA2);                                     \
+    double lr_d, eps_d;                                                                                \
+    pd_adam_coefs((T)pd_tensor_get(pd_in(c, LR), 0), b1, b2, pd_attr_f(c, A_EPS), t, &lr_d, &eps_d);   \
+    job j = {PD_DATA(pd_in(c, PARAM), T),                                                              \
+             PD_DATA(pd_in(c, GRAD), T),                                                               \
+             PD_DATA(pd_in(c, MOMENT1), T),                                                            \
+             PD_DATA(pd_in(c, MOMENT2), T),                                                            \
+             PD_DATA(pd_out(c, PARAM_OUT), T),                                                         \
+             PD_DATA(pd_out(c, MOMENT1_OUT), T),                                                       \
+             PD_DATA(pd_out(c, MOMENT2_OUT), T),                                                       \
+             (T)lr_d,                                                                                  \
+             (T)eps_d,                                                                                 \
+             pd_attr_f(c, A_WD),                                                                       \
+             b1,                                                                                       \
+             b2};                                                                                      \
+    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);                 \
+    return PD_OK;                                                                                      \
   }
 ADAM_UPDATE(float)
 ADAM_UPDATE(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(update_float), PD_CPU_F64(update_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(update_float),
+    PD_CPU_F64(update_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_adam_fwd),
+#endif
+};
 
 const pd_op_def pd_op_adam = {
     .type = "adam",
@@ -110,5 +114,5 @@ const pd_op_def pd_op_adam = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
 };

@@ -9,6 +9,8 @@
  * double. */
 #include <math.h>
 
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "op.h"
 
 enum { X, SCALE, BIAS, MEAN, VAR, N_IN };
@@ -156,8 +158,8 @@ BN_STATS(double)
         for (int64_t j = 0; j < sp; j++) q[j] = (T)((p[j] - mean) * a + b);                                \
       }                                                                                                    \
       if (update) {                                                                                        \
-        rmean[k] = (T)(mom * rmean[k] + (1 - mom) * mean);                                                 \
-        if (m > 1) rvar[k] = (T)(mom * rvar[k] + (1 - mom) * var * (double)m / (double)(m - 1));           \
+        rmean[k] = (T)pd_bn_running_mean(rmean[k], mean, mom);                                             \
+        if (m > 1) rvar[k] = (T)pd_bn_running_var(rvar[k], var, mom, (double)m);                           \
       }                                                                                                    \
     }                                                                                                      \
     return PD_OK;                                                                                          \
@@ -214,7 +216,8 @@ static pd_status grad_infer(pd_ctx *c) {
       if (dbt) PD_DATA(dbt, T)[k] = (T)sdy;                                                                            \
       if (!dxt) continue;                                                                                              \
       /* dX = a · dY + b · X + d, the formula above multiplied out */                                                \
-      double a = scale[k] * inv, b = training ? -a * inv * sdyx / m : 0, d = (training ? -a * sdy / m : 0) - b * mean; \
+      pd_bn_coef q = pd_bn_grad_coefs(scale[k], mean, inv, sdy, sdyx, m, training);                                    \
+      double a = q.a, b = q.b, d = q.d;                                                                                \
       for (int64_t i = 0; i < n; i++) {                                                                                \
         const T *p = x + (i * ch + k) * sp, *g = dy + (i * ch + k) * sp;                                               \
         T *q = PD_DATA(dxt, T) + (i * ch + k) * sp;                                                                    \
@@ -231,8 +234,20 @@ BN_BACKWARD(double)
 static double flops(pd_ctx *c) { return 8.0 * (double)pd_tensor_numel(pd_in(c, X)); }
 static double grad_flops(pd_ctx *c) { return 12.0 * (double)pd_tensor_numel(pd_in(c, G_X)); }
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_batch_norm_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_batch_norm_bwd),
+#endif
+};
 
 const pd_op_def pd_op_batch_norm = {
     .type = "batch_norm",
@@ -251,9 +266,9 @@ const pd_op_def pd_op_batch_norm = {
     .flops = flops,
     .grad_flops = grad_flops,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
     .grad_infer_shape = grad_infer,
     .param_init = param_init,
     .state_init = state_init,

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -33,21 +34,14 @@ static pd_status infer(pd_ctx *c) {
 /* The kernel is chosen by X's dtype; each one converts to any dtype. */
 static pd_dtype key_dtype(pd_ctx *c) { return pd_in(c, X)->dtype; }
 
-/* Integer targets go through double: exact for every source except int64
- * beyond 2^53, which saturates anyway when narrowed. */
-#define SAT(D, LO, HI)                                                                      \
-  static inline D sat_##D(double v) {                                                       \
-    return isnan(v) ? 0 : v <= (double)(LO) ? (D)(LO) : v >= (double)(HI) ? (D)(HI) : (D)v; \
-  }
-SAT(int32_t, INT32_MIN, INT32_MAX)
-SAT(int64_t, INT64_MIN, INT64_MAX)
-SAT(uint8_t, 0, UINT8_MAX)
-
+/* Integer targets go through double (kmath.h's pd_sat_*, shared with the GPU
+ * kernels): exact for every source except int64 beyond 2^53, which saturates
+ * anyway when narrowed. */
 #define CVT_float(v) ((float)(v))
 #define CVT_double(v) ((double)(v))
-#define CVT_int32_t(v) sat_int32_t((double)(v))
-#define CVT_int64_t(v) sat_int64_t((double)(v))
-#define CVT_uint8_t(v) sat_uint8_t((double)(v))
+#define CVT_int32_t(v) pd_sat_int32_t((double)(v))
+#define CVT_int64_t(v) pd_sat_int64_t((double)(v))
+#define CVT_uint8_t(v) pd_sat_uint8_t((double)(v))
 
 typedef void (*convert_fn)(const void *src, void *dst, int64_t n);
 
@@ -95,11 +89,21 @@ static pd_status backward(pd_ctx *c) {
 }
 
 static const pd_kernel kernels[] = {
-    {{PD_CPU, PD_F32}, forward}, {{PD_CPU, PD_F64}, forward}, {{PD_CPU, PD_I32}, forward},
-    {{PD_CPU, PD_I64}, forward}, {{PD_CPU, PD_U8}, forward},
+    {{PD_CPU, PD_F32}, forward},         {{PD_CPU, PD_F64}, forward},         {{PD_CPU, PD_I32}, forward},
+    {{PD_CPU, PD_I64}, forward},         {{PD_CPU, PD_U8}, forward},
+#ifdef PD_WITH_CUDA
+    {{PD_GPU, PD_F32}, pd_gpu_cast_fwd}, {{PD_GPU, PD_F64}, pd_gpu_cast_fwd}, {{PD_GPU, PD_I32}, pd_gpu_cast_fwd},
+    {{PD_GPU, PD_I64}, pd_gpu_cast_fwd}, {{PD_GPU, PD_U8}, pd_gpu_cast_fwd},
+#endif
 };
 /* Integer inputs get no gradient: there is no kernel for them. */
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward),
+    PD_CPU_F64(backward),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_cast_bwd),
+#endif
+};
 
 const pd_op_def pd_op_cast = {
     .type = "cast",
@@ -114,7 +118,7 @@ const pd_op_def pd_op_cast = {
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
     .kernels = kernels,
-    .n_kernels = 5,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -4,6 +4,8 @@
  * Out may be the X variables themselves. No gradient. */
 #include <math.h>
 
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "optim.h"
 
 enum { X, N_IN };
@@ -29,8 +31,7 @@ static const pd_attr_def attrs[] = {
       const T *x = PD_DATA(xt, T);                                                             \
       for (int64_t j = 0, len = pd_tensor_numel(xt); j < len; j++) sum += (double)x[j] * x[j]; \
     }                                                                                          \
-    double norm = sqrt(sum), max_norm = pd_attr_f(c, A_MAX_NORM);                              \
-    T scale = (T)(norm > max_norm ? max_norm / norm : 1);                                      \
+    T scale = (T)pd_clip_scale(sum, pd_attr_f(c, A_MAX_NORM));                                 \
     for (int i = 0; i < n; i++) {                                                              \
       const pd_tensor *xt = pd_in_at(c, X, i);                                                 \
       const T *x = PD_DATA(xt, T);                                                             \
@@ -43,7 +44,13 @@ static const pd_attr_def attrs[] = {
 CLIP_FORWARD(float)
 CLIP_FORWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_clip_by_global_norm_fwd),
+#endif
+};
 
 const pd_op_def pd_op_clip_by_global_norm = {
     .type = "clip_by_global_norm",
@@ -57,5 +64,5 @@ const pd_op_def pd_op_clip_by_global_norm = {
     .n_attrs = N_ATTR,
     .infer_shape = pd_optim_infer_list,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
 };

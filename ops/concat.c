@@ -4,6 +4,7 @@
  * dtype). Backward: dOut split back into the blocks. */
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -77,21 +78,40 @@ static int64_t outer_rows(const pd_tensor *t, int axis) {
 }
 
 /* Joins the X blocks into Out, row by row. */
-static pd_status forward(pd_ctx *c) {
+/* Copies `height` rows of `width` bytes, rows `dpitch` / `spitch` apart
+ * (src NULL: zeros); the CPU's, or pd_gpu_copy2d on the GPU. */
+typedef pd_status (*copy2d_fn)(pd_ctx *c, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                               size_t height);
+
+static pd_status cpu_copy2d(pd_ctx *c, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                            size_t height) {
+  (void)c;
+  for (size_t k = 0; width && k < height; k++) {
+    if (src)
+      memcpy((char *)dst + k * dpitch, (const char *)src + k * spitch, width);
+    else
+      memset((char *)dst + k * dpitch, 0, width);
+  }
+  return PD_OK;
+}
+
+/* Each input's rows go side by side into Out's rows: one strided copy per input. */
+static pd_status run_forward(pd_ctx *c, copy2d_fn copy) {
   pd_tensor *out = pd_out(c, OUT);
   int axis = axis_of(c, out->ndim);
   int64_t outer = outer_rows(out, axis);
   size_t out_row = row_bytes(out, axis), off = 0;
   char *o = pd_tensor_data(out);
-  for (int i = 0; i < pd_in_count(c, X); i++) {
+  pd_status st = PD_OK;
+  for (int i = 0; i < pd_in_count(c, X) && !st; i++) {
     pd_tensor *xi = pd_in_at(c, X, i);
     size_t r = row_bytes(xi, axis);
-    const char *p = pd_tensor_data(xi);
-    for (int64_t k = 0; r && k < outer; k++) memcpy(o + (size_t)k * out_row + off, p + (size_t)k * r, r);
+    if (r && outer) st = copy(c, o + off, out_row, pd_tensor_data(xi), r, r, (size_t)outer);
     off += r;
   }
-  return PD_OK;
+  return st;
 }
+static pd_status forward(pd_ctx *c) { return run_forward(c, cpu_copy2d); }
 
 /* Grad op slots (see op.h): inputs X... Out dOut, outputs dX... */
 enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
@@ -129,34 +149,46 @@ static pd_status grad_infer(pd_ctx *c) {
 }
 
 /* dOut split back into the blocks of the X that want a gradient. */
-static pd_status backward(pd_ctx *c) {
+static pd_status run_backward(pd_ctx *c, copy2d_fn copy) {
   pd_tensor *dy = pd_in(c, G_DOUT), *x0 = pd_in_at(c, X, 0);
   int nx = pd_in_count(c, X), nd = pd_out_count(c, X), j = 0, axis = axis_of(c, x0->ndim);
   int64_t outer = outer_rows(x0, axis);
   size_t out_row = dy ? row_bytes(dy, axis) : 0, off = 0;
-  for (int i = 0; i < nx; i++) {
+  pd_status st = PD_OK;
+  for (int i = 0; i < nx && !st; i++) {
     size_t r = row_bytes(pd_in_at(c, X, i), axis);
     if (j < nd && grad_of(c, j, i)) {
       pd_tensor *dx = pd_out_at(c, X, j++);
       char *p = dx && r ? pd_tensor_data(dx) : NULL; /* nothing to copy for an empty X */
-      for (int64_t k = 0; p && k < outer; k++) {
-        if (dy)
-          memcpy(p + (size_t)k * r, (const char *)pd_tensor_data(dy) + (size_t)k * out_row + off, r);
-        else
-          memset(p + (size_t)k * r, 0, r);
-      }
+      const char *src = dy ? (const char *)pd_tensor_data(dy) + off : NULL;
+      if (p && outer) st = copy(c, p, r, src, out_row, r, (size_t)outer);
     }
     off += r;
   }
-  return j == nd ? PD_OK : unmatched(c, j);
+  return st || j == nd ? st : unmatched(c, j);
 }
+static pd_status backward(pd_ctx *c) { return run_backward(c, cpu_copy2d); }
 
-/* Any dtype joins (labels, masks too); only floats have gradients. */
+#ifdef PD_WITH_CUDA
+static pd_status forward_gpu(pd_ctx *c) { return run_forward(c, pd_gpu_copy2d); }
+static pd_status backward_gpu(pd_ctx *c) { return run_backward(c, pd_gpu_copy2d); }
+#endif
+
 static const pd_kernel kernels[] = {
-    {{PD_CPU, PD_F32}, forward}, {{PD_CPU, PD_F64}, forward}, {{PD_CPU, PD_I32}, forward},
-    {{PD_CPU, PD_I64}, forward}, {{PD_CPU, PD_U8}, forward},
+    {{PD_CPU, PD_F32}, forward},     {{PD_CPU, PD_F64}, forward},     {{PD_CPU, PD_I32}, forward},
+    {{PD_CPU, PD_I64}, forward},     {{PD_CPU, PD_U8}, forward},
+#ifdef PD_WITH_CUDA
+    {{PD_GPU, PD_F32}, forward_gpu}, {{PD_GPU, PD_F64}, forward_gpu}, {{PD_GPU, PD_I32}, forward_gpu},
+    {{PD_GPU, PD_I64}, forward_gpu}, {{PD_GPU, PD_U8}, forward_gpu},
+#endif
 };
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward),
+    PD_CPU_F64(backward),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(backward_gpu),
+#endif
+};
 
 static double no_flops(pd_ctx *c) {
   (void)c;
@@ -177,8 +209,8 @@ const pd_op_def pd_op_concat = {
     .flops = no_flops,
     .grad_flops = no_flops,
     .kernels = kernels,
-    .n_kernels = 5,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
     .grad_infer_shape = grad_infer,
 };

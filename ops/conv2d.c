@@ -11,6 +11,8 @@
 
 #include "blas.h"
 #include "conv_util.h"
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "op.h"
 #include "parallel.h"
 
@@ -44,11 +46,7 @@ static const pd_attr_def attrs[] = {
 
 /* The convolution's sizes; K = Cg kh kw is the inner dimension of the
  * products, P = Ho Wo the output positions of one image. */
-typedef struct geom {
-  int64_t n, c, h, w, m, groups;
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw, ho, wo;
-  int64_t cg, mg, kg, p;
-} geom;
+typedef pd_conv_geom geom;
 
 static pd_status pair(pd_ctx *c, int a, int64_t *v0, int64_t *v1) {
   const pd_attr *at = pd_attr_at(c, a);
@@ -114,6 +112,8 @@ static pd_status get_geom(pd_ctx *c, const pd_tensor *x, geom *g) {
   g->kg = g->cg * g->kh * g->kw, g->p = g->ho * g->wo;
   return PD_OK;
 }
+
+pd_status pd_conv2d_geom(pd_ctx *c, const pd_tensor *x, pd_conv_geom *g) { return get_geom(c, x, g); }
 
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, INPUT);
@@ -482,8 +482,20 @@ typedef struct job {
 CONV_KERNELS(float)
 CONV_KERNELS(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_conv2d_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_conv2d_bwd),
+#endif
+};
 
 const pd_op_def pd_op_conv2d = {
     .type = "conv2d",
@@ -501,7 +513,7 @@ const pd_op_def pd_op_conv2d = {
     .flops = flops,
     .grad_flops = grad_flops,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

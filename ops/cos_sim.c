@@ -4,6 +4,8 @@
  * Backward recomputes the norms; sums in double. */
 #include <math.h>
 
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "op.h"
 
 enum { X, Y, N_IN };
@@ -76,7 +78,7 @@ DOT3(double)
       double xy, xx, yy;                                                                              \
       dot3_##T(x + i * d, y + i * ystride, d, &xy, &xx, &yy);                                         \
       double nx = sqrt(xx), ny = sqrt(yy);                                                            \
-      out[i] = (T)(nx > 0 && ny > 0 ? scale * xy / (nx * ny) : 0);                                    \
+      out[i] = (T)pd_cos_out(xy, xx, yy, scale);                                                      \
       if (xnt) PD_DATA(xnt, T)[i] = (T)nx;                                                            \
       if (ynt && ystride) PD_DATA(ynt, T)[i] = (T)ny;                                                 \
     }                                                                                                 \
@@ -115,16 +117,10 @@ enum {
       const T *xi = x + i * d, *yi = y + i * ystride;                                            \
       double xy, xx, yy;                                                                         \
       dot3_##T(xi, yi, d, &xy, &xx, &yy);                                                        \
-      double nx = sqrt(xx), ny = sqrt(yy), g = dout ? dout[i] : 0;                               \
-      double k = 0, kx = 0, ky = 0; /* dx = k y + kx x;  dy += k x + ky y */                     \
-      if (nx > 0 && ny > 0) {                                                                    \
-        double cosv = xy / (nx * ny);                                                            \
-        k = scale * g / (nx * ny);                                                               \
-        kx = -scale * g * cosv / xx;                                                             \
-        ky = -scale * g * cosv / yy;                                                             \
-      }                                                                                          \
-      if (dxn && nx > 0) kx += dxn[i] / nx;                                                      \
-      if (dyn && ny > 0 && ystride) ky += dyn[i] / ny;                                           \
+      /* dx = k y + kx x;  dy += k x + ky y */                                                   \
+      pd_cos_coef q = pd_cos_coefs(xy, xx, yy, scale, dout ? dout[i] : 0, dxn ? dxn[i] : 0,      \
+                                   dyn && ystride ? dyn[i] : 0, ystride != 0);                   \
+      double k = q.k, kx = q.kx, ky = q.ky;                                                      \
       if (gx)                                                                                    \
         for (int64_t j = 0; j < d; j++) gx[i * d + j] = (T)(k * yi[j] + kx * xi[j]);             \
       if (gy)                                                                                    \
@@ -141,8 +137,20 @@ enum {
 COS_SIM_BACKWARD(float)
 COS_SIM_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_cos_sim_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_cos_sim_bwd),
+#endif
+};
 
 const pd_op_def pd_op_cos_sim = {
     .type = "cos_sim",
@@ -157,7 +165,7 @@ const pd_op_def pd_op_cos_sim = {
     .infer_shape = infer,
     .flops = flops,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

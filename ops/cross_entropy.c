@@ -3,10 +3,11 @@
  * X is clamped below at TINY (float32: its least normal, FLT_MIN; float64: 1e-20), so a
  * probability of 0 gives a large finite loss (87.3 / 46.1) instead of inf; the gradient is
  * -dOut L / max(X, TINY), finite too. */
-#include <float.h>
 #include <tgmath.h>
 
 #include "label.h"
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "op.h"
 
 enum { X, LABEL, N_IN };
@@ -24,10 +25,7 @@ static const pd_attr_def attrs[] = {
      .def = "b: false"},
 };
 
-#define TINY_float FLT_MIN
-#define TINY_double 1e-20
-/* max(v, TINY) that lets a NaN through, so a bad input is not hidden. */
-#define CLAMP(T, v) ((v) < TINY_##T ? TINY_##T : (v))
+/* The clamp at TINY and the per-element math: kmath.h's pd_ce_*, shared with the GPU kernels. */
 
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X);
@@ -44,26 +42,22 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, 2, (int64_t[]){n, 1});
 }
 
-#define CE_FORWARD(T)                                                                      \
-  static pd_status forward_##T(pd_ctx *c) {                                                \
-    pd_tensor *xt = pd_in(c, X), *lt = pd_in(c, LABEL);                                    \
-    int64_t n = xt->dims[0], k = xt->dims[1];                                              \
-    const T *x = PD_DATA(xt, T);                                                           \
-    T *out = PD_DATA(pd_out(c, OUT), T);                                                   \
-    if (pd_attr_b(c, A_SOFT)) {                                                            \
-      const T *l = PD_DATA(lt, T);                                                         \
-      for (int64_t i = 0; i < n; i++) {                                                    \
-        T sum = 0;                                                                         \
-        for (int64_t j = 0; j < k; j++) sum -= l[i * k + j] * log(CLAMP(T, x[i * k + j])); \
-        out[i] = sum;                                                                      \
-      }                                                                                    \
-      return PD_OK;                                                                        \
-    }                                                                                      \
-    const int64_t *label = PD_DATA(lt, int64_t);                                           \
-    pd_status st = pd_label_check_range(c, label, n, k);                                   \
-    if (st) return st;                                                                     \
-    for (int64_t i = 0; i < n; i++) out[i] = -log(CLAMP(T, x[i * k + label[i]]));          \
-    return PD_OK;                                                                          \
+#define CE_FORWARD(T)                                                                       \
+  static pd_status forward_##T(pd_ctx *c) {                                                 \
+    pd_tensor *xt = pd_in(c, X), *lt = pd_in(c, LABEL);                                     \
+    int64_t n = xt->dims[0], k = xt->dims[1];                                               \
+    const T *x = PD_DATA(xt, T);                                                            \
+    T *out = PD_DATA(pd_out(c, OUT), T);                                                    \
+    if (pd_attr_b(c, A_SOFT)) {                                                             \
+      const T *l = PD_DATA(lt, T);                                                          \
+      for (int64_t i = 0; i < n; i++) out[i] = pd_ce_soft_row_##T(x + i * k, l + i * k, k); \
+      return PD_OK;                                                                         \
+    }                                                                                       \
+    const int64_t *label = PD_DATA(lt, int64_t);                                            \
+    pd_status st = pd_label_check_range(c, label, n, k);                                    \
+    if (st) return st;                                                                      \
+    for (int64_t i = 0; i < n; i++) out[i] = pd_ce_hard_##T(x[i * k + label[i]]);           \
+    return PD_OK;                                                                           \
   }
 CE_FORWARD(float)
 CE_FORWARD(double)
@@ -76,35 +70,47 @@ enum {
   G_DX = PD_GRAD_DX(N_IN, N_OUT, X)
 };
 
-#define CE_BACKWARD(T)                                                                         \
-  static pd_status backward_##T(pd_ctx *c) {                                                   \
-    pd_tensor *xt = pd_in(c, G_X), *lt = pd_in(c, G_LABEL), *dyt = pd_in(c, G_DOUT);           \
-    pd_tensor *dxt = pd_out(c, G_DX);                                                          \
-    if (!dxt) return PD_OK;                                                                    \
-    int64_t n = xt->dims[0], k = xt->dims[1];                                                  \
-    const T *x = PD_DATA(xt, T), *dy = dyt ? PD_DATA(dyt, T) : NULL;                           \
-    T *dx = PD_DATA(dxt, T);                                                                   \
-    bool soft = pd_attr_b(c, A_SOFT);                                                          \
-    if (soft) {                                                                                \
-      const T *l = PD_DATA(lt, T);                                                             \
-      for (int64_t i = 0; i < n * k; i++) dx[i] = dy ? -dy[i / k] * l[i] / CLAMP(T, x[i]) : 0; \
-      return PD_OK;                                                                            \
-    }                                                                                          \
-    const int64_t *label = PD_DATA(lt, int64_t);                                               \
-    pd_status st = pd_label_check_range(c, label, n, k);                                       \
-    if (st) return st;                                                                         \
-    for (int64_t i = 0; i < n * k; i++) dx[i] = 0;                                             \
-    for (int64_t i = 0; dy && i < n; i++) {                                                    \
-      int64_t j = i * k + label[i];                                                            \
-      dx[j] = -dy[i] / CLAMP(T, x[j]);                                                         \
-    }                                                                                          \
-    return PD_OK;                                                                              \
+#define CE_BACKWARD(T)                                                                                 \
+  static pd_status backward_##T(pd_ctx *c) {                                                           \
+    pd_tensor *xt = pd_in(c, G_X), *lt = pd_in(c, G_LABEL), *dyt = pd_in(c, G_DOUT);                   \
+    pd_tensor *dxt = pd_out(c, G_DX);                                                                  \
+    if (!dxt) return PD_OK;                                                                            \
+    int64_t n = xt->dims[0], k = xt->dims[1];                                                          \
+    const T *x = PD_DATA(xt, T), *dy = dyt ? PD_DATA(dyt, T) : NULL;                                   \
+    T *dx = PD_DATA(dxt, T);                                                                           \
+    bool soft = pd_attr_b(c, A_SOFT);                                                                  \
+    if (soft) {                                                                                        \
+      const T *l = PD_DATA(lt, T);                                                                     \
+      for (int64_t i = 0; i < n * k; i++) dx[i] = dy ? pd_ce_soft_grad_##T(dy[i / k], l[i], x[i]) : 0; \
+      return PD_OK;                                                                                    \
+    }                                                                                                  \
+    const int64_t *label = PD_DATA(lt, int64_t);                                                       \
+    pd_status st = pd_label_check_range(c, label, n, k);                                               \
+    if (st) return st;                                                                                 \
+    for (int64_t i = 0; i < n * k; i++) dx[i] = 0;                                                     \
+    for (int64_t i = 0; dy && i < n; i++) {                                                            \
+      int64_t j = i * k + label[i];                                                                    \
+      dx[j] = pd_ce_hard_grad_##T(dy[i], x[j], true);                                                  \
+    }                                                                                                  \
+    return PD_OK;                                                                                      \
   }
 CE_BACKWARD(float)
 CE_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_cross_entropy_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_cross_entropy_bwd),
+#endif
+};
 
 const pd_op_def pd_op_cross_entropy = {
     .type = "cross_entropy",
@@ -120,7 +126,7 @@ const pd_op_def pd_op_cross_entropy = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -5,7 +5,9 @@
  * seed gives the same masks on every run; the backward pass reuses Mask. */
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
+#include "rng.h"
 
 enum { X, N_IN };
 enum { OUT, MASK, N_OUT };
@@ -48,7 +50,7 @@ static pd_status infer(pd_ctx *c) {
     T keep_scale = (T)(1 / (1 - p));                                          \
     uint64_t s = pd_ctx_rng_seed(c);                                          \
     for (int64_t i = 0; i < n; i++) {                                         \
-      bool keep = pd_rng_uniform(&s) >= p;                                    \
+      bool keep = pd_rng_uniform_at(s, (uint64_t)i) >= p;                     \
       mask[i] = keep;                                                         \
       out[i] = keep ? x[i] * keep_scale : 0;                                  \
     }                                                                         \
@@ -76,8 +78,20 @@ enum { G_MASK = PD_GRAD_Y(N_IN, N_OUT, MASK), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, O
 DROPOUT_BACKWARD(float)
 DROPOUT_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_dropout_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_dropout_bwd),
+#endif
+};
 
 const pd_op_def pd_op_dropout = {
     .type = "dropout",
@@ -92,8 +106,8 @@ const pd_op_def pd_op_dropout = {
     .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
     .random = true,
 };

@@ -4,6 +4,7 @@
  * common case. Backward: dX = dOut, dY = dOut summed over the repeated dims. */
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, Y, N_IN };
@@ -53,50 +54,55 @@ static pd_status infer(pd_ctx *c) {
 
 /* How the kernels walk X: its dims with size-1 dims dropped and neighbours
  * that Y repeats along (or does not) merged, so a bias add becomes [N, C] or
- * [N, C, HW]. Rows of the last dim are the inner loop (`inner` long, Y the
- * same all along it when `inner_rep`); walk_step moves to the next row and
- * keeps Y's offset for it in `yoff`. */
+ * [N, C, HW] (kmath.h's pd_bcast, which the GPU kernels index directly).
+ * Rows of the last dim are the inner loop (`inner` long, Y the same all
+ * along it when `inner_rep`); walk_step moves to the next row and keeps Y's
+ * offset for it in `yoff`. */
 typedef struct walk {
-  int nd;
-  int64_t size[PD_MAX_DIMS];
-  bool repeat[PD_MAX_DIMS];     /* Y is the same along this dim */
-  int64_t ystride[PD_MAX_DIMS]; /* Y's step along this dim (0 where repeated) */
-  int64_t numel, inner, rows;
+  pd_bcast b;
+  int64_t inner, rows;
   bool inner_rep;
   int64_t idx[PD_MAX_DIMS], yoff;
 } walk;
 
-static void walk_init(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, walk *w) {
+void pd_elementwise_add_bcast(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, pd_bcast *b) {
   int axis = start_axis(c, x, y);
-  memset(w, 0, sizeof *w);
-  w->numel = 1;
+  memset(b, 0, sizeof *b);
+  b->numel = 1;
   for (int d = 0; d < x->ndim; d++) {
     int64_t n = x->dims[d];
-    w->numel *= n;
+    b->numel *= n;
     if (n == 1) continue;
     bool rep = d < axis || d >= axis + y->ndim || y->dims[d - axis] == 1;
-    if (w->nd > 0 && w->repeat[w->nd - 1] == rep) {
-      w->size[w->nd - 1] *= n;
+    if (b->nd > 0 && b->repeat[b->nd - 1] == rep) {
+      b->size[b->nd - 1] *= n;
     } else {
-      w->size[w->nd] = n;
-      w->repeat[w->nd++] = rep;
+      b->size[b->nd] = n;
+      b->repeat[b->nd++] = rep;
     }
   }
   int64_t stride = 1;
-  for (int d = w->nd - 1; d >= 0; d--) {
-    w->ystride[d] = w->repeat[d] ? 0 : stride;
-    if (!w->repeat[d]) stride *= w->size[d];
+  for (int d = b->nd - 1; d >= 0; d--) {
+    b->ystride[d] = b->repeat[d] ? 0 : stride;
+    if (!b->repeat[d]) stride *= b->size[d];
   }
-  w->inner = w->nd ? w->size[w->nd - 1] : 1;
-  w->inner_rep = w->nd ? w->repeat[w->nd - 1] : true;
-  w->rows = w->inner ? w->numel / w->inner : 0;
+  b->ny = pd_tensor_numel(y);
+}
+
+static void walk_init(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, walk *w) {
+  memset(w, 0, sizeof *w);
+  pd_elementwise_add_bcast(c, x, y, &w->b);
+  int nd = w->b.nd;
+  w->inner = nd ? w->b.size[nd - 1] : 1;
+  w->inner_rep = nd ? w->b.repeat[nd - 1] : true;
+  w->rows = w->inner ? w->b.numel / w->inner : 0;
 }
 
 static void walk_step(walk *w) {
-  for (int d = w->nd - 2; d >= 0; d--) {
-    w->yoff += w->ystride[d];
-    if (++w->idx[d] < w->size[d]) return;
-    w->yoff -= w->ystride[d] * w->size[d];
+  for (int d = w->b.nd - 2; d >= 0; d--) {
+    w->yoff += w->b.ystride[d];
+    if (++w->idx[d] < w->b.size[d]) return;
+    w->yoff -= w->b.ystride[d] * w->b.size[d];
     w->idx[d] = 0;
   }
 }
@@ -126,36 +132,48 @@ ADD_FORWARD(double)
 /* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
 enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 
-#define ADD_BACKWARD(T)                                                                    \
-  static pd_status backward_##T(pd_ctx *c) {                                               \
-    pd_tensor *x = pd_in(c, G_X), *y = pd_in(c, G_Y), *dout = pd_in(c, G_DOUT);            \
-    pd_tensor *dx = pd_out(c, X), *dy = pd_out(c, Y);                                      \
-    const T *g = PD_DATA(dout, T);                                                         \
-    walk w;                                                                                \
-    walk_init(c, x, y, &w);                                                                \
-    if (dx && PD_DATA(dx, T) != g) memcpy(PD_DATA(dx, T), g, (size_t)w.numel * sizeof(T)); \
-    if (!dy) return PD_OK;                                                                 \
-    T *gy = PD_DATA(dy, T);                                                                \
-    int64_t ny = pd_tensor_numel(y);                                                       \
-    for (int64_t j = 0; j < ny; j++) gy[j] = 0;                                            \
-    for (int64_t o = 0; o < w.rows; o++, walk_step(&w)) {                                  \
-      const T *gr = g + o * w.inner;                                                       \
-      T *yr = gy + w.yoff;                                                                 \
-      if (w.inner_rep) {                                                                   \
-        T s = 0;                                                                           \
-        for (int64_t k = 0; k < w.inner; k++) s += gr[k];                                  \
-        yr[0] += s;                                                                        \
-      } else {                                                                             \
-        for (int64_t k = 0; k < w.inner; k++) yr[k] += gr[k];                              \
-      }                                                                                    \
-    }                                                                                      \
-    return PD_OK;                                                                          \
+#define ADD_BACKWARD(T)                                                                      \
+  static pd_status backward_##T(pd_ctx *c) {                                                 \
+    pd_tensor *x = pd_in(c, G_X), *y = pd_in(c, G_Y), *dout = pd_in(c, G_DOUT);              \
+    pd_tensor *dx = pd_out(c, X), *dy = pd_out(c, Y);                                        \
+    const T *g = PD_DATA(dout, T);                                                           \
+    walk w;                                                                                  \
+    walk_init(c, x, y, &w);                                                                  \
+    if (dx && PD_DATA(dx, T) != g) memcpy(PD_DATA(dx, T), g, (size_t)w.b.numel * sizeof(T)); \
+    if (!dy) return PD_OK;                                                                   \
+    T *gy = PD_DATA(dy, T);                                                                  \
+    int64_t ny = pd_tensor_numel(y);                                                         \
+    for (int64_t j = 0; j < ny; j++) gy[j] = 0;                                              \
+    for (int64_t o = 0; o < w.rows; o++, walk_step(&w)) {                                    \
+      const T *gr = g + o * w.inner;                                                         \
+      T *yr = gy + w.yoff;                                                                   \
+      if (w.inner_rep) {                                                                     \
+        T s = 0;                                                                             \
+        for (int64_t k = 0; k < w.inner; k++) s += gr[k];                                    \
+        yr[0] += s;                                                                          \
+      } else {                                                                               \
+        for (int64_t k = 0; k < w.inner; k++) yr[k] += gr[k];                                \
+      }                                                                                      \
+    }                                                                                        \
+    return PD_OK;                                                                            \
   }
 ADD_BACKWARD(float)
 ADD_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_elementwise_add_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_elementwise_add_bwd),
+#endif
+};
 
 const pd_op_def pd_op_elementwise_add = {
     .type = "elementwise_add",
@@ -169,7 +187,7 @@ const pd_op_def pd_op_elementwise_add = {
     .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

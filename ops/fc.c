@@ -3,6 +3,7 @@
  * bias [size] are parameters whose shapes fc infers from X and `size`.
  * Forward and backward side by side; one body for float and double. */
 #include "blas.h"
+#include "gpu_ops.h"
 #include "op.h"
 #include "act.h"
 
@@ -114,8 +115,20 @@ FC_FORWARD(double)
 FC_BACKWARD(float)
 FC_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_fc_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_fc_bwd),
+#endif
+};
 
 const pd_op_def pd_op_fc = {
     .type = "fc",
@@ -131,7 +144,7 @@ const pd_op_def pd_op_fc = {
     .flops = flops,
     .grad_flops = grad_flops,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -3,6 +3,7 @@
  * `dtype` attribute. An integer dtype needs a whole `value` in its range. */
 #include <math.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { OUT, N_OUT };
@@ -50,8 +51,18 @@ FILL(int64_t)
 FILL(uint8_t)
 
 static const pd_kernel kernels[] = {
-    {{PD_CPU, PD_F32}, fill_float},   {{PD_CPU, PD_F64}, fill_double}, {{PD_CPU, PD_I32}, fill_int32_t},
-    {{PD_CPU, PD_I64}, fill_int64_t}, {{PD_CPU, PD_U8}, fill_uint8_t},
+    {{PD_CPU, PD_F32}, fill_float},
+    {{PD_CPU, PD_F64}, fill_double},
+    {{PD_CPU, PD_I32}, fill_int32_t},
+    {{PD_CPU, PD_I64}, fill_int64_t},
+    {{PD_CPU, PD_U8}, fill_uint8_t},
+#ifdef PD_WITH_CUDA
+    {{PD_GPU, PD_F32}, pd_gpu_fill_constant_fwd},
+    {{PD_GPU, PD_F64}, pd_gpu_fill_constant_fwd},
+    {{PD_GPU, PD_I32}, pd_gpu_fill_constant_fwd},
+    {{PD_GPU, PD_I64}, pd_gpu_fill_constant_fwd},
+    {{PD_GPU, PD_U8}, pd_gpu_fill_constant_fwd},
+#endif
 };
 
 const pd_op_def pd_op_fill_constant = {
@@ -64,5 +75,5 @@ const pd_op_def pd_op_fill_constant = {
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
     .kernels = kernels,
-    .n_kernels = 5,
+    .n_kernels = PD_LEN(kernels),
 };

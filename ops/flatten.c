@@ -4,6 +4,7 @@
  * Backward: dX = dOut viewed with X's dims. */
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -80,11 +81,30 @@ static double no_flops(pd_ctx *c) {
 }
 
 /* Any dtype flattens; only floats have gradients. */
+#ifdef PD_WITH_CUDA
+/* The same on the GPU, the zeros written on the device. */
+static pd_status backward_gpu(pd_ctx *c) {
+  pd_tensor *dx = pd_out(c, X), *dy = pd_in(c, G_DOUT);
+  if (dx && dy) view(dy, dx);
+  return dx && !dy ? pd_gpu_copy2d(c, pd_tensor_data(dx), 0, NULL, 0, pd_tensor_bytes(dx), 1) : PD_OK;
+}
+#endif
+
 static const pd_kernel kernels[] = {
     {{PD_CPU, PD_F32}, forward}, {{PD_CPU, PD_F64}, forward}, {{PD_CPU, PD_I32}, forward},
     {{PD_CPU, PD_I64}, forward}, {{PD_CPU, PD_U8}, forward},
+#ifdef PD_WITH_CUDA /* a view: the same on every place */
+    {{PD_GPU, PD_F32}, forward}, {{PD_GPU, PD_F64}, forward}, {{PD_GPU, PD_I32}, forward},
+    {{PD_GPU, PD_I64}, forward}, {{PD_GPU, PD_U8}, forward},
+#endif
 };
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward),
+    PD_CPU_F64(backward),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(backward_gpu),
+#endif
+};
 
 const pd_op_def pd_op_flatten = {
     .type = "flatten",
@@ -100,7 +120,7 @@ const pd_op_def pd_op_flatten = {
     .flops = no_flops,
     .grad_flops = no_flops,
     .kernels = kernels,
-    .n_kernels = 5,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -3,6 +3,7 @@
  * dX[i] = dOut[0] / n. The sum is accumulated in double for both dtypes. */
 #include <math.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -48,8 +49,20 @@ enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 MEAN_BACKWARD(float)
 MEAN_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_mean_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_mean_bwd),
+#endif
+};
 
 const pd_op_def pd_op_mean = {
     .type = "mean",
@@ -60,7 +73,7 @@ const pd_op_def pd_op_mean = {
     .n_outputs = N_OUT,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -1,6 +1,8 @@
 /* momentum.c — gradient descent with momentum (heavy ball or Nesterov), per element:
  * g' = g + weight_decay p;  v = mu v + g';  p -= lr (nesterov ? g' + mu v : v).
  * ParamOut and VelocityOut may be Param and Velocity themselves. No gradient. */
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "optim.h"
 #include "parallel.h"
 
@@ -44,35 +46,37 @@ typedef struct job {
   bool nesterov;
 } job;
 
-#define MOMENTUM_UPDATE(T)                                                               \
-  static void range_##T(void *arg, int64_t lo, int64_t hi) {                             \
-    const job *j = arg;                                                                  \
-    const T *p = j->p, *g = j->g, *v = j->v;                                             \
-    T *p_out = j->p_out, *v_out = j->v_out, lr = (T)j->lr, mu = (T)j->mu, wd = (T)j->wd; \
-    const bool nesterov = j->nesterov;                                                   \
-    for (int64_t i = lo; i < hi; i++) {                                                  \
-      T pi = p[i], gi = g[i] + wd * pi, vi = mu * v[i] + gi;                             \
-      v_out[i] = vi;                                                                     \
-      p_out[i] = pi - lr * (nesterov ? gi + mu * vi : vi);                               \
-    }                                                                                    \
-  }                                                                                      \
-  static pd_status update_##T(pd_ctx *c) {                                               \
-    job j = {PD_DATA(pd_in(c, PARAM), T),                                                \
-             PD_DATA(pd_in(c, GRAD), T),                                                 \
-             PD_DATA(pd_in(c, VELOCITY), T),                                             \
-             PD_DATA(pd_out(c, PARAM_OUT), T),                                           \
-             PD_DATA(pd_out(c, VELOCITY_OUT), T),                                        \
-             (T)pd_tensor_get(pd_in(c, LR), 0),                                          \
-             pd_attr_f(c, A_MU),                                                         \
-             pd_attr_f(c, A_WD),                                                         \
-             pd_attr_b(c, A_NESTEROV)};                                                  \
-    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);   \
-    return PD_OK;                                                                        \
+#define MOMENTUM_UPDATE(T)                                                                                           \
+  static void range_##T(void *arg, int64_t lo, int64_t hi) {                                                         \
+    const job *j = arg;                                                                                              \
+    const T *p = j->p, *g = j->g, *v = j->v;                                                                         \
+    T *p_out = j->p_out, *v_out = j->v_out, lr = (T)j->lr, mu = (T)j->mu, wd = (T)j->wd;                             \
+    const bool nesterov = j->nesterov;                                                                               \
+    for (int64_t i = lo; i < hi; i++) pd_momentum_##T(p[i], g[i], v[i], lr, mu, wd, nesterov, &p_out[i], &v_out[i]); \
+  }                                                                                                                  \
+  static pd_status update_##T(pd_ctx *c) {                                                                           \
+    job j = {PD_DATA(pd_in(c, PARAM), T),                                                                            \
+             PD_DATA(pd_in(c, GRAD), T),                                                                             \
+             PD_DATA(pd_in(c, VELOCITY), T),                                                                         \
+             PD_DATA(pd_out(c, PARAM_OUT), T),                                                                       \
+             PD_DATA(pd_out(c, VELOCITY_OUT), T),                                                                    \
+             (T)pd_tensor_get(pd_in(c, LR), 0),                                                                      \
+             pd_attr_f(c, A_MU),                                                                                     \
+             pd_attr_f(c, A_WD),                                                                                     \
+             pd_attr_b(c, A_NESTEROV)};                                                                              \
+    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);                               \
+    return PD_OK;                                                                                                    \
   }
 MOMENTUM_UPDATE(float)
 MOMENTUM_UPDATE(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(update_float), PD_CPU_F64(update_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(update_float),
+    PD_CPU_F64(update_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_momentum_fwd),
+#endif
+};
 
 const pd_op_def pd_op_momentum = {
     .type = "momentum",
@@ -86,5 +90,5 @@ const pd_op_def pd_op_momentum = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
 };

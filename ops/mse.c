@@ -1,6 +1,7 @@
 /* mse.c — mean squared error: Out [1] = mean((X - Y)^2) over all n elements,
  * X and Y of one shape, summed in double in a fixed order. Backward:
  * dX = 2 (X - Y) dOut / n, dY = -dX. An empty X gives 0. */
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, Y, N_IN };
@@ -64,8 +65,20 @@ enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X),
 MSE_BACKWARD(float)
 MSE_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_mse_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_mse_bwd),
+#endif
+};
 
 const pd_op_def pd_op_mse = {
     .type = "mse",
@@ -77,7 +90,7 @@ const pd_op_def pd_op_mse = {
     .n_outputs = N_OUT,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -3,6 +3,7 @@
  * are its first y_num_col_dims dims; Out has shape X.dims[:xc] ++ Y.dims[yc:].
  * Backward: dX = dOut · Yᵀ, dY = Xᵀ · dOut. One body for float and double. */
 #include "blas.h"
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, Y, N_IN };
@@ -109,8 +110,20 @@ static double grad_flops(pd_ctx *c) {
 MUL_BACKWARD(float)
 MUL_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_mul_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_mul_bwd),
+#endif
+};
 
 const pd_op_def pd_op_mul = {
     .type = "mul",
@@ -126,7 +139,7 @@ const pd_op_def pd_op_mul = {
     .flops = flops,
     .grad_flops = grad_flops,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

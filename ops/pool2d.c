@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "conv_util.h"
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "op.h"
 #include "parallel.h"
 
@@ -40,10 +42,8 @@ static const pd_attr_def attrs[] = {
 /* Attribute values and spatial sizes above this are refused (no overflow). */
 #define POOL_LIMIT ((int64_t)1 << 30)
 
-typedef struct geom {
-  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, ho, wo;
-  bool avg, exclusive;
-} geom;
+/* The pooling's sizes (kmath.h, shared with the GPU kernels). */
+typedef pd_pool_geom geom;
 
 static pd_status pair(pd_ctx *c, int a, int64_t *v0, int64_t *v1) {
   const pd_attr *at = pd_attr_at(c, a);
@@ -107,6 +107,8 @@ static pd_status get_geom(pd_ctx *c, const pd_tensor *x, geom *g) {
   return PD_OK;
 }
 
+pd_status pd_pool2d_geom(pd_ctx *c, const pd_tensor *x, pd_pool_geom *g) { return get_geom(c, x, g); }
+
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X);
   geom g;
@@ -127,18 +129,6 @@ enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 
 /* The window of output (oh, ow) along one dim: input positions [lo, hi)
  * clipped to the input, and the positions an average counts. */
-typedef struct span {
-  int64_t lo, hi, count;
-} span;
-
-static inline span clip(int64_t o, int64_t k, int64_t stride, int64_t pad, int64_t in, bool exclusive) {
-  int64_t s = o * stride - pad, e = s + k;
-  span r = {s < 0 ? 0 : s, e > in ? in : e, 0};
-  r.count = exclusive ? r.hi - r.lo : (e < in + pad ? e : in + pad) - s; /* a ceil-mode window may hang past the pad */
-  return r;
-}
-
-/* Op scratch work[0]: n elements of dtype dt (grows once, kept). */
 static void *scratch(pd_ctx *c, pd_dtype dt, int64_t n, pd_status *st) {
   pd_tensor *t = &c->op->work[0];
   t->dtype = dt;
@@ -188,7 +178,7 @@ static bool is_max2x2(const geom *g) {
     const bool max2x2 = is_max2x2(&g);                                                                                 \
     for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w)                                                               \
       for (int64_t oh = 0; oh < g.ho; oh++) {                                                                          \
-        span r = clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                                         \
+        pd_span r = pd_pool_clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                              \
         memcpy(red, x + r.lo * g.w, sizeof(T) * (size_t)g.w);                                                          \
         for (int64_t ih = r.lo + 1; ih < r.hi; ih++) {                                                                 \
           const T *row = x + ih * g.w;                                                                                 \
@@ -203,7 +193,7 @@ static bool is_max2x2(const geom *g) {
           continue;                                                                                                    \
         }                                                                                                              \
         for (int64_t ow = 0; ow < g.wo; ow++, y++) {                                                                   \
-          span q = clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                                       \
+          pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                            \
           T v = red[q.lo];                                                                                             \
           if (g.avg) {                                                                                                 \
             for (int64_t iw = q.lo + 1; iw < q.hi; iw++) v += red[iw];                                                 \
@@ -237,7 +227,7 @@ static bool is_max2x2(const geom *g) {
     memset(dx, 0, sizeof(T) * (size_t)((hi - lo) * g.h * g.w));                                                        \
     for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w, dx += g.h * g.w)                                              \
       for (int64_t oh = 0; oh < g.ho; oh++, dy += g.wo) {                                                              \
-        span r = clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                                         \
+        pd_span r = pd_pool_clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                              \
         if (max2x2) { /* the first of the 4 in row-major order that is largest takes dOut */                           \
           const T *a = x + 2 * oh * g.w, *b = a + g.w;                                                                 \
           T *d = dx + 2 * oh * g.w;                                                                                    \
@@ -257,7 +247,7 @@ static bool is_max2x2(const geom *g) {
         if (g.avg) {                                                                                                   \
           memset(share, 0, sizeof(T) * (size_t)g.w);                                                                   \
           for (int64_t ow = 0; ow < g.wo; ow++) {                                                                      \
-            span q = clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                                     \
+            pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                          \
             T v = dy[ow] / (T)(r.count * q.count);                                                                     \
             for (int64_t iw = q.lo; iw < q.hi; iw++) share[iw] += v;                                                   \
           }                                                                                                            \
@@ -268,7 +258,7 @@ static bool is_max2x2(const geom *g) {
           continue;                                                                                                    \
         }                                                                                                              \
         for (int64_t ow = 0; ow < g.wo; ow++) {                                                                        \
-          span q = clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                                       \
+          pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                            \
           int64_t at = r.lo * g.w + q.lo;                                                                              \
           T best = x[at];                                                                                              \
           for (int64_t ih = r.lo; ih < r.hi; ih++)                                                                     \
@@ -296,8 +286,20 @@ static bool is_max2x2(const geom *g) {
 POOL_KERNELS(float)
 POOL_KERNELS(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_pool2d_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_pool2d_bwd),
+#endif
+};
 
 const pd_op_def pd_op_pool2d = {
     .type = "pool2d",
@@ -313,7 +315,7 @@ const pd_op_def pd_op_pool2d = {
     .flops = flops,
     .grad_flops = flops,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

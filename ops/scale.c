@@ -1,6 +1,7 @@
 /* scale.c — Out = scale * X + bias, or scale * (X + bias) when
  * bias_after_scale is false (Paddle's scale op). Backward: dX = scale * dOut.
  * One body for float and double. */
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -24,16 +25,16 @@ static pd_status infer(pd_ctx *c) {
 }
 
 /* scale * (X + bias) = scale * X + scale * bias: one loop either way. */
-#define SCALE_FORWARD(T)                                        \
-  static pd_status forward_##T(pd_ctx *c) {                     \
-    pd_tensor *x = pd_in(c, X);                                 \
-    const T *xs = PD_DATA(x, T);                                \
-    T *out = PD_DATA(pd_out(c, OUT), T);                        \
-    double s = pd_attr_f(c, A_SCALE), b = pd_attr_f(c, A_BIAS); \
-    T a = (T)s, d = (T)(pd_attr_b(c, A_AFTER) ? b : s * b);     \
-    int64_t n = pd_tensor_numel(x);                             \
-    for (int64_t i = 0; i < n; i++) out[i] = a * xs[i] + d;     \
-    return PD_OK;                                               \
+#define SCALE_FORWARD(T)                                                \
+  static pd_status forward_##T(pd_ctx *c) {                             \
+    pd_tensor *x = pd_in(c, X);                                         \
+    const T *xs = PD_DATA(x, T);                                        \
+    T *out = PD_DATA(pd_out(c, OUT), T);                                \
+    double s = pd_attr_f(c, A_SCALE), b = pd_attr_f(c, A_BIAS);         \
+    T a = (T)s, d = (T)(pd_attr_b(c, A_AFTER) ? b : s * b);             \
+    int64_t n = pd_tensor_numel(x);                                     \
+    for (int64_t i = 0; i < n; i++) out[i] = pd_scale_##T(xs[i], a, d); \
+    return PD_OK;                                                       \
   }
 SCALE_FORWARD(float)
 SCALE_FORWARD(double)
@@ -54,8 +55,20 @@ enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 SCALE_BACKWARD(float)
 SCALE_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_scale_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_scale_bwd),
+#endif
+};
 
 const pd_op_def pd_op_scale = {
     .type = "scale",
@@ -68,7 +81,7 @@ const pd_op_def pd_op_scale = {
     .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

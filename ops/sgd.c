@@ -1,6 +1,8 @@
 /* sgd.c — plain gradient descent with optional weight decay (L2):
  * ParamOut = Param - lr (Grad + weight_decay Param). ParamOut may be Param
  * itself (each element is read before it is written). No gradient. */
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "optim.h"
 #include "parallel.h"
 
@@ -39,10 +41,7 @@ typedef struct job {
     const job *j = arg;                                                                                 \
     const T *p = j->p, *g = j->g;                                                                       \
     T *out = j->out, lr = (T)j->lr, wd = (T)j->wd;                                                      \
-    for (int64_t i = lo; i < hi; i++) {                                                                 \
-      T pi = p[i];                                                                                      \
-      out[i] = pi - lr * (g[i] + wd * pi);                                                              \
-    }                                                                                                   \
+    for (int64_t i = lo; i < hi; i++) out[i] = pd_sgd_##T(p[i], g[i], lr, wd);                          \
   }                                                                                                     \
   static pd_status update_##T(pd_ctx *c) {                                                              \
     job j = {PD_DATA(pd_in(c, PARAM), T), PD_DATA(pd_in(c, GRAD), T), PD_DATA(pd_out(c, PARAM_OUT), T), \
@@ -53,7 +52,13 @@ typedef struct job {
 SGD_UPDATE(float)
 SGD_UPDATE(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(update_float), PD_CPU_F64(update_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(update_float),
+    PD_CPU_F64(update_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sgd_fwd),
+#endif
+};
 
 const pd_op_def pd_op_sgd = {
     .type = "sgd",
@@ -67,5 +72,5 @@ const pd_op_def pd_op_sgd = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
 };

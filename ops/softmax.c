@@ -3,6 +3,8 @@
  * Backward in terms of the output: dX = Out * (dOut - sum_k dOut[r, k] Out[r, k]). */
 #include <tgmath.h>
 
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -50,31 +52,43 @@ SOFTMAX_FORWARD(double)
 /* Grad op slots (see op.h): inputs X Out dOut, output dX. */
 enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
 
-#define SOFTMAX_BACKWARD(T)                                                       \
-  static pd_status backward_##T(pd_ctx *c) {                                      \
-    pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_in(c, G_DOUT);                    \
-    if (!dxt) return PD_OK;                                                       \
-    int64_t rows, d;                                                              \
-    rows_of(pd_in(c, G_OUT), &rows, &d);                                          \
-    const T *y = PD_DATA(pd_in(c, G_OUT), T), *dy = dyt ? PD_DATA(dyt, T) : NULL; \
-    T *dx = PD_DATA(dxt, T);                                                      \
-    for (int64_t r = 0; r < rows; r++, y += d, dx += d) {                         \
-      if (!dy) { /* no gradient reaches Out */                                    \
-        for (int64_t j = 0; j < d; j++) dx[j] = 0;                                \
-        continue;                                                                 \
-      }                                                                           \
-      T dot = 0;                                                                  \
-      for (int64_t j = 0; j < d; j++) dot += dy[j] * y[j];                        \
-      for (int64_t j = 0; j < d; j++) dx[j] = y[j] * (dy[j] - dot);               \
-      dy += d;                                                                    \
-    }                                                                             \
-    return PD_OK;                                                                 \
+#define SOFTMAX_BACKWARD(T)                                                          \
+  static pd_status backward_##T(pd_ctx *c) {                                         \
+    pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_in(c, G_DOUT);                       \
+    if (!dxt) return PD_OK;                                                          \
+    int64_t rows, d;                                                                 \
+    rows_of(pd_in(c, G_OUT), &rows, &d);                                             \
+    const T *y = PD_DATA(pd_in(c, G_OUT), T), *dy = dyt ? PD_DATA(dyt, T) : NULL;    \
+    T *dx = PD_DATA(dxt, T);                                                         \
+    for (int64_t r = 0; r < rows; r++, y += d, dx += d) {                            \
+      if (!dy) { /* no gradient reaches Out */                                       \
+        for (int64_t j = 0; j < d; j++) dx[j] = 0;                                   \
+        continue;                                                                    \
+      }                                                                              \
+      T dot = 0;                                                                     \
+      for (int64_t j = 0; j < d; j++) dot += dy[j] * y[j];                           \
+      for (int64_t j = 0; j < d; j++) dx[j] = pd_softmax_grad_##T(y[j], dy[j], dot); \
+      dy += d;                                                                       \
+    }                                                                                \
+    return PD_OK;                                                                    \
   }
 SOFTMAX_BACKWARD(float)
 SOFTMAX_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_softmax_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_softmax_bwd),
+#endif
+};
 
 const pd_op_def pd_op_softmax = {
     .type = "softmax",
@@ -87,7 +101,7 @@ const pd_op_def pd_op_softmax = {
     .n_outputs = N_OUT,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

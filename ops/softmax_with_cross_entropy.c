@@ -5,6 +5,8 @@
 #include <tgmath.h>
 
 #include "label.h"
+#include "gpu_ops.h"
+#include "kmath.h"
 #include "op.h"
 
 enum { LOGITS, LABEL, N_IN };
@@ -43,37 +45,37 @@ static pd_status infer(pd_ctx *c) {
 
 /* Per row: Softmax, and Loss from lse - Z[j] = (m - Z[j]) + log(sum), which keeps
  * the big terms apart (m and Z[j] cancel exactly; log(sum) is in [0, log C]). */
-#define SWCE_FORWARD(T)                                                                  \
-  static pd_status forward_##T(pd_ctx *c) {                                              \
-    pd_tensor *zt = pd_in(c, LOGITS), *lt = pd_in(c, LABEL);                             \
-    int64_t n = zt->dims[0], k = zt->dims[1];                                            \
-    bool soft = pd_attr_b(c, A_SOFT);                                                    \
-    const int64_t *label = soft ? NULL : PD_DATA(lt, int64_t);                           \
-    const T *soft_l = soft ? PD_DATA(lt, T) : NULL;                                      \
-    if (!soft) {                                                                         \
-      pd_status st = pd_label_check_range(c, label, n, k);                               \
-      if (st) return st;                                                                 \
-    }                                                                                    \
-    const T *z = PD_DATA(zt, T);                                                         \
-    T *s = PD_DATA(pd_out(c, SOFTMAX), T), *loss = PD_DATA(pd_out(c, LOSS), T);          \
-    for (int64_t i = 0; i < n; i++, z += k, s += k) {                                    \
-      T m = z[0], sum = 0;                                                               \
-      for (int64_t j = 1; j < k; j++) m = z[j] > m ? z[j] : m;                           \
-      for (int64_t j = 0; j < k; j++) {                                                  \
-        s[j] = exp(z[j] - m);                                                            \
-        sum += s[j];                                                                     \
-      }                                                                                  \
-      T log_sum = log(sum), inv = 1 / sum;                                               \
-      for (int64_t j = 0; j < k; j++) s[j] *= inv;                                       \
-      if (!soft) {                                                                       \
-        loss[i] = (m - z[label[i]]) + log_sum;                                           \
-        continue;                                                                        \
-      }                                                                                  \
-      T acc = 0;                                                                         \
-      for (int64_t j = 0; j < k; j++) acc += soft_l[i * k + j] * ((m - z[j]) + log_sum); \
-      loss[i] = acc;                                                                     \
-    }                                                                                    \
-    return PD_OK;                                                                        \
+#define SWCE_FORWARD(T)                                                                              \
+  static pd_status forward_##T(pd_ctx *c) {                                                          \
+    pd_tensor *zt = pd_in(c, LOGITS), *lt = pd_in(c, LABEL);                                         \
+    int64_t n = zt->dims[0], k = zt->dims[1];                                                        \
+    bool soft = pd_attr_b(c, A_SOFT);                                                                \
+    const int64_t *label = soft ? NULL : PD_DATA(lt, int64_t);                                       \
+    const T *soft_l = soft ? PD_DATA(lt, T) : NULL;                                                  \
+    if (!soft) {                                                                                     \
+      pd_status st = pd_label_check_range(c, label, n, k);                                           \
+      if (st) return st;                                                                             \
+    }                                                                                                \
+    const T *z = PD_DATA(zt, T);                                                                     \
+    T *s = PD_DATA(pd_out(c, SOFTMAX), T), *loss = PD_DATA(pd_out(c, LOSS), T);                      \
+    for (int64_t i = 0; i < n; i++, z += k, s += k) {                                                \
+      T m = z[0], sum = 0;                                                                           \
+      for (int64_t j = 1; j < k; j++) m = z[j] > m ? z[j] : m;                                       \
+      for (int64_t j = 0; j < k; j++) {                                                              \
+        s[j] = exp(z[j] - m);                                                                        \
+        sum += s[j];                                                                                 \
+      }                                                                                              \
+      T log_sum = log(sum), inv = 1 / sum;                                                           \
+      for (int64_t j = 0; j < k; j++) s[j] *= inv;                                                   \
+      if (!soft) {                                                                                   \
+        loss[i] = pd_swce_term_##T(m, z[label[i]], log_sum);                                         \
+        continue;                                                                                    \
+      }                                                                                              \
+      T acc = 0;                                                                                     \
+      for (int64_t j = 0; j < k; j++) acc += soft_l[i * k + j] * pd_swce_term_##T(m, z[j], log_sum); \
+      loss[i] = acc;                                                                                 \
+    }                                                                                                \
+    return PD_OK;                                                                                    \
   }
 SWCE_FORWARD(float)
 SWCE_FORWARD(double)
@@ -111,16 +113,15 @@ enum {
         const T *l = soft_l + i * k;                                                              \
         T mass = 0;                                                                               \
         for (int64_t j = 0; j < k; j++) mass += l[j];                                             \
-        for (int64_t j = 0; j < k; j++) dz[j] = (s[j] * mass - l[j]) * g;                         \
+        for (int64_t j = 0; j < k; j++) dz[j] = pd_swce_soft_grad_##T(s[j], l[j], mass, g);       \
       } else {                                                                                    \
-        for (int64_t j = 0; j < k; j++) dz[j] = s[j] * g;                                         \
-        dz[label[i]] -= g;                                                                        \
+        for (int64_t j = 0; j < k; j++) dz[j] = pd_swce_hard_grad_##T(s[j], g, j == label[i]);    \
       }                                                                                           \
       if (ds) {                                                                                   \
         const T *dsi = ds + i * k;                                                                \
         T dot = 0;                                                                                \
         for (int64_t j = 0; j < k; j++) dot += dsi[j] * s[j];                                     \
-        for (int64_t j = 0; j < k; j++) dz[j] += s[j] * (dsi[j] - dot);                           \
+        for (int64_t j = 0; j < k; j++) dz[j] += pd_softmax_grad_##T(s[j], dsi[j], dot);          \
       }                                                                                           \
     }                                                                                             \
     return PD_OK;                                                                                 \
@@ -128,8 +129,20 @@ enum {
 SWCE_BACKWARD(float)
 SWCE_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_softmax_with_cross_entropy_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_softmax_with_cross_entropy_bwd),
+#endif
+};
 
 const pd_op_def pd_op_softmax_with_cross_entropy = {
     .type = "softmax_with_cross_entropy",
@@ -145,7 +158,7 @@ const pd_op_def pd_op_softmax_with_cross_entropy = {
     .n_attrs = N_ATTR,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -1,6 +1,7 @@
 /* square_error.c — elementwise squared difference: Out = (X - Y)^2, X and Y of
  * one shape. Backward: dX = 2 (X - Y) dOut, dY = -dX. A regression loss per
  * element; mse is its mean in one op. */
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, Y, N_IN };
@@ -56,7 +57,7 @@ enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X),
     const T *dout = dyt ? PD_DATA(dyt, T) : NULL;                                      \
     T *gx = gxt ? PD_DATA(gxt, T) : NULL, *gy = gyt ? PD_DATA(gyt, T) : NULL;          \
     for (int64_t i = 0; i < n; i++) {                                                  \
-      T g = dout ? 2 * (x[i] - y[i]) * dout[i] : 0;                                    \
+      T g = dout ? pd_sq_err_grad_##T(x[i], y[i], dout[i]) : 0;                        \
       if (gx) gx[i] = g;                                                               \
       if (gy) gy[i] = -g;                                                              \
     }                                                                                  \
@@ -65,8 +66,20 @@ enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X),
 SQUARE_ERROR_BACKWARD(float)
 SQUARE_ERROR_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_square_error_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_square_error_bwd),
+#endif
+};
 
 const pd_op_def pd_op_square_error = {
     .type = "square_error",
@@ -77,7 +90,7 @@ const pd_op_def pd_op_square_error = {
     .n_outputs = N_OUT,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -3,6 +3,7 @@
  * of a variable read by several ops; its own gradient is dX[i] = dOut. */
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -81,8 +82,20 @@ enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 SUM_BACKWARD(float)
 SUM_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sum_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sum_bwd),
+#endif
+};
 
 const pd_op_def pd_op_sum = {
     .type = "sum",
@@ -93,7 +106,7 @@ const pd_op_def pd_op_sum = {
     .n_outputs = N_OUT,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -4,7 +4,9 @@
  * same seed gives the same numbers on every run and machine. */
 #include <math.h>
 
+#include "gpu_ops.h"
 #include "op.h"
+#include "rng.h"
 
 enum { OUT, N_OUT };
 enum { A_SHAPE, A_DTYPE, A_P1, A_P2, A_SEED, N_ATTRS };
@@ -35,20 +37,26 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), key_dtype(c), shape->n, shape->ints);
 }
 
-#define DRAW(T)                                                               \
-  static pd_status draw_##T(pd_ctx *c) {                                      \
-    pd_tensor *y = pd_out(c, OUT);                                            \
-    T *out = PD_DATA(y, T);                                                   \
-    int64_t seed = pd_attr_i(c, A_SEED), n = pd_tensor_numel(y);              \
-    uint64_t s = seed ? (uint64_t)seed : pd_ctx_rng_seed(c);                  \
-    double a = pd_attr_f(c, A_P1), b = pd_attr_f(c, A_P2) - a;                \
-    for (int64_t i = 0; i < n; i++) out[i] = (T)(a + b * pd_rng_uniform(&s)); \
-    return PD_OK;                                                             \
+#define DRAW(T)                                                                              \
+  static pd_status draw_##T(pd_ctx *c) {                                                     \
+    pd_tensor *y = pd_out(c, OUT);                                                           \
+    T *out = PD_DATA(y, T);                                                                  \
+    int64_t seed = pd_attr_i(c, A_SEED), n = pd_tensor_numel(y);                             \
+    uint64_t s = seed ? (uint64_t)seed : pd_ctx_rng_seed(c);                                 \
+    double a = pd_attr_f(c, A_P1), b = pd_attr_f(c, A_P2) - a;                               \
+    for (int64_t i = 0; i < n; i++) out[i] = (T)(a + b * pd_rng_uniform_at(s, (uint64_t)i)); \
+    return PD_OK;                                                                            \
   }
 DRAW(float)
 DRAW(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(draw_float), PD_CPU_F64(draw_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(draw_float),
+    PD_CPU_F64(draw_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_uniform_random_fwd),
+#endif
+};
 
 const pd_op_def pd_op_uniform_random = {
     .type = "uniform_random",
@@ -62,6 +70,6 @@ const pd_op_def pd_op_uniform_random = {
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .random = true,
 };

@@ -22,6 +22,7 @@
 
 #include "exec.h"
 #include "opcall.h"
+#include "rng.h"
 #include "tensor.h"
 
 #define OT_MAX 16

@@ -10,6 +10,7 @@
 #include "gradcheck.h"
 #include "initializer.h"
 #include "net.h"
+#include "rng.h"
 #include "scope.h"
 
 static pd_net *load(const char *text, pd_dtype fdt) {

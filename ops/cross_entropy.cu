@@ -1,0 +1,55 @@
+/* cross_entropy.cu — GPU kernels of cross_entropy, one thread per row
+ * (forward) or element (backward), the math kmath.h's pd_ce_*. A label
+ * outside [0, C) cannot be reported from the device without a host copy:
+ * its row's loss and gradient become NaN instead (the CPU kernel fails). */
+#include "gpu_common.cuh"
+#include "gpu_ops.h"
+
+enum { X, LABEL, N_IN };
+enum { OUT, N_OUT };
+enum { A_SOFT };
+
+static __global__ void ce_fwd(const float *x, const int64_t *label, const float *soft, float *out, int64_t n,
+                              int64_t k) {
+  PD_GPU_FOR(i, n) {
+    if (soft) {
+      out[i] = pd_ce_soft_row_float(x + i * k, soft + i * k, k);
+    } else {
+      int64_t l = label[i];
+      out[i] = l >= 0 && l < k ? pd_ce_hard_float(x[i * k + l]) : NAN;
+    }
+  }
+}
+static __global__ void ce_bwd(const float *x, const int64_t *label, const float *soft, const float *dy, float *dx,
+                              int64_t n, int64_t k) {
+  PD_GPU_FOR(e, n * k) {
+    int64_t i = e / k, j = e % k;
+    if (!dy) {
+      dx[e] = 0;
+    } else if (soft) {
+      dx[e] = pd_ce_soft_grad_float(dy[i], soft[e], x[e]);
+    } else {
+      int64_t l = label[i];
+      dx[e] = l >= 0 && l < k ? pd_ce_hard_grad_float(dy[i], x[e], j == l) : NAN;
+    }
+  }
+}
+
+extern "C" pd_status pd_gpu_cross_entropy_fwd(pd_ctx *c) {
+  pd_tensor *xt = pd_in(c, X), *lt = pd_in(c, LABEL);
+  int64_t n = xt->dims[0], k = xt->dims[1];
+  bool soft = pd_attr_b(c, A_SOFT);
+  return PD_GPU_LAUNCH_N(c, n, ce_fwd, PD_DATA(xt, float), soft ? NULL : PD_DATA(lt, int64_t),
+                         soft ? PD_DATA(lt, float) : NULL, PD_DATA(pd_out(c, OUT), float), n, k);
+}
+
+/* Grad op slots: inputs X Label Out dOut, output dX. */
+extern "C" pd_status pd_gpu_cross_entropy_bwd(pd_ctx *c) {
+  pd_tensor *xt = pd_in(c, X), *lt = pd_in(c, LABEL), *dx = pd_out(c, X);
+  if (!dx) return PD_OK;
+  int64_t n = xt->dims[0], k = xt->dims[1];
+  bool soft = pd_attr_b(c, A_SOFT);
+  return PD_GPU_LAUNCH_N(c, n * k, ce_bwd, PD_DATA(xt, float), soft ? NULL : PD_DATA(lt, int64_t),
+                         soft ? PD_DATA(lt, float) : NULL, pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT))),
+                         PD_DATA(dx, float), n, k);
+}

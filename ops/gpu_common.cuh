@@ -1,0 +1,119 @@
+/* gpu_common.cuh — the CUDA-only part every ops/NAME.cu shares: launch sizes,
+ * the grid-stride loop, a fixed-order block reduction, the row-major GEMM
+ * through cuBLAS, and checked launches. The math itself lives in PD_HD
+ * functions (kmath.h and the ops' headers), which the host tests check on
+ * the CPU; this file only decides which thread computes what. */
+#ifndef PD_GPU_COMMON_CUH
+#define PD_GPU_COMMON_CUH
+
+#include <limits.h>
+
+#include "gpu.h"
+#include "kmath.h"
+
+/* Threads per block everywhere; reductions depend on it being fixed, so
+ * that a result never depends on the device or the run. */
+#define PD_GPU_THREADS 256
+/* Element loops use at most this many blocks (a grid-stride loop covers the rest). */
+#define PD_GPU_MAX_BLOCKS 8192
+
+static inline unsigned pd_gpu_blocks(int64_t n) {
+  int64_t b = (n + PD_GPU_THREADS - 1) / PD_GPU_THREADS;
+  return (unsigned)(b < 1 ? 1 : b > PD_GPU_MAX_BLOCKS ? PD_GPU_MAX_BLOCKS : b);
+}
+
+/* Rows given one block each are launched in chunks of at most this many blocks. */
+#define PD_GPU_MAX_ROWS 65535
+
+/* for (i = this thread's first element; i < n; i += all threads) */
+#define PD_GPU_FOR(i, n)                                                                                        \
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, i##_step_ = (int64_t)blockDim.x * gridDim.x; \
+       i < (n); i += i##_step_)
+
+/* Launch of `kernel` over n elements on the op's stream, then the check.
+ * Nothing is launched for n == 0. */
+#define PD_GPU_LAUNCH_N(c, n, kernel, ...)                                                     \
+  ((n) <= 0 ? PD_OK                                                                            \
+            : (kernel<<<pd_gpu_blocks(n), PD_GPU_THREADS, 0, pd_gpu_stream(c)>>>(__VA_ARGS__), \
+               PD_GPU_LAUNCHED((c), #kernel)))
+
+/* Launch with one block of PD_GPU_THREADS per row, rows in [0, n). */
+#define PD_GPU_LAUNCH_ROWS(c, n, kernel, ...)                                                                         \
+  ((n) <= 0                                                                                                           \
+       ? PD_OK                                                                                                        \
+       : (kernel<<<(unsigned)((n) < PD_GPU_MAX_ROWS ? (n) : PD_GPU_MAX_ROWS), PD_GPU_THREADS, 0, pd_gpu_stream(c)>>>( \
+              __VA_ARGS__),                                                                                           \
+          PD_GPU_LAUNCHED((c), #kernel)))
+/* for (r = this block's first row; r < n; r += blocks) */
+#define PD_GPU_FOR_ROWS(r, n) for (int64_t r = blockIdx.x; r < (n); r += gridDim.x)
+/* for (j = this thread's first element of the row; j < n; j += threads) */
+#define PD_GPU_FOR_COLS(j, n) for (int64_t j = threadIdx.x; j < (n); j += blockDim.x)
+
+/* Sum over the block's threads in a fixed tree order; every thread gets the
+ * result. Call from all threads of a PD_GPU_THREADS block. */
+template <typename T> __device__ static inline T pd_block_sum(T v) {
+  __shared__ T part[PD_GPU_THREADS];
+  __syncthreads(); /* part may still be read by a previous call */
+  part[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = PD_GPU_THREADS / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  return part[0];
+}
+
+/* Max over the block's threads (NaN-blind like the CPU's `a > b ? a : b`
+ * scan only where no NaN is present). */
+template <typename T> __device__ static inline T pd_block_max(T v) {
+  __shared__ T part[PD_GPU_THREADS];
+  __syncthreads();
+  part[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = PD_GPU_THREADS / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) {
+      T o = part[threadIdx.x + s];
+      part[threadIdx.x] = o > part[threadIdx.x] ? o : part[threadIdx.x];
+    }
+    __syncthreads();
+  }
+  return part[0];
+}
+
+/* Fails the op when a size does not fit cuBLAS's int. */
+static inline bool pd_gpu_fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+/* Row-major C[m, n] = alpha op(A) op(B) + beta C, as pd_gemm_float on the CPU:
+ * cuBLAS is column-major, so it computes C^T = op(B)^T op(A)^T by passing
+ * the operands swapped. */
+static inline pd_status pd_gpu_gemm(pd_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *cm,
+                                    int64_t ldc) {
+  if (m == 0 || n == 0) return PD_OK;
+  if (!pd_gpu_fits_int(m) || !pd_gpu_fits_int(n) || !pd_gpu_fits_int(k) || !pd_gpu_fits_int(lda) ||
+      !pd_gpu_fits_int(ldb) || !pd_gpu_fits_int(ldc))
+    return pd_ctx_fail(c, PD_ERR_RUNTIME, "matrix product %lld x %lld x %lld is too large for cuBLAS", (long long)m,
+                       (long long)n, (long long)k);
+  return pd_gpu_blas_check(c,
+                           cublasSgemm(pd_gpu_blas(c), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                       (int)n, (int)m, (int)k, &alpha, b, (int)ldb, a, (int)lda, &beta, cm, (int)ldc),
+                           "cublasSgemm");
+}
+
+/* Asynchronous fill with zero bytes on the op's stream. */
+static inline pd_status pd_gpu_zero(pd_ctx *c, void *p, size_t bytes) {
+  if (!bytes) return PD_OK;
+  return pd_gpu_check(c, cudaMemsetAsync(p, 0, bytes, pd_gpu_stream(c)), "cudaMemsetAsync");
+}
+
+/* Asynchronous device-to-device copy on the op's stream (nothing when the same). */
+static inline pd_status pd_gpu_copy(pd_ctx *c, void *dst, const void *src, size_t bytes) {
+  if (!bytes || dst == src) return PD_OK;
+  return pd_gpu_check(c, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, pd_gpu_stream(c)),
+                      "cudaMemcpyAsync");
+}
+
+/* Data pointer of an optional tensor as float (NULL when absent). */
+static inline float *pd_gpu_f32(const pd_tensor *t) { return t ? PD_DATA(t, float) : NULL; }
+
+#endif

@@ -1,0 +1,82 @@
+/* softmax_with_cross_entropy.cu — GPU kernels, one block per row: max, sum
+ * of exp(z - max) and (soft labels) the label mass and loss by fixed-order
+ * block reductions; the per-element terms are kmath.h's pd_swce_*. A label
+ * outside [0, C) gives a NaN loss and gradient for its row (the CPU kernel
+ * fails; the device cannot report it without a host copy). */
+#include "gpu_common.cuh"
+#include "gpu_ops.h"
+
+enum { LOGITS, LABEL, N_IN };
+enum { SOFTMAX, LOSS, N_OUT };
+enum { A_SOFT };
+
+static __global__ void swce_fwd(const float *z, const int64_t *label, const float *soft, float *s, float *loss,
+                                int64_t n, int64_t k) {
+  PD_GPU_FOR_ROWS(i, n) {
+    const float *zr = z + i * k;
+    float *sr = s + i * k;
+    float m = -INFINITY;
+    PD_GPU_FOR_COLS(j, k) m = zr[j] > m ? zr[j] : m;
+    m = pd_block_max(m);
+    float e = 0;
+    PD_GPU_FOR_COLS(j, k) e += expf(zr[j] - m);
+    float sum = pd_block_sum(e), log_sum = logf(sum), inv = 1 / sum;
+    PD_GPU_FOR_COLS(j, k) sr[j] = expf(zr[j] - m) * inv;
+    if (soft) {
+      float acc = 0;
+      PD_GPU_FOR_COLS(j, k) acc += soft[i * k + j] * pd_swce_term_float(m, zr[j], log_sum);
+      acc = pd_block_sum(acc);
+      if (threadIdx.x == 0) loss[i] = acc;
+    } else if (threadIdx.x == 0) {
+      int64_t l = label[i];
+      loss[i] = l >= 0 && l < k ? pd_swce_term_float(m, zr[l], log_sum) : NAN;
+    }
+  }
+}
+
+static __global__ void swce_bwd(const float *s, const int64_t *label, const float *soft, const float *ds,
+                                const float *dloss, float *dz, int64_t n, int64_t k) {
+  PD_GPU_FOR_ROWS(i, n) {
+    const float *sr = s + i * k;
+    float *dzr = dz + i * k;
+    float g = dloss ? dloss[i] : 0, mass = 0, dot = 0;
+    if (soft) {
+      float a = 0;
+      PD_GPU_FOR_COLS(j, k) a += soft[i * k + j];
+      mass = pd_block_sum(a);
+    }
+    if (ds) {
+      float a = 0;
+      PD_GPU_FOR_COLS(j, k) a += ds[i * k + j] * sr[j];
+      dot = pd_block_sum(a);
+    }
+    int64_t l = soft ? 0 : label[i];
+    bool bad = !soft && (l < 0 || l >= k);
+    PD_GPU_FOR_COLS(j, k) {
+      float v =
+          soft ? pd_swce_soft_grad_float(sr[j], soft[i * k + j], mass, g) : pd_swce_hard_grad_float(sr[j], g, j == l);
+      if (ds) v += pd_softmax_grad_float(sr[j], ds[i * k + j], dot);
+      dzr[j] = bad ? NAN : v;
+    }
+  }
+}
+
+extern "C" pd_status pd_gpu_softmax_with_cross_entropy_fwd(pd_ctx *c) {
+  pd_tensor *zt = pd_in(c, LOGITS), *lt = pd_in(c, LABEL);
+  int64_t n = zt->dims[0], k = zt->dims[1];
+  bool soft = pd_attr_b(c, A_SOFT);
+  return PD_GPU_LAUNCH_ROWS(c, n, swce_fwd, PD_DATA(zt, float), soft ? NULL : PD_DATA(lt, int64_t),
+                            soft ? PD_DATA(lt, float) : NULL, PD_DATA(pd_out(c, SOFTMAX), float),
+                            PD_DATA(pd_out(c, LOSS), float), n, k);
+}
+
+/* Grad op slots: inputs Logits Label Softmax Loss dSoftmax dLoss, output dLogits. */
+extern "C" pd_status pd_gpu_softmax_with_cross_entropy_bwd(pd_ctx *c) {
+  pd_tensor *st = pd_in(c, PD_GRAD_Y(N_IN, N_OUT, SOFTMAX)), *lt = pd_in(c, LABEL), *dz = pd_out(c, LOGITS);
+  if (!dz) return PD_OK;
+  int64_t n = st->dims[0], k = st->dims[1];
+  bool soft = pd_attr_b(c, A_SOFT);
+  return PD_GPU_LAUNCH_ROWS(c, n, swce_bwd, PD_DATA(st, float), soft ? NULL : PD_DATA(lt, int64_t),
+                            soft ? PD_DATA(lt, float) : NULL, pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, SOFTMAX))),
+                            pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, LOSS))), PD_DATA(dz, float), n, k);
+}
