@@ -53,6 +53,10 @@ pd_status pd_onnx_tensor(const Onnx__TensorProto *tp, const char *what, pd_tenso
  * says why (unsupported, need_const); free it either way. */
 pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err);
 void pd_onnx_import_free(pd_onnx_import *im);
+/* Writes the imported values as `dir`/NAME.npy, a parameter directory that
+ * infer and train read with --params. dir must not exist or be empty; it is
+ * filled beside and renamed into place, so a failure leaves nothing. */
+pd_status pd_onnx_save_values(const pd_onnx_import *im, const char *dir, pd_error *err);
 
 /* Exports the ops of `net` that the `targets` need (inference: dropout off,
  * batch_norm with running statistics) with the parameters in `scope` as an

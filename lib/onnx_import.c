@@ -6,12 +6,21 @@
  * dtypes the mapping needs come from our own shape inference over the net
  * built so far, so they agree with what will run. Anything not claimed is
  * an error naming the node, its op type and the opset. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "fileutil.h"
+#include "npy.h"
 #include "onnx.h"
 #include "textformat.h"
 #include "util.h"
@@ -259,6 +268,8 @@ static pd_status use_as(imp *im, const char *name, const char *kind) {
   konst *k = find_const(im, name);
   if (!k || k->declared) return PD_OK;
   if (!kind) kind = k->is_initializer && pd_dtype_is_float(k->t.dtype) ? "PARAM" : "STATE";
+  if (k->t.ndim == 0) /* a NetDesc shape has at least one dim: a scalar is [1] (the same under broadcasting) */
+    k->t.ndim = 1, k->t.dims[0] = 1;
   declare(im, name, k->t.dtype, k->t.ndim, k->t.dims, kind);
   k->declared = true;
   pd_onnx_import *o = im->out;
@@ -1015,4 +1026,53 @@ void pd_onnx_import_free(pd_onnx_import *o) {
   free(o->need_const);
   free(o->unsupported_op);
   memset(o, 0, sizeof *o);
+}
+
+/* ---- the parameter directory ---------------------------------------------------- */
+
+static void remove_tree(const char *dir, const pd_onnx_import *im) {
+  char path[PATH_MAX];
+  for (int i = 0; i < im->nvalues; i++) {
+    char *f = pd_checkpoint_file_name(im->values[i].name);
+    if (f && snprintf(path, sizeof path, "%s/%s", dir, f) < (int)sizeof path) unlink(path);
+    free(f);
+  }
+  rmdir(dir);
+}
+
+pd_status pd_onnx_save_values(const pd_onnx_import *im, const char *dir, pd_error *err) {
+  struct stat sb;
+  if (stat(dir, &sb) == 0) {
+    DIR *d = S_ISDIR(sb.st_mode) ? opendir(dir) : NULL;
+    bool empty = d != NULL;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) empty &= strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+    if (d) closedir(d);
+    if (!empty)
+      return pd_errorf(err, PD_ERR_INPUT, "%s: exists and is not an empty directory; give a new one for the parameters",
+                       dir);
+  }
+  char tmp[PATH_MAX], path[PATH_MAX];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", dir) >= (int)sizeof tmp)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: path too long", dir);
+  if (!mkdtemp(tmp)) {
+    char e[128];
+    return pd_errorf(err, pd_errno_status(errno), "%s: cannot create a directory beside it: %s", dir,
+                     pd_errno_str(errno, e, sizeof e));
+  }
+  pd_status st = PD_OK;
+  for (int i = 0; i < im->nvalues && !st; i++) {
+    char *f = pd_checkpoint_file_name(im->values[i].name);
+    if (!f || snprintf(path, sizeof path, "%s/%s", tmp, f) >= (int)sizeof path)
+      st = pd_errorf(err, PD_ERR_INPUT, "parameter \"%s\": name too long for a file", im->values[i].name);
+    else
+      st = pd_npy_write(path, &im->values[i].t, err);
+    free(f);
+  }
+  if (!st && rename(tmp, dir) != 0) {
+    char e[128];
+    st = pd_errorf(err, pd_errno_status(errno), "%s: %s", dir, pd_errno_str(errno, e, sizeof e));
+  }
+  if (st) remove_tree(tmp, im);
+  return st;
 }
