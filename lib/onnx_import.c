@@ -441,14 +441,30 @@ static pd_status map_identity(imp *im, const Onnx__NodeProto *n) {
   return emit1(im, "identity", n->input[0], n->output[0], NULL);
 }
 
+/* From opset 7 NumPy broadcasting both ways. Before, a `broadcast` flag:
+ * 0 means equal shapes, 1 that B lines up with A's dims from `axis` (absent:
+ * with A's trailing dims, as NumPy does) -- reshaped with trailing 1s so the
+ * NumPy rule lines it up the same. */
 static pd_status map_binary(imp *im, const Onnx__NodeProto *n, const char *type) {
   pd_tensor a, b;
   pd_status st = meta(im, n->input[0], &a);
   if (!st) st = meta(im, n->input[1], &b);
-  if (!st && a.dtype != b.dtype)
+  if (st) return st;
+  if (a.dtype != b.dtype)
     return unsupported(im, "inputs of two dtypes, %s and %s", pd_dtype_name(a.dtype), pd_dtype_name(b.dtype));
-  return st ? st
-            : emit(im, type, 2, (const char *[]){n->input[0], n->input[1]}, 1, (const char *[]){n->output[0]}, NULL);
+  const char *B = n->input[1];
+  if (im->opset < 7 && attr_i(n, "broadcast", 0) && attr(n, "axis")) {
+    int64_t axis = attr_i(n, "axis", 0), shape[PD_MAX_DIMS];
+    if (axis < 0) axis += a.ndim;
+    int r = (int)(a.ndim - axis);
+    if (axis < 0 || r < b.ndim) return unsupported(im, "B of rank %d does not fit A of rank %d at axis %lld", b.ndim, a.ndim, (long long)axis);
+    for (int i = 0; i < r; i++) shape[i] = i < b.ndim ? 0 : 1;
+    attrs at = {0};
+    at_ints(&at, "shape", r, shape);
+    if (!(B = fresh(im, n->output[0], "b"))) return oom(im);
+    if ((st = emit1(im, "reshape", n->input[1], B, &at))) return st;
+  }
+  return emit(im, type, 2, (const char *[]){n->input[0], B}, 1, (const char *[]){n->output[0]}, NULL);
 }
 static pd_status map_add(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_add"); }
 static pd_status map_sub(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_sub"); }
@@ -701,6 +717,7 @@ static pd_status map_batchnorm(imp *im, const Onnx__NodeProto *n) {
   if (attr_i(n, "training_mode", 0) || out_at(n, 1) || out_at(n, 2))
     return unsupported(im, "training mode (batch statistics and running-statistic outputs)");
   if (attr(n, "spatial") && attr_i(n, "spatial", 1) != 1) return unsupported(im, "spatial = 0");
+  if (im->opset < 7 && !attr_i(n, "is_test", 0)) return unsupported(im, "is_test = 0 (training mode)");
   pd_tensor x;
   pd_status st = need_float(im, n->input[0]);
   if (!st) st = meta(im, n->input[0], &x);
@@ -722,7 +739,8 @@ static pd_status map_batchnorm(imp *im, const Onnx__NodeProto *n) {
 /* Inference: Y = X. Before opset 12 the ratio is an attribute; from 12 it
  * and training_mode are optional constant inputs. */
 static pd_status map_dropout(imp *im, const Onnx__NodeProto *n) {
-  if (out_at(n, 1)) return unsupported(im, "the mask output (bool)");
+  if (out_at(n, 1)) return unsupported(im, "the mask output");
+  if (im->opset < 7 && !attr_i(n, "is_test", 0)) return unsupported(im, "is_test = 0 (training mode)");
   double ratio = attr_f(n, "ratio", 0.5);
   konst *k;
   pd_status st;
