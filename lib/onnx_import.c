@@ -445,26 +445,33 @@ static pd_status map_identity(imp *im, const Onnx__NodeProto *n) {
  * 0 means equal shapes, 1 that B lines up with A's dims from `axis` (absent:
  * with A's trailing dims, as NumPy does) -- reshaped with trailing 1s so the
  * NumPy rule lines it up the same. */
-static pd_status map_binary(imp *im, const Onnx__NodeProto *n, const char *type) {
+static pd_status map_binary_names(imp *im, const Onnx__NodeProto *n, const char *type, const char *A, const char *B,
+                                  const char *Y) {
   pd_tensor a, b;
-  pd_status st = meta(im, n->input[0], &a);
-  if (!st) st = meta(im, n->input[1], &b);
+  pd_status st = meta(im, A, &a);
+  if (!st) st = meta(im, B, &b);
   if (st) return st;
   if (a.dtype != b.dtype)
     return unsupported(im, "inputs of two dtypes, %s and %s", pd_dtype_name(a.dtype), pd_dtype_name(b.dtype));
-  const char *B = n->input[1];
   if (im->opset < 7 && attr_i(n, "broadcast", 0) && attr(n, "axis")) {
     int64_t axis = attr_i(n, "axis", 0), shape[PD_MAX_DIMS];
     if (axis < 0) axis += a.ndim;
     int r = (int)(a.ndim - axis);
-    if (axis < 0 || r < b.ndim) return unsupported(im, "B of rank %d does not fit A of rank %d at axis %lld", b.ndim, a.ndim, (long long)axis);
+    if (axis < 0 || r < b.ndim)
+      return unsupported(im, "B of rank %d does not fit A of rank %d at axis %lld", b.ndim, a.ndim, (long long)axis);
     for (int i = 0; i < r; i++) shape[i] = i < b.ndim ? 0 : 1;
     attrs at = {0};
     at_ints(&at, "shape", r, shape);
-    if (!(B = fresh(im, n->output[0], "b"))) return oom(im);
-    if ((st = emit1(im, "reshape", n->input[1], B, &at))) return st;
+    const char *B2 = fresh(im, Y, "b");
+    if (!B2) return oom(im);
+    if ((st = emit1(im, "reshape", B, B2, &at))) return st;
+    B = B2;
   }
-  return emit(im, type, 2, (const char *[]){n->input[0], B}, 1, (const char *[]){n->output[0]}, NULL);
+  return emit(im, type, 2, (const char *[]){A, B}, 1, (const char *[]){Y}, NULL);
+}
+
+static pd_status map_binary(imp *im, const Onnx__NodeProto *n, const char *type) {
+  return map_binary_names(im, n, type, n->input[0], n->input[1], n->output[0]);
 }
 static pd_status map_add(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_add"); }
 static pd_status map_sub(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_sub"); }
@@ -601,22 +608,39 @@ static pd_status map_softmax_like(imp *im, const Onnx__NodeProto *n, const char 
 static pd_status map_softmax(imp *im, const Onnx__NodeProto *n) { return map_softmax_like(im, n, "softmax"); }
 static pd_status map_log_softmax(imp *im, const Onnx__NodeProto *n) { return map_softmax_like(im, n, "log_softmax"); }
 
-/* Spatial padding of a 2-D window: explicit pads (symmetric only), or
- * auto_pad VALID / SAME_UPPER / SAME_LOWER (which need the input's size
- * and come out symmetric only when the total is even). */
-static pd_status pads_2d(imp *im, const Onnx__NodeProto *n, const pd_tensor *x, const int64_t *k, const int64_t *stride,
-                         const int64_t *dil, int64_t *pad) {
-  pad[0] = pad[1] = 0;
+/* A convolution or pooling window over 1 or 2 spatial dims, in 2-D terms:
+ * a 1-D window runs as a 2-D one of height 1 over X reshaped [N, C, 1, L]. */
+typedef struct window {
+  int ns; /* spatial dims: 1 or 2 */
+  int64_t k[2], stride[2], dil[2], pad[2];
+} window;
+
+/* A list attribute with one value per spatial dim (absent: `def`). */
+static pd_status spatial_ints(imp *im, const Onnx__NodeProto *n, const char *name, int64_t def, int64_t dummy, int ns,
+                              int64_t *v) {
+  int c;
+  const int64_t *p = attr_ints(n, name, &c);
+  if (c != 0 && c != ns) return unsupported(im, "%s with %d values for %d spatial dims", name, c, ns);
+  v[0] = ns == 1 ? dummy : c ? p[0] : def;
+  v[1] = c ? p[c - 1] : def;
+  return PD_OK;
+}
+
+/* Padding: explicit pads (symmetric only), or auto_pad VALID / SAME_UPPER /
+ * SAME_LOWER (which need the input's size and come out symmetric only when
+ * the total is even). */
+static pd_status window_pads(imp *im, const Onnx__NodeProto *n, const pd_tensor *x, window *w) {
+  w->pad[0] = w->pad[1] = 0;
   if (attr_s_is(n, "auto_pad", "SAME_UPPER", "NOTSET") || attr_s_is(n, "auto_pad", "SAME_LOWER", "NOTSET")) {
-    for (int i = 0; i < 2; i++) {
-      int64_t in = x->dims[2 + i];
+    for (int i = 2 - w->ns; i < 2; i++) {
+      int64_t in = x->dims[x->ndim - 2 + i];
       if (in < 0) return unsupported(im, "auto_pad SAME with an unknown spatial size");
-      int64_t out = (in + stride[i] - 1) / stride[i];
-      int64_t total = (out - 1) * stride[i] + (k[i] - 1) * dil[i] + 1 - in;
+      int64_t out = (in + w->stride[i] - 1) / w->stride[i];
+      int64_t total = (out - 1) * w->stride[i] + (w->k[i] - 1) * w->dil[i] + 1 - in;
       if (total < 0) total = 0;
       if (total % 2)
         return unsupported(im, "auto_pad SAME needs asymmetric padding here (%lld in all)", (long long)total);
-      pad[i] = total / 2;
+      w->pad[i] = total / 2;
     }
     return PD_OK;
   }
@@ -625,90 +649,130 @@ static pd_status pads_2d(imp *im, const Onnx__NodeProto *n, const pd_tensor *x, 
   int np;
   const int64_t *p = attr_ints(n, "pads", &np);
   if (np == 0) return PD_OK;
-  if (np != 4) return unsupported(im, "pads with %d values for 2 spatial dims", np);
-  if (p[0] != p[2] || p[1] != p[3])
-    return unsupported(im, "asymmetric pads [%lld, %lld, %lld, %lld]", (long long)p[0], (long long)p[1],
-                       (long long)p[2], (long long)p[3]);
-  pad[0] = p[0], pad[1] = p[1];
+  if (np != 2 * w->ns) return unsupported(im, "pads with %d values for %d spatial dims", np, w->ns);
+  for (int i = 0; i < w->ns; i++)
+    if (p[i] != p[w->ns + i])
+      return unsupported(im, "asymmetric pads (begin %lld, end %lld)", (long long)p[i], (long long)p[w->ns + i]);
+  w->pad[1] = p[w->ns - 1];
+  if (w->ns == 2) w->pad[0] = p[0];
   return PD_OK;
 }
 
-/* A 2-D list attribute (default `def` for each). */
-static pd_status ints_2d(imp *im, const Onnx__NodeProto *n, const char *name, int64_t def, int64_t *v) {
-  int c;
-  const int64_t *p = attr_ints(n, name, &c);
-  if (c == 0) {
-    v[0] = v[1] = def;
-    return PD_OK;
-  }
-  if (c != 2) return unsupported(im, "%s with %d values; only 2-D is supported", name, c);
-  v[0] = p[0], v[1] = p[1];
-  return PD_OK;
-}
-
-static pd_status need_rank4(imp *im, const char *X, pd_tensor *x) {
+/* X of rank 3 or 4 (1 or 2 spatial dims), float. */
+static pd_status window_input(imp *im, const char *X, pd_tensor *x, window *w) {
   pd_status st = need_float(im, X);
   if (!st) st = meta(im, X, x);
-  if (!st && x->ndim != 4) return unsupported(im, "a %d-D input; only 2-D images [N, C, H, W] are supported", x->ndim);
+  if (!st && x->ndim != 3 && x->ndim != 4)
+    return unsupported(im, "a %d-D input; only 1-D [N, C, L] and 2-D [N, C, H, W] windows are supported", x->ndim);
+  w->ns = x->ndim - 2;
   return st;
+}
+
+/* Emits the 2-D op `type` for a 1-D or 2-D window: a 1-D one between
+ * reshapes to [N, C, 1, L] and back. ins[0] is X; with `w_in`, ins[1] is a
+ * [M, C/g, k] weight reshaped too. */
+static pd_status emit_window(imp *im, const window *w, const char *type, int nin, const char **ins, bool w_in,
+                             const char *Y, attrs *at) {
+  if (w->ns == 2) return emit(im, type, nin, ins, 1, (const char *[]){Y}, at);
+  const char *x4 = fresh(im, Y, "in2d"), *y4 = fresh(im, Y, "out2d"), *w4 = w_in ? fresh(im, Y, "w2d") : NULL;
+  if (!x4 || !y4 || (w_in && !w4)) return oom(im);
+  attrs s1 = {0}, s2 = {0}, s3 = {0};
+  at_ints(&s1, "shape", 4, (int64_t[]){0, 0, 1, -1});
+  at_ints(&s2, "shape", 4, (int64_t[]){0, 0, 1, -1});
+  at_ints(&s3, "shape", 3, (int64_t[]){0, 0, -1});
+  pd_status st = emit1(im, "reshape", ins[0], x4, &s1);
+  if (!st && w_in)
+    st = emit1(im, "reshape", ins[1], w4, &s2);
+  else
+    pd_buf_free(&s2.b);
+  const char *in4[3] = {x4, w_in ? w4 : nin > 1 ? ins[1] : "", nin > 2 ? ins[2] : ""};
+  if (!st)
+    st = emit(im, type, nin, in4, 1, (const char *[]){y4}, at);
+  else
+    pd_buf_free(&at->b);
+  return st ? st : emit1(im, "reshape", y4, Y, &s3);
 }
 
 static pd_status map_conv(imp *im, const Onnx__NodeProto *n) {
   const char *X = in_at(n, 0), *W = in_at(n, 1), *B = in_at(n, 2);
-  pd_tensor x, w;
-  pd_status st = need_rank4(im, X, &x);
-  if (!st) st = meta(im, W, &w);
+  pd_tensor x, wt;
+  window w;
+  pd_status st = window_input(im, X, &x, &w);
+  if (!st) st = meta(im, W, &wt);
   if (st) return st;
-  if (w.ndim != 4 || w.dims[0] < 0 || w.dims[2] < 0 || w.dims[3] < 0)
-    return unsupported(im, "weights of shape rank %d; [M, C/group, kh, kw] with known sizes is needed", w.ndim);
-  int64_t k[2] = {w.dims[2], w.dims[3]}, stride[2], dil[2], pad[2], ks[2];
-  if ((st = ints_2d(im, n, "strides", 1, stride)) || (st = ints_2d(im, n, "dilations", 1, dil)) ||
-      (st = ints_2d(im, n, "kernel_shape", 0, ks)) || (st = pads_2d(im, n, &x, k, stride, dil, pad)))
+  if (wt.ndim != x.ndim || wt.dims[0] < 0 || wt.dims[wt.ndim - 1] < 0 || wt.dims[2] < 0)
+    return unsupported(im, "weights of rank %d with unknown sizes; [M, C/group, k...] is needed", wt.ndim);
+  int64_t ks[2];
+  w.k[0] = w.ns == 2 ? wt.dims[2] : 1, w.k[1] = wt.dims[wt.ndim - 1];
+  if ((st = spatial_ints(im, n, "strides", 1, 1, w.ns, w.stride)) ||
+      (st = spatial_ints(im, n, "dilations", 1, 1, w.ns, w.dil)) ||
+      (st = spatial_ints(im, n, "kernel_shape", 0, 1, w.ns, ks)) || (st = window_pads(im, n, &x, &w)))
     return st;
-  if (ks[0] && (ks[0] != k[0] || ks[1] != k[1])) return unsupported(im, "kernel_shape differs from the weights'");
+  if (attr(n, "kernel_shape") && (ks[0] != w.k[0] || ks[1] != w.k[1]))
+    return unsupported(im, "kernel_shape differs from the weights'");
   attrs at = {0};
-  at_i(&at, "num_filters", w.dims[0]);
-  at_ints(&at, "kernel_size", 2, k);
-  at_ints(&at, "strides", 2, stride);
-  at_ints(&at, "paddings", 2, pad);
-  at_ints(&at, "dilations", 2, dil);
+  at_i(&at, "num_filters", wt.dims[0]);
+  at_ints(&at, "kernel_size", 2, w.k);
+  at_ints(&at, "strides", 2, w.stride);
+  at_ints(&at, "paddings", 2, w.pad);
+  at_ints(&at, "dilations", 2, w.dil);
   at_i(&at, "groups", attr_i(n, "group", 1));
-  return emit(im, "conv2d", 3, (const char *[]){X, W, B ? B : ""}, 1, (const char *[]){n->output[0]}, &at);
+  return emit_window(im, &w, "conv2d", 3, (const char *[]){X, W, B ? B : ""}, true, n->output[0], &at);
 }
 
 static pd_status map_pool(imp *im, const Onnx__NodeProto *n, bool max) {
   const char *X = in_at(n, 0);
   pd_tensor x;
-  pd_status st = need_rank4(im, X, &x);
+  window w;
+  pd_status st = window_input(im, X, &x, &w);
   if (st) return st;
   if (out_at(n, 1)) return unsupported(im, "the Indices output");
-  int64_t k[2], stride[2], dil[2], pad[2];
-  if ((st = ints_2d(im, n, "kernel_shape", 0, k)) || (st = ints_2d(im, n, "strides", 1, stride)) ||
-      (st = ints_2d(im, n, "dilations", 1, dil)))
+  if (!attr(n, "kernel_shape")) return unsupported(im, "no kernel_shape");
+  if ((st = spatial_ints(im, n, "kernel_shape", 0, 1, w.ns, w.k)) ||
+      (st = spatial_ints(im, n, "strides", 1, 1, w.ns, w.stride)) ||
+      (st = spatial_ints(im, n, "dilations", 1, 1, w.ns, w.dil)))
     return st;
-  if (k[0] <= 0 || k[1] <= 0) return unsupported(im, "no kernel_shape");
-  if (dil[0] != 1 || dil[1] != 1) return unsupported(im, "dilations other than 1");
-  if ((st = pads_2d(im, n, &x, k, stride, dil, pad))) return st;
+  if (w.dil[0] != 1 || w.dil[1] != 1) return unsupported(im, "dilations other than 1");
+  if ((st = window_pads(im, n, &x, &w))) return st;
   attrs at = {0};
   at_s(&at, "pooling_type", max ? "max" : "avg");
-  at_ints(&at, "ksize", 2, k);
-  at_ints(&at, "strides", 2, stride);
-  at_ints(&at, "paddings", 2, pad);
+  at_ints(&at, "ksize", 2, w.k);
+  at_ints(&at, "strides", 2, w.stride);
+  at_ints(&at, "paddings", 2, w.pad);
   at_b(&at, "ceil_mode", attr_i(n, "ceil_mode", 0) != 0);
   if (!max) at_b(&at, "exclusive", attr_i(n, "count_include_pad", 0) == 0);
-  return emit1(im, "pool2d", X, n->output[0], &at);
+  return emit_window(im, &w, "pool2d", 1, (const char *[]){X}, false, n->output[0], &at);
 }
 static pd_status map_maxpool(imp *im, const Onnx__NodeProto *n) { return map_pool(im, n, true); }
 static pd_status map_avgpool(imp *im, const Onnx__NodeProto *n) { return map_pool(im, n, false); }
 
-static pd_status map_global_avgpool(imp *im, const Onnx__NodeProto *n) {
+static pd_status map_global_pool(imp *im, const Onnx__NodeProto *n, bool max) {
   pd_tensor x;
-  pd_status st = need_rank4(im, n->input[0], &x);
+  pd_status st = need_float(im, n->input[0]);
+  if (!st) st = meta(im, n->input[0], &x);
   if (st) return st;
+  if (x.ndim != 4) return unsupported(im, "a %d-D input; only 2-D images [N, C, H, W] are supported", x.ndim);
   attrs at = {0};
-  at_s(&at, "pooling_type", "avg");
+  at_s(&at, "pooling_type", max ? "max" : "avg");
   at_b(&at, "global_pooling", true);
   return emit1(im, "pool2d", n->input[0], n->output[0], &at);
+}
+static pd_status map_global_avgpool(imp *im, const Onnx__NodeProto *n) { return map_global_pool(im, n, false); }
+static pd_status map_global_maxpool(imp *im, const Onnx__NodeProto *n) { return map_global_pool(im, n, true); }
+
+/* Sum: from opset 8 with NumPy broadcasting (before, of equal shapes), a
+ * chain of broadcast_add; one input is its identity. */
+static pd_status map_sum(imp *im, const Onnx__NodeProto *n) {
+  const char *acc = n->input[0];
+  pd_status st = PD_OK;
+  if (n->n_input == 1) return emit1(im, "identity", acc, n->output[0], NULL);
+  for (size_t i = 1; i < n->n_input && !st; i++) {
+    const char *next = i + 1 == n->n_input ? n->output[0] : fresh(im, n->output[0], "partial");
+    if (!next) return oom(im);
+    st = map_binary_names(im, n, "broadcast_add", acc, n->input[i], next);
+    acc = next;
+  }
+  return st;
 }
 
 /* Inference only: the running statistics as state, scale and bias as
@@ -863,6 +927,7 @@ static const struct {
     {"Flatten", map_flatten},
     {"Gemm", map_gemm},
     {"GlobalAveragePool", map_global_avgpool},
+    {"GlobalMaxPool", map_global_maxpool},
     {"Identity", map_identity},
     {"LogSoftmax", map_log_softmax},
     {"MatMul", map_matmul},
@@ -873,6 +938,7 @@ static const struct {
     {"Sigmoid", map_sigmoid},
     {"Softmax", map_softmax},
     {"Sub", map_sub},
+    {"Sum", map_sum},
     {"Tanh", map_tanh},
     {"Transpose", map_transpose},
 };
