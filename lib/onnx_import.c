@@ -176,9 +176,13 @@ static pd_status unsupported(imp *im, const char *fmt, ...) {
   const Onnx__NodeProto *n = im->node;
   if (!im->out->unsupported_op) im->out->unsupported_op = strdup(n ? n->op_type : "(graph)");
   if (!n) return pd_errorf(im->err, PD_ERR_INPUT, "%s: unsupported: %s", im->file, why);
-  return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%d \"%s\" (%s, opset %lld): unsupported: %s", im->file,
-                   im->node_index, n->name && n->name[0] ? n->name : (n->n_output ? n->output[0] : ""), n->op_type,
-                   (long long)im->opset, why);
+  char label[600];
+  if (n->name && n->name[0])
+    snprintf(label, sizeof label, "\"%.500s\"", n->name);
+  else
+    snprintf(label, sizeof label, "(unnamed, output \"%.480s\")", n->n_output ? n->output[0] : "");
+  return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%d %s (%s, opset %lld): unsupported: %s", im->file, im->node_index,
+                   label, n->op_type, (long long)im->opset, why);
 }
 
 static pd_status add_name(imp *im, const char *name) {
