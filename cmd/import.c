@@ -18,7 +18,7 @@ const pd_command pd_cmd_import = {
     "import", "convert an ONNX model into a NetDesc and a parameter directory",
     "usage: paddle-run import MODEL.onnx -o NET.pbtxt [--params-out DIR]\n"
     "\n"
-    "Maps every node of the model (ONNX opsets 6 to 17) onto paddle-run's ops\n"
+    "Maps every node of the model (ONNX opsets up to 17) onto paddle-run's ops\n"
     "and writes the network as a NetDesc: the graph's inputs become data\n"
     "variables, its initializers parameters (float) or state, Constant values\n"
     "state. A node or variant that has no mapping is an error naming the node,\n"

@@ -13,7 +13,7 @@
 #include "scope.h"
 #include "tensor.h"
 
-#define PD_ONNX_OPSET_MIN 6
+#define PD_ONNX_OPSET_MIN 1
 #define PD_ONNX_OPSET_MAX 17
 #define PD_ONNX_EXPORT_OPSET 13
 

@@ -918,33 +918,34 @@ static pd_status map_constant(imp *im, const Onnx__NodeProto *n) {
 static const struct {
   const char *type;
   map_fn fn;
+  int since; /* the first opset whose version of the op we map */
 } maps[] = {
-    {"Add", map_add},
-    {"AveragePool", map_avgpool},
-    {"BatchNormalization", map_batchnorm},
-    {"Cast", map_cast},
-    {"Concat", map_concat},
-    {"Constant", map_constant},
-    {"Conv", map_conv},
-    {"Div", map_div},
-    {"Dropout", map_dropout},
-    {"Flatten", map_flatten},
-    {"Gemm", map_gemm},
-    {"GlobalAveragePool", map_global_avgpool},
-    {"GlobalMaxPool", map_global_maxpool},
-    {"Identity", map_identity},
-    {"LogSoftmax", map_log_softmax},
-    {"MatMul", map_matmul},
-    {"MaxPool", map_maxpool},
-    {"Mul", map_mul},
-    {"Relu", map_relu},
-    {"Reshape", map_reshape},
-    {"Sigmoid", map_sigmoid},
-    {"Softmax", map_softmax},
-    {"Sub", map_sub},
-    {"Sum", map_sum},
-    {"Tanh", map_tanh},
-    {"Transpose", map_transpose},
+    {"Add", map_add, 6},
+    {"AveragePool", map_avgpool, 1},
+    {"BatchNormalization", map_batchnorm, 6},
+    {"Cast", map_cast, 6},
+    {"Concat", map_concat, 4},
+    {"Constant", map_constant, 1},
+    {"Conv", map_conv, 1},
+    {"Div", map_div, 6},
+    {"Dropout", map_dropout, 6},
+    {"Flatten", map_flatten, 1},
+    {"Gemm", map_gemm, 6},
+    {"GlobalAveragePool", map_global_avgpool, 1},
+    {"GlobalMaxPool", map_global_maxpool, 1},
+    {"Identity", map_identity, 1},
+    {"LogSoftmax", map_log_softmax, 1},
+    {"MatMul", map_matmul, 1},
+    {"MaxPool", map_maxpool, 1},
+    {"Mul", map_mul, 6},
+    {"Relu", map_relu, 6},
+    {"Reshape", map_reshape, 5},
+    {"Sigmoid", map_sigmoid, 6},
+    {"Softmax", map_softmax, 1},
+    {"Sub", map_sub, 6},
+    {"Sum", map_sum, 6},
+    {"Tanh", map_tanh, 6},
+    {"Transpose", map_transpose, 1},
 };
 
 /* ---- the graph ---------------------------------------------------------------------------- */
@@ -1041,9 +1042,12 @@ static pd_status run_import(imp *im) {
     if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
       return unsupported(im, "domain \"%s\"", n->domain);
     map_fn fn = NULL;
+    int since = 0;
     for (size_t j = 0; j < sizeof maps / sizeof maps[0]; j++)
-      if (strcmp(maps[j].type, n->op_type) == 0) fn = maps[j].fn;
+      if (strcmp(maps[j].type, n->op_type) == 0) fn = maps[j].fn, since = maps[j].since;
     if (!fn) return unsupported(im, "no mapping for op type %s", n->op_type);
+    if (im->opset < since)
+      return unsupported(im, "%s is mapped from opset %d on (its earlier versions differ)", n->op_type, since);
     if (!out_at(n, 0))
       return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no output", im->file, i, n->op_type);
     for (size_t j = 0; j < n->n_input; j++) /* every input known by now */
