@@ -268,7 +268,11 @@ static void declare(imp *im, const char *name, pd_dtype dt, int ndim, const int6
 /* The name of value `name` as an op input; a constant becomes a declared
  * variable (and a value for the parameter directory) on first use: a float
  * initializer a parameter (trainable), anything else state. `kind` forces one. */
+static pd_status scalar_input(imp *im, const char *name);
+
 static pd_status use_as(imp *im, const char *name, const char *kind) {
+  pd_status sst = scalar_input(im, name);
+  if (sst) return sst;
   konst *k = find_const(im, name);
   if (!k || k->declared) return PD_OK;
   if (!kind) kind = k->is_initializer && pd_dtype_is_float(k->t.dtype) ? "PARAM" : "STATE";
@@ -351,8 +355,24 @@ static pd_status text(imp *im, pd_buf *t) {
   return PD_OK;
 }
 
+/* A rank-0 graph input: it cannot be data (data comes in rows), only a
+ * constant that a node needs (see need_const). */
+static pd_status scalar_input(imp *im, const char *name) {
+  const Onnx__GraphProto *g = im->g;
+  if (find_const(im, name)) return PD_OK;
+  for (size_t i = 0; i < g->n_input; i++) {
+    const Onnx__ValueInfoProto *v = g->input[i];
+    if (strcmp(v->name, name) == 0 && v->type && v->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        v->type->tensor_type && v->type->tensor_type->shape && v->type->tensor_type->shape->n_dim == 0)
+      return unsupported(im, "graph input \"%s\" is a scalar (rank 0); data inputs need rank >= 1", name);
+  }
+  return PD_OK;
+}
+
 /* The dtype and shape (load-time: -1 for the batch) of a value. */
 static pd_status meta(imp *im, const char *name, pd_tensor *out) {
+  pd_status sst = scalar_input(im, name);
+  if (sst) return sst;
   konst *k = find_const(im, name);
   if (k && !k->declared) {
     pd_tensor_init(out, k->t.dtype);
@@ -980,8 +1000,10 @@ static pd_status graph_inputs(imp *im) {
     const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
     if (!sh) return unsupported(im, "graph input \"%s\" has no shape", v->name);
     if (sh->n_dim > PD_MAX_DIMS) return unsupported(im, "graph input \"%s\" has %zu dims", v->name, sh->n_dim);
-    if (sh->n_dim == 0) /* data comes in rows: a batch dim at least */
-      return unsupported(im, "graph input \"%s\" is a scalar (rank 0); data inputs need rank >= 1", v->name);
+    if (sh->n_dim == 0) { /* data comes in rows; a scalar can only be a constant (see is_scalar_input) */
+      if (add_name(im, v->name)) return oom(im);
+      continue;
+    }
     int64_t dims[PD_MAX_DIMS];
     for (size_t d = 0; d < sh->n_dim; d++) {
       const Onnx__TensorShapeProto__Dimension *dm = sh->dim[d];
