@@ -252,6 +252,14 @@ static void put_str(pd_buf *b, const char *s) {
   pd_buf_append(b, "\"", 1);
 }
 
+/* Text inside a # comment: printable ASCII only (a newline would end it). */
+static void put_comment(pd_buf *b, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    char c = *p >= 0x20 && *p < 0x7f ? (char)*p : '?';
+    pd_buf_append(b, &c, 1);
+  }
+}
+
 static const char *const dtype_enum[] = {"FLOAT32", "FLOAT64", "INT32", "INT64", "UINT8"};
 
 static void declare(imp *im, const char *name, pd_dtype dt, int ndim, const int64_t *dims, const char *kind) {
@@ -369,6 +377,8 @@ static pd_status scalar_input(imp *im, const char *name) {
   return PD_OK;
 }
 
+static pd_status build_net(imp *im);
+
 /* The dtype and shape (load-time: -1 for the batch) of a value. */
 static pd_status meta(imp *im, const char *name, pd_tensor *out) {
   pd_status sst = scalar_input(im, name);
@@ -378,6 +388,17 @@ static pd_status meta(imp *im, const char *name, pd_tensor *out) {
     pd_tensor_init(out, k->t.dtype);
     return pd_tensor_set_dims(out, k->t.ndim, k->t.dims, im->err);
   }
+  pd_status st0 = build_net(im);
+  if (st0) return st0;
+  int v = pd_net_var(im->net, name);
+  if (v < 0) return pd_errorf(im->err, PD_ERR_INPUT, "%s: value \"%s\" is used before it is computed", im->file, name);
+  *out = im->net->vars[v].meta;
+  out->storage = NULL;
+  return PD_OK;
+}
+
+/* Builds the net from the text so far (our own checks and shape inference). */
+static pd_status build_net(imp *im) {
   if (!im->net) {
     pd_buf t = {0};
     pd_status st = text(im, &t);
@@ -391,10 +412,6 @@ static pd_status meta(imp *im, const char *name, pd_tensor *out) {
     pd_buf_free(&t);
     if (st) return st;
   }
-  int v = pd_net_var(im->net, name);
-  if (v < 0) return pd_errorf(im->err, PD_ERR_INPUT, "%s: value \"%s\" is used before it is computed", im->file, name);
-  *out = im->net->vars[v].meta;
-  out->storage = NULL;
   return PD_OK;
 }
 
@@ -484,10 +501,10 @@ static pd_status map_binary_names(imp *im, const Onnx__NodeProto *n, const char 
     if (axis < 0 || r < b.ndim)
       return unsupported(im, "B of rank %d does not fit A of rank %d at axis %lld", b.ndim, a.ndim, (long long)axis);
     for (int i = 0; i < r; i++) shape[i] = i < b.ndim ? 0 : 1;
-    attrs at = {0};
-    at_ints(&at, "shape", r, shape);
     const char *B2 = fresh(im, Y, "b");
     if (!B2) return oom(im);
+    attrs at = {0};
+    at_ints(&at, "shape", r, shape);
     if ((st = emit1(im, "reshape", B, B2, &at))) return st;
     B = B2;
   }
@@ -566,18 +583,20 @@ static pd_status map_gemm(imp *im, const Onnx__NodeProto *n) {
   if ((st = emit(im, "matmul", 2, (const char *[]){a2, b2}, 1, (const char *[]){p}, NULL))) return st;
   if (alpha != 1) {
     const char *q = C ? fresh(im, Y, "alpha_ab") : Y;
+    if (!q) return oom(im);
     attrs at = {0};
     at_f(&at, "scale", alpha);
-    if (!q || (st = emit1(im, "scale", p, q, &at))) return st ? st : oom(im);
+    if ((st = emit1(im, "scale", p, q, &at))) return st;
     p = q;
   }
   if (!C) return PD_OK;
   const char *c2 = C;
   if (beta != 1) {
+    if ((st = need_float(im, C))) return st;
+    if (!(c2 = fresh(im, Y, "beta_c"))) return oom(im);
     attrs at = {0};
     at_f(&at, "scale", beta);
-    if (!(c2 = fresh(im, Y, "beta_c")) || (st = need_float(im, C)) || (st = emit1(im, "scale", C, c2, &at)))
-      return st ? st : oom(im);
+    if ((st = emit1(im, "scale", C, c2, &at))) return st;
   }
   return emit(im, "broadcast_add", 2, (const char *[]){p, c2}, 1, (const char *[]){Y}, NULL);
 }
@@ -608,7 +627,10 @@ static pd_status map_softmax_like(imp *im, const Onnx__NodeProto *n, const char 
     attrs p1 = {0}, p2 = {0};
     at_ints(&p1, "perm", r, perm);
     at_ints(&p2, "perm", r, perm);
-    if ((st = emit1(im, "transpose", X, t1, &p1)) || (st = emit1(im, type, t1, t2, NULL))) return st;
+    if ((st = emit1(im, "transpose", X, t1, &p1)) || (st = emit1(im, type, t1, t2, NULL))) {
+      pd_buf_free(&p2.b);
+      return st;
+    }
     return emit1(im, "transpose", t2, Y, &p2);
   }
   /* [outer, inner]: one side may hold the batch -1 */
@@ -626,7 +648,10 @@ static pd_status map_softmax_like(imp *im, const Onnx__NodeProto *n, const char 
   attrs s1 = {0}, s2 = {0};
   at_ints(&s1, "shape", 2, shape2);
   at_ints(&s2, "shape", r, x.dims);
-  if ((st = emit1(im, "reshape", X, t1, &s1)) || (st = emit1(im, type, t1, t2, NULL))) return st;
+  if ((st = emit1(im, "reshape", X, t1, &s1)) || (st = emit1(im, type, t1, t2, NULL))) {
+    pd_buf_free(&s2.b);
+    return st;
+  }
   return emit1(im, "reshape", t2, Y, &s2);
 }
 static pd_status map_softmax(imp *im, const Onnx__NodeProto *n) { return map_softmax_like(im, n, "softmax"); }
@@ -699,7 +724,10 @@ static pd_status emit_window(imp *im, const window *w, const char *type, int nin
                              const char *Y, attrs *at) {
   if (w->ns == 2) return emit(im, type, nin, ins, 1, (const char *[]){Y}, at);
   const char *x4 = fresh(im, Y, "in2d"), *y4 = fresh(im, Y, "out2d"), *w4 = w_in ? fresh(im, Y, "w2d") : NULL;
-  if (!x4 || !y4 || (w_in && !w4)) return oom(im);
+  if (!x4 || !y4 || (w_in && !w4)) {
+    pd_buf_free(&at->b);
+    return oom(im);
+  }
   attrs s1 = {0}, s2 = {0}, s3 = {0};
   at_ints(&s1, "shape", 4, (int64_t[]){0, 0, 1, -1});
   at_ints(&s2, "shape", 4, (int64_t[]){0, 0, 1, -1});
@@ -714,6 +742,7 @@ static pd_status emit_window(imp *im, const window *w, const char *type, int nin
     st = emit(im, type, nin, in4, 1, (const char *[]){y4}, at);
   else
     pd_buf_free(&at->b);
+  if (st) pd_buf_free(&s3.b);
   return st ? st : emit1(im, "reshape", y4, Y, &s3);
 }
 
@@ -938,34 +967,35 @@ static pd_status map_constant(imp *im, const Onnx__NodeProto *n) {
 static const struct {
   const char *type;
   map_fn fn;
-  int since; /* the first opset whose version of the op we map */
+  int since;  /* the first opset whose version of the op we map */
+  int min_in; /* inputs it must have */
 } maps[] = {
-    {"Add", map_add, 6},
-    {"AveragePool", map_avgpool, 1},
-    {"BatchNormalization", map_batchnorm, 6},
-    {"Cast", map_cast, 6},
-    {"Concat", map_concat, 4},
-    {"Constant", map_constant, 1},
-    {"Conv", map_conv, 1},
-    {"Div", map_div, 6},
-    {"Dropout", map_dropout, 6},
-    {"Flatten", map_flatten, 1},
-    {"Gemm", map_gemm, 6},
-    {"GlobalAveragePool", map_global_avgpool, 1},
-    {"GlobalMaxPool", map_global_maxpool, 1},
-    {"Identity", map_identity, 1},
-    {"LogSoftmax", map_log_softmax, 1},
-    {"MatMul", map_matmul, 1},
-    {"MaxPool", map_maxpool, 1},
-    {"Mul", map_mul, 6},
-    {"Relu", map_relu, 6},
-    {"Reshape", map_reshape, 5},
-    {"Sigmoid", map_sigmoid, 6},
-    {"Softmax", map_softmax, 1},
-    {"Sub", map_sub, 6},
-    {"Sum", map_sum, 6},
-    {"Tanh", map_tanh, 6},
-    {"Transpose", map_transpose, 1},
+    {"Add", map_add, 6, 2},
+    {"AveragePool", map_avgpool, 1, 1},
+    {"BatchNormalization", map_batchnorm, 6, 5},
+    {"Cast", map_cast, 6, 1},
+    {"Concat", map_concat, 4, 1},
+    {"Constant", map_constant, 1, 0},
+    {"Conv", map_conv, 1, 2},
+    {"Div", map_div, 6, 2},
+    {"Dropout", map_dropout, 6, 1},
+    {"Flatten", map_flatten, 1, 1},
+    {"Gemm", map_gemm, 6, 2},
+    {"GlobalAveragePool", map_global_avgpool, 1, 1},
+    {"GlobalMaxPool", map_global_maxpool, 1, 1},
+    {"Identity", map_identity, 1, 1},
+    {"LogSoftmax", map_log_softmax, 1, 1},
+    {"MatMul", map_matmul, 1, 2},
+    {"MaxPool", map_maxpool, 1, 1},
+    {"Mul", map_mul, 6, 2},
+    {"Relu", map_relu, 6, 1},
+    {"Reshape", map_reshape, 5, 2},
+    {"Sigmoid", map_sigmoid, 6, 1},
+    {"Softmax", map_softmax, 1, 1},
+    {"Sub", map_sub, 6, 2},
+    {"Sum", map_sum, 6, 1},
+    {"Tanh", map_tanh, 6, 1},
+    {"Transpose", map_transpose, 1, 1},
 };
 
 /* ---- the graph ---------------------------------------------------------------------------- */
@@ -1040,6 +1070,15 @@ static pd_status run_import(imp *im) {
     return unsupported(im, "opset %lld (opsets %d to %d are)", (long long)im->opset, PD_ONNX_OPSET_MIN,
                        PD_ONNX_OPSET_MAX);
   if (g->n_sparse_initializer) return unsupported(im, "sparse initializers");
+  /* names are optional in the schema; everything below compares them */
+  for (size_t i = 0; i < g->n_input; i++)
+    if (!g->input[i]->name) return pd_errorf(im->err, PD_ERR_INPUT, "%s: graph input #%zu has no name", im->file, i);
+  for (size_t i = 0; i < g->n_output; i++)
+    if (!g->output[i]->name) return pd_errorf(im->err, PD_ERR_INPUT, "%s: graph output #%zu has no name", im->file, i);
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t j = 0; j < g->node[i]->n_attribute; j++)
+      if (!g->node[i]->attribute[j]->name)
+        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu: attribute #%zu has no name", im->file, i, j);
   pd_status st;
   for (size_t i = 0; i < g->n_initializer; i++) {
     const Onnx__TensorProto *tp = g->initializer[i];
@@ -1064,14 +1103,25 @@ static pd_status run_import(imp *im) {
     if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
       return unsupported(im, "domain \"%s\"", n->domain);
     map_fn fn = NULL;
-    int since = 0;
+    int since = 0, min_in = 0;
     for (size_t j = 0; j < sizeof maps / sizeof maps[0]; j++)
-      if (strcmp(maps[j].type, n->op_type) == 0) fn = maps[j].fn, since = maps[j].since;
+      if (strcmp(maps[j].type, n->op_type) == 0) fn = maps[j].fn, since = maps[j].since, min_in = maps[j].min_in;
     if (!fn) return unsupported(im, "no mapping for op type %s", n->op_type);
     if (im->opset < since)
       return unsupported(im, "%s is mapped from opset %d on (its earlier versions differ)", n->op_type, since);
+    if ((int)n->n_input < min_in)
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has %zu inputs; it needs at least %d", im->file, i,
+                       n->op_type, n->n_input, min_in);
+    for (int j = 0; j < min_in; j++)
+      if (!n->input[j][0])
+        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s): its input #%d is required but given as \"\"",
+                         im->file, i, n->op_type, j);
     if (!out_at(n, 0))
       return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no output", im->file, i, n->op_type);
+    for (size_t j = 0; j < n->n_output; j++) /* each value assigned once */
+      if (n->output[j][0] && has_name(im, n->output[j]))
+        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) writes \"%s\", which is already defined", im->file,
+                         i, n->op_type, n->output[j]);
     for (size_t j = 0; j < n->n_input; j++) /* every input known by now */
       if (n->input[j][0] && !has_name(im, n->input[j]))
         return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) reads \"%s\", which nothing before it computes",
@@ -1089,12 +1139,20 @@ static pd_status run_import(imp *im) {
     if (strlist_add(&im->out->outputs, &im->out->noutputs, name)) return oom(im);
   }
   /* the whole net must build */
-  pd_tensor t;
-  if (g->n_output && (st = meta(im, g->output[0]->name, &t))) return st;
+  if ((st = build_net(im))) return st;
   pd_buf all = {0};
-  pd_buf_printf(&all, "# imported from %s (ONNX opset %lld%s%s)\n# outputs:", im->file, (long long)im->opset,
-                m->producer_name && m->producer_name[0] ? ", producer " : "", m->producer_name ? m->producer_name : "");
-  for (int i = 0; i < im->out->noutputs; i++) pd_buf_printf(&all, " %s", im->out->outputs[i]);
+  pd_buf_printf(&all, "# imported from ");
+  put_comment(&all, im->file);
+  pd_buf_printf(&all, " (ONNX opset %lld", (long long)im->opset);
+  if (m->producer_name && m->producer_name[0]) {
+    pd_buf_printf(&all, ", producer ");
+    put_comment(&all, m->producer_name);
+  }
+  pd_buf_printf(&all, ")\n# outputs:");
+  for (int i = 0; i < im->out->noutputs; i++) {
+    pd_buf_printf(&all, " ");
+    put_comment(&all, im->out->outputs[i]);
+  }
   pd_buf_printf(&all, "\nname: ");
   put_str(&all, g->name ? g->name : "");
   pd_buf_printf(&all, "\n");
