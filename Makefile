@@ -54,13 +54,16 @@ OPT       := -O1
 endif
 
 # Packages from Debian: building, and testing (which uses the demo's data too).
-DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev libopenmpi-dev openmpi-bin
-DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist
+DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev \
+              libopenmpi-dev openmpi-bin libonnx-dev
+DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist libonnx-testdata python3-onnx
 
 # ---- sources ----------------------------------------------------------------
 PROTOS     := proto/paddle.proto
 TEST_PROTOS:= test/proto/testall.proto
-GEN_C      := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+# ONNX's own schema, from Debian's libonnx-dev (never a copy in this tree).
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+GEN_C      := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS)) $(BUILD)/gen/onnx.pb-c.c
 GEN_H      := $(GEN_C:.c=.h)
 TEST_GEN_C := $(patsubst test/proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(TEST_PROTOS))
 TEST_GEN_H := $(TEST_GEN_C:.c=.h)
@@ -95,6 +98,10 @@ deps:
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(@D)
 	$(PROTOC_C) --c_out=$(BUILD)/gen -Iproto $<
+
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(@D)
+	$(PROTOC_C) --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: test/proto/%.proto
 	@mkdir -p $(@D)

@@ -205,6 +205,8 @@ static char *escape_name(const char *name) {
   return out;
 }
 
+char *pd_checkpoint_file_name(const char *var) { return escape_name(var); }
+
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;

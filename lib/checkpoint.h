@@ -65,6 +65,11 @@ pd_status pd_checkpoint_check_writable(const char *dir, pd_error *err);
 pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, const pd_ckpt_state *state, int keep,
                              char *saved_path, size_t saved_size, pd_error *err);
 
+/* The file a variable is kept in, inside a checkpoint or parameter
+ * directory: its name with unsafe bytes %-escaped, plus ".npy"
+ * ("a/b" -> "a%2Fb.npy"). Caller frees; NULL when out of memory. */
+char *pd_checkpoint_file_name(const char *var);
+
 /* Opens a checkpoint directory (has manifest.pbtxt), a save directory
  * (follows `latest`), or a plain directory of *.npy files (no state: step
  * 0). Checks every file: present, recorded size and crc32, npy header agreeing

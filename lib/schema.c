@@ -1,21 +1,33 @@
 /* schema.c — finds message descriptors by full name ("paddle.NetDesc") for
- * the text-format tools and the CLI. paddle.proto's top-level messages are
- * known from the start; tests add their own schema with pd_schema_register.
+ * the text-format tools and the CLI. paddle.proto's top-level messages and
+ * ONNX's ModelProto and TensorProto are known from the start; tests add
+ * their own schema with pd_schema_register.
  * Nested types (map entries, All.Nested) are found by walking fields. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnx.pb-c.h"
 #include "paddle.pb-c.h"
 #include "textformat.h"
 
 static const ProtobufCMessageDescriptor *const builtin[] = {
-    &paddle__attr_value__descriptor,      &paddle__attr_proto__descriptor,
-    &paddle__var_proto__descriptor,       &paddle__op_proto__descriptor,
-    &paddle__op_desc__descriptor,         &paddle__var_desc__descriptor,
-    &paddle__initializer__descriptor,     &paddle__data_binding__descriptor,
-    &paddle__lr_schedule__descriptor,     &paddle__optimizer_desc__descriptor,
-    &paddle__train_desc__descriptor,      &paddle__net_desc__descriptor,
-    &paddle__checkpoint_file__descriptor, &paddle__checkpoint_manifest__descriptor,
+    &paddle__attr_value__descriptor,
+    &paddle__attr_proto__descriptor,
+    &paddle__var_proto__descriptor,
+    &paddle__op_proto__descriptor,
+    &paddle__op_desc__descriptor,
+    &paddle__var_desc__descriptor,
+    &paddle__initializer__descriptor,
+    &paddle__data_binding__descriptor,
+    &paddle__lr_schedule__descriptor,
+    &paddle__optimizer_desc__descriptor,
+    &paddle__train_desc__descriptor,
+    &paddle__net_desc__descriptor,
+    &paddle__checkpoint_file__descriptor,
+    &paddle__checkpoint_manifest__descriptor,
+    /* ONNX's schema (Debian's onnx.proto), for `fmt --type onnx.ModelProto` */
+    &onnx__model_proto__descriptor,
+    &onnx__tensor_proto__descriptor,
 };
 
 /* Registered lists are kept by pointer; a handful is all a process needs. */

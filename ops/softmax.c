@@ -5,6 +5,7 @@
 
 #include "gpu_ops.h"
 #include "kmath.h"
+#include "lastdim.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -13,25 +14,10 @@ enum { OUT, N_OUT };
 static const pd_slot_def inputs[] = {{"X", "input [..., D]; each row along the last dim is normalised", 0}};
 static const pd_slot_def outputs[] = {{"Out", "softmax of X, same shape; every row sums to 1", 0}};
 
-static pd_status infer(pd_ctx *c) {
-  pd_tensor *x = pd_in(c, X);
-  if (x->ndim < 1) return pd_ctx_fail(c, PD_ERR_INPUT, "input X must have at least 1 dim, got %d", x->ndim);
-  if (!pd_dtype_is_float(x->dtype))
-    return pd_ctx_fail(c, PD_ERR_INPUT, "input X must be float32 or float64, got %s (add a cast op)",
-                       pd_dtype_name(x->dtype));
-  return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, x->dims);
-}
-
-/* x read as [rows, d], d the last dim. */
-static void rows_of(const pd_tensor *x, int64_t *rows, int64_t *d) {
-  *d = x->dims[x->ndim - 1];
-  *rows = *d > 0 ? pd_tensor_numel(x) / *d : 0;
-}
-
 #define SOFTMAX_FORWARD(T)                                          \
   static pd_status forward_##T(pd_ctx *c) {                         \
     int64_t rows, d;                                                \
-    rows_of(pd_in(c, X), &rows, &d);                                \
+    pd_lastdim_rows(pd_in(c, X), &rows, &d);                        \
     const T *x = PD_DATA(pd_in(c, X), T);                           \
     T *y = PD_DATA(pd_out(c, OUT), T);                              \
     for (int64_t r = 0; r < rows; r++, x += d, y += d) {            \
@@ -57,7 +43,7 @@ enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT
     pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_in(c, G_DOUT);                       \
     if (!dxt) return PD_OK;                                                          \
     int64_t rows, d;                                                                 \
-    rows_of(pd_in(c, G_OUT), &rows, &d);                                             \
+    pd_lastdim_rows(pd_in(c, G_OUT), &rows, &d);                                         \
     const T *y = PD_DATA(pd_in(c, G_OUT), T), *dy = dyt ? PD_DATA(dyt, T) : NULL;    \
     T *dx = PD_DATA(dxt, T);                                                         \
     for (int64_t r = 0; r < rows; r++, y += d, dx += d) {                            \
@@ -99,7 +85,7 @@ const pd_op_def pd_op_softmax = {
     .n_inputs = N_IN,
     .outputs = outputs,
     .n_outputs = N_OUT,
-    .infer_shape = infer,
+    .infer_shape = pd_lastdim_infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,

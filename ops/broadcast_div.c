@@ -1,0 +1,14 @@
+/* broadcast_div.c — Out = X / Y element by element with NumPy (ONNX)
+ * broadcasting; dX = dOut / Y, dY = -dOut X / Y^2, each summed over
+ * the dims its operand was repeated along. The kernels live in broadcast.h. */
+#include "broadcast.h"
+
+static const pd_bc_kind kind = PD_BC_DIV;
+static const pd_slot_def outputs[] = {{"Out", "X / Y, of the broadcast shape of X and Y", 0}};
+
+const pd_op_def pd_op_broadcast_div =
+    PD_BC_OP_DEF("broadcast_div",
+                 "Out = X / Y with NumPy broadcasting (as ONNX's Div from opset 7): the dims line up from the last, a "
+                 "missing or size-1 dim repeats. Any dtype; integers wrap on overflow. Integers truncate toward zero; "
+                 "an integer division by 0 gives 0.",
+                 outputs, &kind);

@@ -1,0 +1,13 @@
+/* broadcast_mul.c — Out = X * Y element by element with NumPy (ONNX)
+ * broadcasting; dX = dOut Y, dY = dOut X, each summed over
+ * the dims its operand was repeated along. The kernels live in broadcast.h. */
+#include "broadcast.h"
+
+static const pd_bc_kind kind = PD_BC_MUL;
+static const pd_slot_def outputs[] = {{"Out", "X * Y, of the broadcast shape of X and Y", 0}};
+
+const pd_op_def pd_op_broadcast_mul =
+    PD_BC_OP_DEF("broadcast_mul",
+                 "Out = X * Y with NumPy broadcasting (as ONNX's Mul from opset 7): the dims line up from the last, a "
+                 "missing or size-1 dim repeats. Any dtype; integers wrap on overflow.",
+                 outputs, &kind);

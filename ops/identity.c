@@ -1,0 +1,54 @@
+/* identity.c — Out = X, sharing X's storage (nothing is copied); ONNX's
+ * Identity. Backward: dX = dOut. */
+#include <string.h>
+
+#include "op.h"
+
+enum { X, N_IN };
+enum { OUT, N_OUT };
+
+static const pd_slot_def inputs[] = {{"X", "input tensor of any dtype", 0}};
+static const pd_slot_def outputs[] = {{"Out", "X itself (shares X's storage)", 0}};
+
+static pd_status infer(pd_ctx *c) {
+  pd_tensor *x = pd_in(c, X);
+  return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, x->dims);
+}
+
+static pd_status forward(pd_ctx *c) {
+  pd_tensor_share(pd_out(c, OUT), pd_in(c, X));
+  return PD_OK;
+}
+
+/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
+enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
+
+static pd_status backward(pd_ctx *c) {
+  pd_tensor *dx = pd_out(c, X), *dout = pd_in(c, G_DOUT);
+  if (!dx) return PD_OK;
+  if (dout)
+    pd_tensor_share(dx, dout);
+  else
+    memset(pd_tensor_data(dx), 0, pd_tensor_bytes(pd_in(c, G_X)));
+  return PD_OK;
+}
+
+static const pd_kernel kernels[] = {
+    {{PD_CPU, PD_F32}, forward}, {{PD_CPU, PD_F64}, forward}, {{PD_CPU, PD_I32}, forward},
+    {{PD_CPU, PD_I64}, forward}, {{PD_CPU, PD_U8}, forward},
+};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+
+const pd_op_def pd_op_identity = {
+    .type = "identity",
+    .comment = "Out = X (shares X's storage; nothing is copied). Any dtype.",
+    .inputs = inputs,
+    .n_inputs = N_IN,
+    .outputs = outputs,
+    .n_outputs = N_OUT,
+    .infer_shape = infer,
+    .kernels = kernels,
+    .n_kernels = 5,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = 2,
+};
