@@ -43,7 +43,7 @@ enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT
     pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_in(c, G_DOUT);                       \
     if (!dxt) return PD_OK;                                                          \
     int64_t rows, d;                                                                 \
-    pd_lastdim_rows(pd_in(c, G_OUT), &rows, &d);                                         \
+    pd_lastdim_rows(pd_in(c, G_OUT), &rows, &d);                                     \
     const T *y = PD_DATA(pd_in(c, G_OUT), T), *dy = dyt ? PD_DATA(dyt, T) : NULL;    \
     T *dx = PD_DATA(dxt, T);                                                         \
     for (int64_t r = 0; r < rows; r++, y += d, dx += d) {                            \
