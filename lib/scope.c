@@ -25,6 +25,7 @@ void pd_scope_free(pd_scope *s) {
   if (!s) return;
   for (size_t i = 0; i < s->n; i++) {
     pd_tensor_release(&s->vars[i]->tensor);
+    pd_tensor_release(&s->vars[i]->dev);
     free(s->vars[i]->name);
     free(s->vars[i]);
   }
@@ -96,6 +97,7 @@ pd_var *pd_scope_var(pd_scope *s, const char *name) {
     return NULL;
   }
   pd_tensor_init(&v->tensor, PD_F32);
+  pd_tensor_init(&v->dev, PD_F32);
   bool found;
   size_t i = probe(s, name, &found);
   s->vars[s->n++] = v;

@@ -13,6 +13,7 @@ typedef struct pd_var {
   char *name;
   pd_value_kind kind;
   pd_tensor tensor;
+  pd_tensor dev; /* its copy on a GPU, when a runner on a GPU place uses it */
 } pd_var;
 
 typedef struct pd_scope pd_scope;
