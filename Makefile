@@ -56,10 +56,15 @@ ifeq ($(CUDA),1)
 CUDA_DIR  := $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 CUDA_LIB  := $(firstword $(wildcard $(CUDA_DIR)/lib64 $(CUDA_DIR)/lib $(CUDA_HOME)/lib64))
 CUDA_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
-CPPFLAGS  += -DPD_WITH_CUDA -isystem $(CUDA_DIR)/include
+# cuBLAS (with cuBLASLt, 600 MB) is not linked: mk/cublas_tramp.sh makes a
+# trampoline for each of its functions, filled by dlopen when a GPU is opened,
+# so a CPU run does not pay for mapping it at every start.
+CUBLAS_SO := $(firstword $(wildcard $(CUDA_LIB)/libcublas.so.[0-9]*) $(CUDA_LIB)/libcublas.so)
+CPPFLAGS  += -DPD_WITH_CUDA -isystem $(CUDA_DIR)/include -DPD_CUBLAS_LIB='"$(CUBLAS_SO)"'
 NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-Werror,-fno-strict-aliasing -Werror all-warnings
-LDLIBS    += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -ldl -lstdc++
+LDLIBS    += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -ldl -lstdc++
 CUDA_SRCS := $(wildcard lib/*.cu) $(wildcard ops/*.cu)
+CUDA_GEN_OBJS := $(BUILD)/gen/cublas_tramp.o $(BUILD)/gen/cublas_tramp.S.o
 endif
 
 ifeq ($(SANITIZE),1)
@@ -88,7 +93,7 @@ TOOL_SRCS  := $(wildcard test/tools/*.c)
 
 # a .cu beside a .c of the same name (ops/fc.c, ops/fc.cu) gets its own object: fc.cu.o
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_C:.c=.o) \
-              $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_SRCS))
+              $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_SRCS)) $(CUDA_GEN_OBJS)
 CMD_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
 TEST_GEN_OBJS := $(TEST_GEN_C:.c=.o)
 UNIT_BINS  := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(UNIT_SRCS))
@@ -129,6 +134,16 @@ $(BUILD)/obj/%.o: %.c | $(GEN_H)
 $(BUILD)/obj/%.cu.o: %.cu | $(GEN_H)
 	@mkdir -p $(@D)
 	$(NVCC) $(filter -I% -D%,$(CPPFLAGS)) -isystem $(CUDA_DIR)/include $(NVCCFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+
+$(BUILD)/gen/%_tramp.S $(BUILD)/gen/%_tramp.c: mk/%_tramp.sh
+	@mkdir -p $(@D)
+	sh $< $(CUBLAS_SO) $(BUILD)/gen
+
+$(BUILD)/gen/cublas_tramp.o: $(BUILD)/gen/cublas_tramp.c
+	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+$(BUILD)/gen/cublas_tramp.S.o: $(BUILD)/gen/cublas_tramp.S
+	$(CC) -c $< -o $@
 
 $(BUILD)/obj/test/%.o: test/%.c | $(GEN_H) $(TEST_GEN_H)
 	@mkdir -p $(@D)

@@ -121,6 +121,24 @@ static pd_status no_device(const pd_gpu_opts *o, cudaError_t e, pd_error *err) {
                    cudaGetErrorString(e));
 }
 
+/* The trampolines of mk/cublas_tramp.sh: pointed at cuBLAS once it is loaded. */
+extern const char *const pd_cublas_names[];
+extern const size_t pd_cublas_count;
+extern void *pd_cublas_slot[];
+
+pd_status pd_gpu_load_cublas(const char *what, pd_error *err) {
+  static void *lib;
+  if (lib) return PD_OK;
+  const char *path = PD_CUBLAS_LIB, *base = strrchr(path, '/');
+  if (!(lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) && base) lib = dlopen(base + 1, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot load cuBLAS (%s): %s", what, path, dlerror());
+  for (size_t i = 0; i < pd_cublas_count; i++) {
+    void *f = dlsym(lib, pd_cublas_names[i]);
+    if (f) pd_cublas_slot[i] = f;
+  }
+  return PD_OK;
+}
+
 pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err) {
   if (g.open) {
     if (g.opts.device == opts->device) {
@@ -145,6 +163,8 @@ pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err) {
   char what[64];
   snprintf(what, sizeof what, "--device gpu:%d", opts->device);
   if ((e = cudaSetDevice(opts->device)) != cudaSuccess) return cuda_fail(err, PD_ERR_INPUT, e, what);
+  pd_status lst = pd_gpu_load_cublas(what, err);
+  if (lst) return lst;
   struct cudaDeviceProp prop;
   if ((e = cudaGetDeviceProperties(&prop, opts->device)) != cudaSuccess) return cuda_fail(err, PD_ERR_INPUT, e, what);
   char mem[32];
@@ -631,6 +651,9 @@ pd_status pd_gpu_copy(void *dst, pd_place dplace, const void *src, pd_place spla
 pd_status pd_gpu_sync(const char *what, pd_error *err) {
   (void)what, (void)err;
   return PD_OK;
+}
+pd_status pd_gpu_load_cublas(const char *what, pd_error *err) {
+  return pd_errorf(err, PD_ERR_INPUT, "%s: built without CUDA", what);
 }
 pd_status pd_gpu_runner_attach(pd_runner *r, pd_error *err) {
   (void)r;

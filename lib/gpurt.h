@@ -34,6 +34,10 @@ typedef struct pd_gpu_opts {
  * errors that say which ("--device gpu:1: ..."). */
 pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err);
 bool pd_gpu_is_open(void);
+/* Loads cuBLAS (pd_gpu_open does; it is not linked, see mk/cublas_tramp.sh):
+ * until then every cuBLAS function returns CUBLAS_STATUS_NOT_INITIALIZED.
+ * Needs no GPU. `what` prefixes the message when it cannot be loaded. */
+pd_status pd_gpu_load_cublas(const char *what, pd_error *err);
 /* Waits for the device, frees every cached block, destroys streams. */
 void pd_gpu_close(void);
 /* "NVIDIA H100 80GB HBM3 (gpu:0, sm_90, 79.1 GiB)" into buf. */

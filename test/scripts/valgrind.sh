@@ -7,8 +7,7 @@
 # BLIS is left out of the verdict by the suppressions below: Debian 12's
 # BLIS 0.9.0 has small-matrix ("sup") Haswell kernels that read a few bytes
 # past the end of a matrix (flame/blis#635, fixed upstream after 0.9.0), and
-# it keeps its memory pool until exit. In a CUDA build, ld.so itself reads a
-# few bytes past an rpath string while cudart/cuBLAS load (glibc, not ours). Sanitizer builds (build-san) cannot
+# it keeps its memory pool until exit. Sanitizer builds (build-san) cannot
 # run under Valgrind: skipped (they have ASan's own checks).
 # Env: PR (the binary), PYTHON. Writes only in cwd. Exit 0 clean, 1 errors,
 # 77 skipped.
@@ -41,12 +40,6 @@ cat >blis.supp <<'EOF'
    blis-sup-kernel-overread-32 (flame/blis#635)
    Memcheck:Addr32
    obj:*/libblis.so*
-}
-{
-   glibc-ld.so-rpath-strncmp (ld.so's word-wise strncmp over an rpath string, in cudart/cuBLAS's dlopen at load)
-   Memcheck:Addr8
-   fun:strncmp
-   fun:is_dst
 }
 {
    blis-memory-pool (kept until exit)
