@@ -847,7 +847,7 @@ pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
     memcpy(k + 1, t->dims, sizeof(int64_t) * PD_MAX_DIMS);
     k += PD_MAX_DIMS + 1;
   }
-  if (same) return PD_OK;
+  if (same && pd_scope_shaped_by(r->scope) == r) return PD_OK;
   r->shapes_ok = false;
   for (int o = 0; o < net->nops; o++) {
     if (!r->active[o]) continue;
@@ -859,6 +859,7 @@ pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
     if (st) return st;
   }
   r->shapes_ok = true;
+  pd_scope_set_shaped_by(r->scope, r);
   return PD_OK;
 }
 
