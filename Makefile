@@ -7,7 +7,7 @@
 #   make SANITIZE=1   ASan+UBSan build in build-san/  make fuzz        libFuzzer targets (clang)
 #   make install PREFIX=/usr/local                    make clean
 #   make docs         regenerate docs/ops.md          make bench       benchmarks (not tests)
-#   make CUDA=0       CPU only, even where nvcc is (build-cpu/); without nvcc that is the default
+#   make CUDA=0       CPU only, even where nvcc is (build-cpu/, build-san-cpu/); without nvcc, the default
 
 PREFIX    ?= /usr/local
 SANITIZE  ?= 0
@@ -15,16 +15,21 @@ SANITIZE  ?= 0
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
 ifeq ($(NVCC),)
-CUDA      ?= 0
+CUDA_AUTO := 0
 else
-CUDA      ?= 1
+CUDA_AUTO := 1
+endif
+CUDA      ?= $(CUDA_AUTO)
+# the default build goes to build/ (build-san/); CUDA=0 where nvcc is, to build-cpu/ (build-san-cpu/)
+ifeq ($(CUDA),$(CUDA_AUTO))
+CPU_SUFFIX :=
+else
+CPU_SUFFIX := -cpu
 endif
 ifeq ($(SANITIZE),1)
-BUILD     ?= build-san
-else ifeq ($(CUDA),0)
-BUILD     ?= build-cpu
+BUILD     ?= build-san$(CPU_SUFFIX)
 else
-BUILD     ?= build
+BUILD     ?= build$(CPU_SUFFIX)
 endif
 
 CC        ?= cc
@@ -109,7 +114,7 @@ BIN        := $(BUILD)/paddle-run
 all: $(BIN)
 
 help:
-	@sed -n '1,12p' Makefile
+	@sed -n '1,10p' Makefile
 
 deps:
 	@sh mk/deps.sh $(DEPS_BUILD) $(DEPS_TEST)
@@ -225,7 +230,7 @@ install: $(BIN)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/paddle-run
 
 clean:
-	rm -rf build build-san build-cpu build-fuzz
+	rm -rf build build-san build-cpu build-san-cpu build-fuzz
 
 FORMAT_FILES = $(wildcard lib/*.[ch] cmd/*.[ch] ops/*.[ch] test/unit/*.[ch] test/tools/*.c test/fuzz/*.c \
                  netdescs/*.c bench/*.c)
