@@ -460,12 +460,11 @@ pd_status pd_gpu_runner_stage(pd_runner *r, pd_error *err) {
     if (b) memcpy((char *)sl->pinned + off, h->storage->data, b);
     off += ALIGN_UP(b);
   }
-  if ((e = cudaStreamWaitEvent(g.copy, sl->consumed, 0)) != cudaSuccess ||
-      (e = cudaMemcpyAsync(sl->staging, sl->pinned, total, cudaMemcpyHostToDevice, g.copy)) != cudaSuccess ||
-      (e = cudaEventRecord(sl->copied, g.copy)) != cudaSuccess)
-    return cuda_fail(err, PD_ERR_RUNTIME, e, "copying the inputs to the GPU");
-  /* into the variables' own buffers, in the compute stream's order */
-  if ((e = cudaStreamWaitEvent(g.stream, sl->copied, 0)) != cudaSuccess)
+  if (total && ((e = cudaStreamWaitEvent(g.copy, sl->consumed, 0)) != cudaSuccess ||
+                (e = cudaMemcpyAsync(sl->staging, sl->pinned, total, cudaMemcpyHostToDevice, g.copy)) != cudaSuccess ||
+                (e = cudaEventRecord(sl->copied, g.copy)) != cudaSuccess ||
+                /* into the variables' own buffers, in the compute stream's order */
+                (e = cudaStreamWaitEvent(g.stream, sl->copied, 0)) != cudaSuccess))
     return cuda_fail(err, PD_ERR_RUNTIME, e, "copying the inputs to the GPU");
   off = 0;
   for (int i = 0; i < gr->nfed; i++) {
