@@ -7,13 +7,29 @@
 #   make SANITIZE=1   ASan+UBSan build in build-san/  make fuzz        libFuzzer targets (clang)
 #   make install PREFIX=/usr/local                    make clean
 #   make docs         regenerate docs/ops.md          make bench       benchmarks (not tests)
+#   make CUDA=0       CPU only, even where nvcc is (build-cpu/, build-san-cpu/); without nvcc, the default
 
 PREFIX    ?= /usr/local
 SANITIZE  ?= 0
-ifeq ($(SANITIZE),1)
-BUILD     ?= build-san
+# CUDA: nvcc on PATH, else in $(CUDA_HOME)/bin; CUDA=0 builds CPU only.
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+ifeq ($(NVCC),)
+CUDA_AUTO := 0
 else
-BUILD     ?= build
+CUDA_AUTO := 1
+endif
+CUDA      ?= $(CUDA_AUTO)
+# the default build goes to build/ (build-san/); CUDA=0 where nvcc is, to build-cpu/ (build-san-cpu/)
+ifeq ($(CUDA),$(CUDA_AUTO))
+CPU_SUFFIX :=
+else
+CPU_SUFFIX := -cpu
+endif
+ifeq ($(SANITIZE),1)
+BUILD     ?= build-san$(CPU_SUFFIX)
+else
+BUILD     ?= build$(CPU_SUFFIX)
 endif
 
 CC        ?= cc
@@ -46,6 +62,25 @@ CPPFLAGS  += -DPD_MPI $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile))
 LDLIBS    += $(shell mpicc --showme:link)
 endif
 
+# GPU: every ops/*.cu and lib/*.cu through nvcc for Hopper (sm_90) plus PTX
+# that later GPUs JIT-compile; cudart and cuBLAS linked by path with an rpath,
+# so the binary runs (and says there is no GPU) where the toolkit is but no GPU.
+CUDA_SRCS :=
+ifeq ($(CUDA),1)
+CUDA_DIR  := $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+CUDA_LIB  := $(firstword $(wildcard $(CUDA_DIR)/lib64 $(CUDA_DIR)/lib $(CUDA_HOME)/lib64))
+CUDA_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+# cuBLAS (with cuBLASLt, 600 MB) is not linked: mk/cublas_tramp.sh makes a
+# trampoline for each of its functions, filled by dlopen when a GPU is opened,
+# so a CPU run does not pay for mapping it at every start.
+CUBLAS_SO := $(firstword $(wildcard $(CUDA_LIB)/libcublas.so.[0-9]*) $(CUDA_LIB)/libcublas.so)
+CPPFLAGS  += -DPD_WITH_CUDA -isystem $(CUDA_DIR)/include -DPD_CUBLAS_LIB='"$(CUBLAS_SO)"'
+NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-Werror,-fno-strict-aliasing -Werror all-warnings
+LDLIBS    += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -ldl -lstdc++
+CUDA_SRCS := $(wildcard lib/*.cu) $(wildcard ops/*.cu)
+CUDA_GEN_OBJS := $(BUILD)/gen/cublas_tramp.o $(BUILD)/gen/cublas_tramp.S.o
+endif
+
 ifeq ($(SANITIZE),1)
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CFLAGS    += $(SANFLAGS)
@@ -73,7 +108,9 @@ CMD_SRCS   := $(wildcard cmd/*.c)
 UNIT_SRCS  := $(wildcard test/unit/test_*.c)
 TOOL_SRCS  := $(wildcard test/tools/*.c)
 
-LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_C:.c=.o)
+# a .cu beside a .c of the same name (ops/fc.c, ops/fc.cu) gets its own object: fc.cu.o
+LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_C:.c=.o) \
+              $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_SRCS)) $(CUDA_GEN_OBJS)
 CMD_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRCS))
 TEST_GEN_OBJS := $(TEST_GEN_C:.c=.o)
 UNIT_BINS  := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(UNIT_SRCS))
@@ -89,7 +126,7 @@ BIN        := $(BUILD)/paddle-run
 all: $(BIN)
 
 help:
-	@sed -n '1,12p' Makefile
+	@sed -n '1,10p' Makefile
 
 deps:
 	@sh mk/deps.sh $(DEPS_BUILD) $(DEPS_TEST)
@@ -114,6 +151,20 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 $(BUILD)/obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.cu.o: %.cu | $(GEN_H)
+	@mkdir -p $(@D)
+	$(NVCC) $(filter -I% -D%,$(CPPFLAGS)) -isystem $(CUDA_DIR)/include $(NVCCFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+
+$(BUILD)/gen/%_tramp.S $(BUILD)/gen/%_tramp.c: mk/%_tramp.sh
+	@mkdir -p $(@D)
+	sh $< $(CUBLAS_SO) $(BUILD)/gen
+
+$(BUILD)/gen/cublas_tramp.o: $(BUILD)/gen/cublas_tramp.c
+	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+$(BUILD)/gen/cublas_tramp.S.o: $(BUILD)/gen/cublas_tramp.S
+	$(CC) -c $< -o $@
 
 $(BUILD)/obj/test/%.o: test/%.c | $(GEN_H) $(TEST_GEN_H)
 	@mkdir -p $(@D)
@@ -174,7 +225,7 @@ FUZZ_FLAGS   := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefi
 
 build-fuzz/%: test/fuzz/%.c $(LIB_SRCS) $(GEN_C) | $(GEN_H)
 	@mkdir -p $(@D)
-	clang $(CPPFLAGS) -std=c11 -Wall -Wextra $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(GEN_C) $(LDLIBS)
+	clang $(filter-out -DPD_WITH_CUDA,$(CPPFLAGS)) -std=c11 -Wall -Wextra $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(GEN_C) $(LDLIBS)
 
 fuzz: deps $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
@@ -195,7 +246,7 @@ install: $(BIN)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/paddle-run
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-cpu build-san-cpu build-fuzz
 
 FORMAT_FILES = $(wildcard lib/*.[ch] cmd/*.[ch] ops/*.[ch] test/unit/*.[ch] test/tools/*.c test/fuzz/*.c \
                  netdescs/*.c bench/*.c)

@@ -612,6 +612,55 @@ class Bench:
                         " (rows/s)", Stat([rows / x for x in wall]).fmt(".0f"))
 
     # --- 7. fashion_cnn training (and PyTorch) ---
+    # --- 8. GPU ---
+    def gpu(self):
+        """fashion_mlp training on the GPU against PyTorch eager on the same GPU (batch 64/256/1024), the CUDA
+        graph on and off, and a large SGEMM through our fc kernel against cuBLAS alone. Skips without a GPU."""
+        self.section("8. GPU")
+        S = "8. GPU"
+        probe = subprocess.run([self.bin, "check", os.path.join(ROOT, "netdescs", "fit_a_line.pbtxt"), "--device",
+                                "gpu"], capture_output=True, text=True)
+        if probe.returncode != 0:
+            why = (probe.stderr.strip().splitlines() or ["?"])[-1]
+            self.row(S, "GPU figures", "skipped: no GPU")
+            self.notes.append(f"8. GPU: skipped, no GPU on this machine ({why}); the GPU figures are still owed.")
+            return
+        dev = re.search(r"gpu: (.*)", probe.stdout)
+        self.row(S, "device", dev.group(1) if dev else "?")
+        iters, warm = (300, 50) if self.a.quick else (1200, 200)
+        for b in (64, 256, 1024):
+            for graph in (True, False):
+                rates = []
+                for _ in range(3):
+                    log = os.path.join(self.out, f"gpu-{b}.jsonl")
+                    cmd = [self.bin, "train", NET, "--device", "gpu", "--batch-size", str(b), "--iterations",
+                           str(iters), "--log-every", str(warm), "--log", log]
+                    if not graph:
+                        cmd.append("--no-cuda-graph")
+                    sh(cmd)
+                    steps = [json.loads(l) for l in open(log) if '"type":"step"' in l]
+                    rates.append(statistics.median(x["examples_per_sec"] for x in steps[1:]))
+                self.row(S, f"fashion_mlp training, batch {b}, CUDA graph {'on' if graph else 'off'} (examples/s)",
+                         Stat(rates).fmt(".0f"), "goal: >= PyTorch eager at 256" if b == 256 and graph else "")
+            res = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "compare_torch_gpu.py"), "--batch",
+                                  str(b), "--iterations", str(iters), "--warmup", str(warm)],
+                                 capture_output=True, text=True)
+            try:
+                t = json.loads(res.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                t = {"skipped": (res.stderr.strip().splitlines() or ["failed"])[-1]}
+            self.row(S, f"  PyTorch eager, same GPU, batch {b} (examples/s)",
+                     f"{t['examples_per_sec']:.0f}" if "examples_per_sec" in t else f"skipped: {t['skipped']}")
+        res = sh([os.path.join(self.drv, "bench_gemm_gpu"), "4096", "8192"])
+        for l in res.splitlines():
+            if l.startswith("{"):
+                g = json.loads(l)
+                self.row(S, f"SGEMM {g['m']}^3 through our fc kernel (TFLOP/s)", f"{g['ours_tflops']:.2f}",
+                         "goal: within 5% of cuBLAS")
+                self.row(S, "  cuBLAS alone, same buffers (TFLOP/s)", f"{g['cublas_tflops']:.2f}")
+            elif l.startswith("skipped"):
+                self.row(S, "SGEMM", l)
+
     def cnn_config(self):
         """(batch, iterations, log interval): the file's batch of 64; the first interval is warm-up. At
         ~1000 examples/s a run of ours takes ~20 s; PyTorch's one-thread runs ~1.5x longer."""
@@ -801,7 +850,7 @@ def main():
     ap.add_argument("--torch-reason", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="",
-                    help="comma-separated sections (parse,dispatch,startup,train,gemm,infer,cnn,dist); the report goes to "
+                    help="comma-separated sections (parse,dispatch,startup,train,gemm,infer,cnn,dist,gpu); the report goes to "
                          "bench/out/RESULTS.only.md unless --merge")
     ap.add_argument("--merge", action="store_true",
                     help="with --only: replace those sections' figures in bench/RESULTS.md, keeping the others")
@@ -829,6 +878,8 @@ def main():
         b.cnn()
     if want("dist"):
         b.dist()
+    if want("gpu"):
+        b.gpu()
     b.end_section()
     b.table()
     lines = b.report(time.time() - t0)

@@ -3,20 +3,26 @@
  * example and a memory estimate — without allocating a single tensor. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "backward.h"
 #include "cli.h"
+#include "gpurt.h"
 #include "net.h"
 
 static int run(int argc, char **argv);
 
 const pd_command pd_cmd_check = {"check", "validate a network and print every variable's shape",
-                                 "usage: paddle-run check NET.pbtxt [--batch-size N]\n"
+                                 "usage: paddle-run check NET.pbtxt [--batch-size N] [--device cpu|gpu[:N]]\n"
                                  "\n"
                                  "Parses NET.pbtxt, checks every op against its OpProto, infers every\n"
                                  "variable's shape (-1 is the batch) and prints them, with the parameter\n"
                                  "count, FLOPs per example and a memory estimate. Allocates no tensors.\n"
                                  "\n"
-                                 "  --batch-size N   batch for the memory estimate (default: the file's, or 64)\n",
+                                 "  --batch-size N   batch for the memory estimate (default: the file's, or 64)\n"
+                                 "  --device gpu[:N] also check that every op of the training step has a GPU\n"
+                                 "                   kernel, allocate the step at the batch on the GPU through\n"
+                                 "                   its caching allocator and report the bytes in use and peak\n",
                                  run};
 
 static const char *human(double bytes, char *buf, size_t size) {
@@ -35,13 +41,58 @@ static const char *count(double n, char *buf, size_t size) {
   return buf;
 }
 
+/* On a GPU: the training step (or the forward pass, for a net without a
+ * loss) must have a kernel for every op; its tensors are allocated at the
+ * batch (nothing runs) and the allocator's figures printed. */
+static int check_gpu(pd_net *net, long long batch, pd_place place) {
+  pd_error err = {0};
+  const Paddle__TrainDesc *td = net->desc->train;
+  Paddle__OptimizerDesc dflt = PADDLE__OPTIMIZER_DESC__INIT;
+  pd_status st = PD_OK;
+  if (td && td->loss && *td->loss)
+    st = pd_net_make_trainable(net, td->loss, td->optimizer ? td->optimizer : &dflt, &err);
+  if (!st) st = pd_net_select_kernels(net, PD_GPU, &err);
+  pd_scope *scope = st ? NULL : pd_scope_new(NULL);
+  if (!st && !scope) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  pd_runner r = {0};
+  if (!st) st = pd_runner_init(&r, net, scope, NULL, &err);
+  for (int v = 0; v < net->nvars && !st; v++) { /* data tensors at the batch, as a feed would set them */
+    if (net->vars[v].kind != PD_VAR_DATA) continue;
+    pd_tensor *t = r.t[v];
+    int64_t dims[PD_MAX_DIMS];
+    memcpy(dims, net->vars[v].meta.dims, sizeof dims);
+    if (net->vars[v].meta.ndim > 0 && dims[0] < 0) dims[0] = batch;
+    t->dtype = net->vars[v].meta.dtype;
+    st = pd_tensor_set_dims(t, net->vars[v].meta.ndim, dims, &err);
+    if (!st) st = pd_tensor_alloc(t, &err);
+  }
+  if (!st) st = pd_runner_set_place(&r, place, &err);
+  if (!st) st = pd_gpu_runner_stage(&r, &err);
+  if (!st) st = pd_runner_prepare(&r, &err);
+  if (!st) st = pd_gpu_sync("allocating the step", &err);
+  if (!st) {
+    pd_gpu_mem m = pd_gpu_mem_stats();
+    char dev[300], b1[32], b2[32], b3[32];
+    printf("gpu: %s\n", pd_gpu_describe(dev, sizeof dev));
+    printf("gpu memory at batch %lld (%s, caching allocator): %s in use, peak %s, %s cached, %zu device allocations\n",
+           batch, td && td->loss && *td->loss ? "training step" : "forward", human((double)m.in_use, b1, sizeof b1),
+           human((double)m.peak, b2, sizeof b2), human((double)m.cached, b3, sizeof b3), m.device_allocs);
+  }
+  pd_runner_free(&r);
+  pd_scope_free(scope);
+  return st ? pd_cli_fail(&err) : 0;
+}
+
 static int run(int argc, char **argv) {
-  pd_opt opts[] = {{.name = "--batch-size", .has_value = true}};
+  enum { BATCH, DEV, NOPT = DEV + PD_N_DEVICE_OPTS };
+  pd_opt opts[NOPT] = {[BATCH] = {.name = "--batch-size", .has_value = true}, PD_DEVICE_OPTS(DEV)};
   char *pos[1];
   int code = 0;
-  int npos = pd_cli_parse(&pd_cmd_check, argc, argv, opts, 1, pos, 1, &code);
+  int npos = pd_cli_parse(&pd_cmd_check, argc, argv, opts, NOPT, pos, 1, &code);
   if (npos < 0) return code;
   if (npos != 1) return pd_cli_usage_error("check", "expected NET.pbtxt; see `paddle-run check --help`");
+  pd_place place;
+  if ((code = pd_cli_device("check", opts, DEV, &place))) return code;
   pd_error err = {0};
   pd_net *net = NULL;
   if (pd_net_load(pos[0], NULL, &net, &err) || pd_net_select_kernels(net, PD_CPU, &err)) {
@@ -49,7 +100,7 @@ static int run(int argc, char **argv) {
     return pd_cli_fail(&err);
   }
   long long batch = net->desc->train && net->desc->train->has_batch_size ? net->desc->train->batch_size : 64;
-  if (opts[0].value && !pd_cli_int("check", "--batch-size", opts[0].value, 1, &batch)) {
+  if (opts[BATCH].value && !pd_cli_int("check", "--batch-size", opts[BATCH].value, 1, &batch)) {
     pd_net_free(net);
     return 2;
   }
@@ -82,6 +133,8 @@ static int run(int argc, char **argv) {
          human(param_bytes, b1, sizeof b1), human(act_bytes, b2, sizeof b2),
          human(act_bytes * (double)batch, b3, sizeof b3), batch);
   free(one);
+  code = place.kind == PD_GPU ? check_gpu(net, batch, place) : 0;
   pd_net_free(net);
-  return 0;
+  pd_gpu_close();
+  return code;
 }

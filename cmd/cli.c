@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpurt.h"
+
 pd_opt *pd_cli_get(pd_opt *opts, int nopts, const char *name) {
   for (int i = 0; i < nopts; i++)
     if (strcmp(opts[i].name, name) == 0) return &opts[i];
@@ -146,4 +148,23 @@ int pd_cli_unfinished(const pd_command *cmd, int argc, char **argv) {
   if (pd_cli_parse(cmd, argc, argv, none, 0, pos, 64, &code) < 0 && code == 0) return 0;
   fprintf(stderr, "paddle-run %s: not implemented in this version yet\n", cmd->name);
   return 2;
+}
+
+int pd_cli_device(const char *cmd, pd_opt *opts, int first, pd_place *place) {
+  const char *v = opts[first + PD_OPT_DEVICE].value;
+  *place = (pd_place){PD_CPU, 0};
+  if (v && !pd_place_parse(v, place))
+    return pd_cli_usage_error(cmd, "--device must be cpu, gpu or gpu:N, got \"%s\"", v);
+  if (place->kind == PD_CPU) {
+    if (opts[first + PD_OPT_TF32].value || opts[first + PD_OPT_NO_GRAPH].value)
+      return pd_cli_usage_error(cmd, "%s is for --device gpu",
+                                opts[first + PD_OPT_TF32].value ? "--tf32" : "--no-cuda-graph");
+    return 0;
+  }
+  pd_gpu_opts go = {.device = place->device,
+                    .tf32 = opts[first + PD_OPT_TF32].value != NULL,
+                    .no_graph = opts[first + PD_OPT_NO_GRAPH].value != NULL};
+  pd_error err = {0};
+  if (pd_gpu_open(&go, &err)) return pd_cli_fail(&err);
+  return 0;
 }

@@ -44,6 +44,24 @@ int pd_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((for
 bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min, long long *out);
 bool pd_cli_double(const char *cmd, const char *flag, const char *s, double *out);
 
+/* The place options every running command shares: --device cpu|gpu[:N],
+ * --tf32, --no-cuda-graph. The enum indexes them inside a command's table
+ * from `first` on (PD_DEVICE_OPTS(first) fills the names in). */
+enum { PD_OPT_DEVICE, PD_OPT_TF32, PD_OPT_NO_GRAPH, PD_N_DEVICE_OPTS };
+#define PD_DEVICE_OPTS(first)                                                                                        \
+  [(first) + PD_OPT_DEVICE] = {.name = "--device", .has_value = true}, [(first) + PD_OPT_TF32] = {.name = "--tf32"}, \
+             [(first) + PD_OPT_NO_GRAPH] = {.name = "--no-cuda-graph"}
+#define PD_DEVICE_HELP                                                                   \
+  "  --device cpu|gpu[:N]  where to run (default cpu); gpu needs a CUDA build and GPU\n" \
+  "  --tf32                let cuBLAS use TF32 tensor cores on a GPU (default off)\n"    \
+  "  --no-cuda-graph       on a GPU, launch every op each step instead of replaying\n"   \
+  "                        the step captured as a CUDA graph\n"
+/* Parses the place options at opts[first..] and opens the GPU when one is
+ * asked for. Returns 0, or (after printing why) the exit code: 2 for a bad
+ * value, a build without CUDA, no driver or no device. */
+struct pd_place;
+int pd_cli_device(const char *cmd, pd_opt *opts, int first, struct pd_place *place);
+
 /* For a subcommand not written yet: --help works, anything else says so and
  * exits 2. */
 int pd_cli_unfinished(const pd_command *cmd, int argc, char **argv);

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "feed.h"
+#include "gpurt.h"
 #include "net.h"
 #include "npy.h"
 #include "params.h"
@@ -17,7 +18,7 @@ static int run(int argc, char **argv);
 const pd_command pd_cmd_infer = {
     "infer", "run a trained network on data",
     "usage: paddle-run infer NET.pbtxt --params DIR --data VAR=FILE... --fetch VAR[=OUT.npy]...\n"
-    "                        [--batch-size N] [--threads N]\n"
+    "                        [--batch-size N] [--threads N] [--device cpu|gpu[:N]]\n"
     "\n"
     "Runs the ops that the fetched variables need (a label is not needed to\n"
     "predict) over every row of the data files, in batches.\n"
@@ -26,7 +27,7 @@ const pd_command pd_cmd_infer = {
     "  --data VAR=FILE    a data variable and its .npy or IDX (.gz) file\n"
     "  --fetch VAR[=OUT]  a variable to output: to OUT.npy, or as text to stdout\n"
     "  --batch-size N     rows per batch (default 256)\n"
-    "  --threads N        threads for matrix products (default: all cores)\n",
+    "  --threads N        threads for matrix products (default: all cores)\n" PD_DEVICE_HELP,
     run};
 
 typedef struct fetch {
@@ -51,12 +52,13 @@ static void print_text(const char *name, const pd_tensor *t) {
 }
 
 static int run(int argc, char **argv) {
-  enum { PARAMS, DATA, FETCH, BATCH, THREADS, NOPT };
-  pd_opt opts[NOPT] = {{.name = "--params", .has_value = true},
-                       {.name = "--data", .has_value = true, .repeat = true},
-                       {.name = "--fetch", .has_value = true, .repeat = true},
-                       {.name = "--batch-size", .has_value = true},
-                       {.name = "--threads", .has_value = true}};
+  enum { PARAMS, DATA, FETCH, BATCH, THREADS, DEV, NOPT = DEV + PD_N_DEVICE_OPTS };
+  pd_opt opts[NOPT] = {[PARAMS] = {.name = "--params", .has_value = true},
+                       [DATA] = {.name = "--data", .has_value = true, .repeat = true},
+                       [FETCH] = {.name = "--fetch", .has_value = true, .repeat = true},
+                       [BATCH] = {.name = "--batch-size", .has_value = true},
+                       [THREADS] = {.name = "--threads", .has_value = true},
+                       PD_DEVICE_OPTS(DEV)};
   char *pos[1];
   int code = 0;
   int npos = pd_cli_parse(&pd_cmd_infer, argc, argv, opts, NOPT, pos, 1, &code);
@@ -75,6 +77,8 @@ static int run(int argc, char **argv) {
       (opts[THREADS].value && !pd_cli_int("infer", "--threads", opts[THREADS].value, 1, &threads)))
     goto out;
   pd_set_threads((int)threads);
+  pd_place place;
+  if ((code = pd_cli_device("infer", opts, DEV, &place))) goto out;
 
   pd_error err = {0};
   pd_net *net = NULL;
@@ -106,7 +110,7 @@ static int run(int argc, char **argv) {
   if (!st && !(active = calloc((size_t)net->nops + 1, 1))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) {
     pd_net_prune(net, targets, nf, active);
-    st = pd_net_select_kernels(net, PD_CPU, &err);
+    st = pd_net_select_kernels(net, place.kind, &err);
   }
   for (int i = 0; i < opts[DATA].n_values && !st; i++)
     st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
@@ -119,6 +123,7 @@ static int run(int argc, char **argv) {
   }
   if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, &err);
   if (!st) st = pd_runner_init(&r, net, scope, active, &err);
+  if (!st) st = pd_runner_set_place(&r, place, &err);
   int64_t total = feed.n ? feed.rows : 1;
   if (!feed.n) batch = 1;
   if (!st) {
@@ -144,6 +149,7 @@ static int run(int argc, char **argv) {
     if (feed.n) st = pd_feed_batch(&feed, &r, rows, n, &err);
     if (!st) st = pd_runner_run(&r, 0, net->nops, &err);
     for (int i = 0; i < nf && !st; i++) {
+      if ((st = pd_runner_fetch(&r, f[i].var, &err))) break;
       const pd_tensor *t = r.t[f[i].var];
       const pd_var_info *vi = &net->vars[f[i].var];
       bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
@@ -174,6 +180,7 @@ static int run(int argc, char **argv) {
   pd_feed_close(&feed);
   pd_scope_free(scope);
   pd_net_free(net);
+  pd_gpu_close();
 out:
   pd_cli_free(opts, NOPT);
   return code;

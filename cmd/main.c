@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gpurt.h"
 
 extern const pd_command pd_cmd_train, pd_cmd_infer, pd_cmd_check, pd_cmd_desc, pd_cmd_fmt, pd_cmd_ops, pd_cmd_gradcheck,
     pd_cmd_time, pd_cmd_import, pd_cmd_export;
@@ -43,6 +44,10 @@ int main(int argc, char **argv) {
   }
   if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
     printf("paddle-run %s\n", PD_VERSION);
+    if (pd_gpu_built())
+      printf("gpu: CUDA %s (sm_90 and PTX)\n", pd_gpu_cuda_version());
+    else
+      printf("gpu: none (built without CUDA)\n");
     return 0;
   }
   for (int i = 0; i < N_COMMANDS; i++)

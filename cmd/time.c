@@ -10,6 +10,7 @@
 #include "backward.h"
 #include "cli.h"
 #include "feed.h"
+#include "gpurt.h"
 #include "initializer.h"
 #include "params.h"
 #include "rng.h"
@@ -21,7 +22,7 @@ const pd_command pd_cmd_time = {
     "time", "time each op forward and backward",
     "usage: paddle-run time NET.pbtxt [--iterations N] [--warmup N] [--batch-size N]\n"
     "                       [--threads N] [--params DIR] [--data VAR=FILE]... [--forward-only]\n"
-    "                       [--json] [--device cpu]\n"
+    "                       [--json] [--device cpu|gpu[:N]]\n"
     "\n"
     "Runs one batch through the training step (forward, backward and the\n"
     "file's optimizer) --iterations times after --warmup runs, and prints each\n"
@@ -33,7 +34,9 @@ const pd_command pd_cmd_time = {
     "                   or generated values: floats uniform in [0, 1), integers 0)\n"
     "  --params DIR     parameters (default: initialised from the seed)\n"
     "  --forward-only   time the forward ops only (no loss needed)\n"
-    "  --json           one JSON object instead of the table\n",
+    "  --json           one JSON object instead of the table\n"
+    "On a GPU each op's time is measured from launch to completion, waiting for\n"
+    "the device after every op (so it includes launch latency; no CUDA graph).\n" PD_DEVICE_HELP,
     run};
 
 static int cmp_double(const void *a, const void *b) {
@@ -50,7 +53,7 @@ static double median(double *v, int n) {
  * output element. */
 static double op_flops(pd_runner *r, int o) {
   const pd_op *op = &r->net->ops[o];
-  pd_ctx c = {.op = (pd_op *)op, .vars = r->t};
+  pd_ctx c = {.op = (pd_op *)op, .vars = r->d ? r->d : r->t};
   if (op->def->flops) return op->def->flops(&c);
   double n = 0;
   for (int s = 0; s < op->def->n_outputs; s++)
@@ -78,7 +81,7 @@ static void fill_generated(pd_runner *r, int64_t batch) {
 }
 
 static int run(int argc, char **argv) {
-  enum { ITERS, WARMUP, BATCH, THREADS, PARAMS, DATA, FWD, JSON, DEVICE, NOPT };
+  enum { ITERS, WARMUP, BATCH, THREADS, PARAMS, DATA, FWD, JSON, DEVICE, NOPT = DEVICE + PD_N_DEVICE_OPTS };
   pd_opt opts[NOPT] = {{.name = "--iterations", .has_value = true},
                        {.name = "--warmup", .has_value = true},
                        {.name = "--batch-size", .has_value = true},
@@ -87,7 +90,7 @@ static int run(int argc, char **argv) {
                        {.name = "--data", .has_value = true, .repeat = true},
                        {.name = "--forward-only"},
                        {.name = "--json"},
-                       {.name = "--device", .has_value = true}};
+                       PD_DEVICE_OPTS(DEVICE)};
   char *pos[1];
   int code = 0;
   int npos = pd_cli_parse(&pd_cmd_time, argc, argv, opts, NOPT, pos, 1, &code);
@@ -103,11 +106,10 @@ static int run(int argc, char **argv) {
       (opts[BATCH].value && !pd_cli_int("time", "--batch-size", opts[BATCH].value, 1, &batch)) ||
       (opts[THREADS].value && !pd_cli_int("time", "--threads", opts[THREADS].value, 1, &threads)))
     goto out;
-  if (opts[DEVICE].value && strcmp(opts[DEVICE].value, "cpu") != 0) {
-    pd_cli_usage_error("time", "--device %s: this build of paddle-run has no GPU support", opts[DEVICE].value);
-    goto out;
-  }
   pd_set_threads((int)threads);
+  pd_place place;
+  if ((code = pd_cli_device("time", opts, DEVICE, &place))) goto out;
+  code = 2;
   pd_error err = {0};
   pd_net *net = NULL;
   pd_scope *scope = NULL;
@@ -122,7 +124,7 @@ static int run(int argc, char **argv) {
     st = pd_errorf(&err, PD_ERR_INPUT, "%s: no train { loss: ... } to time backward for; use --forward-only", pos[0]);
   Paddle__OptimizerDesc dflt = PADDLE__OPTIMIZER_DESC__INIT;
   if (!st && train) st = pd_net_make_trainable(net, td->loss, td->optimizer ? td->optimizer : &dflt, &err);
-  if (!st) st = pd_net_select_kernels(net, PD_CPU, &err);
+  if (!st) st = pd_net_select_kernels(net, place.kind, &err);
   if (!batch) batch = td && td->has_batch_size ? td->batch_size : 64;
   if (!st)
     st = pd_feed_bind_all(&feed, net, pos[0], td ? td->data : NULL, td ? td->n_data : 0, "train.data",
@@ -132,6 +134,7 @@ static int run(int argc, char **argv) {
   if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, &err);
   if (!st) st = pd_init_persistables(net, scope, td ? td->default_init : NULL, td ? td->seed : 1, &err);
   if (!st) st = pd_runner_init(&r, net, scope, NULL, &err);
+  if (!st) st = pd_runner_set_place(&r, place, &err);
   int end = train ? net->nops : net->n_forward;
   samples = calloc((size_t)(iters * net->nops + 1), sizeof *samples);
   r.op_seconds = calloc((size_t)net->nops + 1, sizeof *r.op_seconds);
@@ -200,6 +203,7 @@ static int run(int argc, char **argv) {
   pd_feed_close(&feed);
   pd_scope_free(scope);
   pd_net_free(net);
+  pd_gpu_close();
 out:
   pd_cli_free(opts, NOPT);
   return code;

@@ -17,6 +17,7 @@
 #include "dist.h"
 #include "dist_cli.h"
 #include "feed.h"
+#include "gpurt.h"
 #include "initializer.h"
 #include "net.h"
 #include "params.h"
@@ -48,8 +49,7 @@ const pd_command pd_cmd_train = {
     "  --resume DIR          continue exactly where the checkpoint in DIR stopped\n"
     "  --params DIR          start from these parameters (fine-tuning)\n"
     "  --log FILE.jsonl      one JSON object per logged step and per epoch\n"
-    "  --log-every N         steps between log lines (default: the file's, 100)\n"
-    "  --device cpu          where to run (this build: cpu)\n"
+    "  --log-every N         steps between log lines (default: the file's, 100)\n" PD_DEVICE_HELP
     "  --check-every N       under mpirun: steps between the ranks' parameter\n"
     "                        checksum comparison (default 100)\n"
     "  --comm-timeout S      under mpirun: seconds a rank waits for the others\n"
@@ -86,7 +86,9 @@ enum {
   O_PARAMS,
   O_LOG,
   O_LOG_EVERY,
-  O_DEVICE,
+  O_DEVICE, /* the place options (cli.h), in their order */
+  O_TF32,
+  O_NO_GRAPH,
   O_SET,
   O_CHECK_EVERY,
   O_COMM_TIMEOUT,
@@ -156,6 +158,15 @@ static void permutation(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch, 
   }
 }
 
+/* fmt has two %s: the device bytes in use and the peak. */
+static void print_gpu_mem(FILE *out, const char *fmt) {
+  pd_gpu_mem m = pd_gpu_mem_stats();
+  char a[32], b[32];
+  snprintf(a, sizeof a, "%.1f MiB", (double)m.in_use / 1048576.0);
+  snprintf(b, sizeof b, "%.1f MiB", (double)m.peak / 1048576.0);
+  fprintf(out, fmt, a, b);
+}
+
 static double scalar(const pd_tensor *t) { return pd_tensor_numel(t) >= 1 ? pd_tensor_get(t, 0) : NAN; }
 
 /* The first forward op whose output holds a NaN or Inf, for the message. */
@@ -166,6 +177,8 @@ static void find_nonfinite(trainer *t, char *buf, size_t size) {
     const pd_op *op = &net->ops[o];
     for (int s = 0; s < op->def->n_outputs; s++)
       for (int i = 0; i < op->out[s].n; i++) {
+        pd_error ferr = {0};
+        if (pd_runner_fetch(&t->r, op->out[s].vars[i], &ferr)) continue;
         const pd_tensor *x = t->r.t[op->out[s].vars[i]];
         if (!pd_dtype_is_float(x->dtype) || !x->storage) continue;
         int64_t n = pd_tensor_numel(x);
@@ -185,6 +198,8 @@ static void find_nonfinite(trainer *t, char *buf, size_t size) {
 static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_epoch, double lr, pd_error *err) {
   pd_net *net = t->net;
   if (pd_dist_rank() != 0) return PD_OK; /* the ranks hold the same parameters */
+  pd_status fst = pd_runner_fetch_persistables(&t->r, err);
+  if (fst) return fst;
   pd_ckpt_var *vars = malloc(sizeof *vars * (size_t)(net->nvars + 1));
   if (!vars) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   int n = 0;
@@ -230,6 +245,7 @@ static pd_status evaluate(trainer *t, double *values, pd_error *err) {
     for (int64_t i = 0; i < n; i++) t->rows[i] = done + i;
     pd_status st = pd_feed_batch(&t->efeed, &t->er, t->rows, n, err);
     if (!st) st = pd_runner_run(&t->er, 0, t->net->n_forward, err);
+    for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->er, t->metrics[m], err);
     if (st) return st;
     for (int m = 0; m < t->nmetrics; m++) values[m] += scalar(t->er.t[t->metrics[m]]) * (double)n;
     done += n;
@@ -340,6 +356,8 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       }
       break;
     }
+    for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->r, t->metrics[m], err);
+    if (st) break;
     double loss = scalar(t->r.t[net->loss]);
     if (n && !isfinite(loss)) {
       char where[512];
@@ -374,7 +392,9 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
         if (!t->tty) {
           fprintf(stderr, "epoch %lld step %lld/%lld", (long long)epoch + 1, (long long)step, (long long)total);
           print_metrics(t, stderr, avg, "");
-          fprintf(stderr, " lr %.6g %.0f ex/s\n", lr, rate);
+          fprintf(stderr, " lr %.6g %.0f ex/s", lr, rate);
+          if (t->r.d) print_gpu_mem(stderr, " gpu_mem %s (peak %s)");
+          fputc('\n', stderr);
         }
         if (t->log) {
           fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)epoch + 1,
@@ -382,7 +402,12 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
           log_metrics(t, avg, "");
           if (pd_dist_size() > 1)
             fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f", pd_dist_size(), pd_dist_comm_seconds());
-          fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f}\n", rate, tn - t->t0);
+          fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f", rate, tn - t->t0);
+          if (t->r.d) {
+            pd_gpu_mem m = pd_gpu_mem_stats();
+            fprintf(t->log, ",\"gpu_mem_bytes\":%zu,\"gpu_mem_peak_bytes\":%zu", m.in_use, m.peak);
+          }
+          fputs("}\n", t->log);
           fflush(t->log);
         }
         memset(sum, 0, sizeof *sum * (size_t)t->nmetrics);
@@ -410,6 +435,14 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       fprintf(stderr, "finished: %lld steps in %.1f s", (long long)step, el);
       if (t->have_eval) print_metrics(t, stderr, ev, "eval_");
       fputc('\n', stderr);
+      if (t->r.d) {
+        long replays, captures;
+        pd_gpu_runner_graph_stats(&t->r, &replays, &captures);
+        char dev[300];
+        fprintf(stderr, "gpu: %s;", pd_gpu_describe(dev, sizeof dev));
+        print_gpu_mem(stderr, " memory %s in use, peak %s;");
+        fprintf(stderr, " CUDA graph captured %ld, replayed %ld times\n", captures, replays);
+      }
     }
   }
   free(sum), free(ev), free(avg);
@@ -444,7 +477,7 @@ static int train_main(int argc, char **argv) {
       [O_PARAMS] = {.name = "--params", .has_value = true},
       [O_LOG] = {.name = "--log", .has_value = true},
       [O_LOG_EVERY] = {.name = "--log-every", .has_value = true},
-      [O_DEVICE] = {.name = "--device", .has_value = true},
+      PD_DEVICE_OPTS(O_DEVICE),
       [O_SET] = {.name = "--set", .has_value = true, .repeat = true},
       [O_CHECK_EVERY] = {.name = "--check-every", .has_value = true},
       [O_COMM_TIMEOUT] = {.name = "--comm-timeout", .has_value = true},
@@ -456,13 +489,6 @@ static int train_main(int argc, char **argv) {
   code = 2;
   if (npos != 1) {
     pd_cli_usage_error("train", "expected NET.pbtxt; see `paddle-run train --help`");
-    goto out;
-  }
-  if (opts[O_DEVICE].value && strcmp(opts[O_DEVICE].value, "cpu") != 0) {
-    if (!strncmp(opts[O_DEVICE].value, "gpu", 3))
-      pd_cli_usage_error("train", "--device %s: this build of paddle-run has no GPU support", opts[O_DEVICE].value);
-    else
-      pd_cli_usage_error("train", "--device must be cpu or gpu[:N], got \"%s\"", opts[O_DEVICE].value);
     goto out;
   }
   if (opts[O_SHUF].value && opts[O_NOSHUF].value) {
@@ -504,6 +530,9 @@ static int train_main(int argc, char **argv) {
     goto out;
   }
   pd_set_threads((int)threads);
+  pd_place place;
+  if ((code = pd_cli_device("train", opts, O_DEVICE, &place))) goto out;
+  code = 2;
 
   trainer t = {.keep = keep, .check_every = check_every};
   pd_error err = {0};
@@ -542,7 +571,7 @@ static int train_main(int argc, char **argv) {
   if (!st) t.net->ranks = pd_dist_size();
   /* a net printed by `desc --backward --optimizer` already has them */
   if (!st) st = pd_net_make_trainable(t.net, t.td->loss, t.opt, &err);
-  if (!st) st = pd_net_select_kernels(t.net, PD_CPU, &err);
+  if (!st) st = pd_net_select_kernels(t.net, place.kind, &err);
   /* data: the file's bindings, then flags (which override) */
   if (!st)
     st = pd_feed_bind_all(&t.feed, t.net, pos[0], t.td->data, t.td->n_data, "train.data", opts[O_DATA].values,
@@ -591,6 +620,8 @@ static int train_main(int argc, char **argv) {
   if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
   if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
   if (!st && t.have_eval) st = pd_runner_init(&t.er, t.net, t.scope, eval_ops, &err);
+  if (!st) st = pd_runner_set_place(&t.r, place, &err);
+  if (!st && t.have_eval) st = pd_runner_set_place(&t.er, place, &err);
   if (!st) {
     t.r.exec.training = true;
     t.r.exec.seed = t.seed;
@@ -633,6 +664,7 @@ static int train_main(int argc, char **argv) {
   pd_checkpoint_close(ck);
   pd_scope_free(t.scope);
   pd_net_free(t.net);
+  pd_gpu_close();
 out:
   pd_cli_free(opts, NOPT);
   return code;

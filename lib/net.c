@@ -4,6 +4,7 @@
  * the file points at the op or variable in it. */
 #include "net.h"
 
+#include "gpurt.h"
 #include "initializer.h"
 #include "pbset.h"
 #include "util.h"
@@ -565,9 +566,12 @@ pd_status pd_net_select_kernels(pd_net *net, pd_place_kind place, pd_error *err)
         used += (size_t)snprintf(have + used, sizeof have - used, "%s{%s, %s}", k ? ", " : "",
                                  op->def->kernels[k].key.place == PD_CPU ? "CPU" : "GPU",
                                  pd_dtype_name(op->def->kernels[k].key.dtype));
-      st = fail_at(net, err, op->line, op->col, "%s has no kernel for {%s, %s}; it has %s",
+      st = fail_at(net, err, op->line, op->col, "%s has no kernel for {%s, %s}; it has %s%s",
                    op_short(net, o, l1, sizeof l1), place == PD_CPU ? "CPU" : "GPU", pd_dtype_name(dt),
-                   op->def->n_kernels ? have : "none");
+                   op->def->n_kernels ? have : "none",
+                   place == PD_GPU ? "; --device gpu needs a GPU kernel for every op of the run (float32 only): "
+                                     "use --device cpu"
+                                   : "");
     }
   }
   free(metas);
@@ -821,6 +825,7 @@ pd_status pd_runner_init(pd_runner *r, pd_net *net, pd_scope *scope, const bool 
 }
 
 void pd_runner_free(pd_runner *r) {
+  if (r->gpu || r->d) pd_gpu_runner_detach(r);
   free(r->t);
   free(r->active);
   free(r->shape_key);
@@ -829,30 +834,32 @@ void pd_runner_free(pd_runner *r) {
 
 pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
   pd_net *net = r->net;
+  pd_tensor **vars = r->d ? r->d : r->t; /* on a GPU, the device copies */
   /* key: dims of every data tensor; re-infer only when they change */
   bool same = r->shapes_ok;
   int64_t *k = r->shape_key;
   for (int v = 0; v < net->nvars; v++) {
     if (net->vars[v].kind != PD_VAR_DATA) continue;
-    const pd_tensor *t = r->t[v];
+    const pd_tensor *t = vars[v];
     if (k[0] != t->ndim || memcmp(k + 1, t->dims, sizeof(int64_t) * (size_t)(t->ndim > 0 ? t->ndim : 0)) != 0)
       same = false;
     k[0] = t->ndim;
     memcpy(k + 1, t->dims, sizeof(int64_t) * PD_MAX_DIMS);
     k += PD_MAX_DIMS + 1;
   }
-  if (same) return PD_OK;
+  if (same && pd_scope_shaped_by(r->scope) == r) return PD_OK;
   r->shapes_ok = false;
   for (int o = 0; o < net->nops; o++) {
     if (!r->active[o]) continue;
     pd_op *op = &net->ops[o];
-    pd_ctx c = {.op = op, .vars = r->t, .exec = &r->exec, .err = err};
+    pd_ctx c = {.op = op, .vars = vars, .exec = &r->exec, .err = err};
     pd_status st = pd_op_infer_shape(&c);
     for (int s = 0; s < op->def->n_outputs && !st; s++)
       for (int i = 0; i < op->out[s].n && !st; i++) st = pd_ctx_alloc(&c, pd_out_at(&c, s, i));
     if (st) return st;
   }
   r->shapes_ok = true;
+  pd_scope_set_shaped_by(r->scope, r);
   return PD_OK;
 }
 
@@ -860,8 +867,10 @@ pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   pd_net *net = r->net;
   if (begin < 0) begin = 0;
   if (end < 0 || end > net->nops) end = net->nops;
-  pd_status st = pd_runner_prepare(r, err);
+  pd_status st = r->d ? pd_gpu_runner_stage(r, err) : PD_OK;
+  if (!st) st = pd_runner_prepare(r, err);
   if (st) return st;
+  if (r->d) return pd_gpu_runner_run(r, begin, end, err);
   pd_ctx c = {.vars = r->t, .exec = &r->exec, .err = err};
   if (r->op_seconds) {
     for (int o = begin; o < end; o++) {
@@ -882,6 +891,26 @@ pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
     if ((st = c.op->kernel->fn(&c))) return st;
   }
   return PD_OK;
+}
+
+pd_status pd_runner_set_place(pd_runner *r, pd_place place, pd_error *err) {
+  if (place.kind == r->exec.place.kind && place.device == r->exec.place.device) return PD_OK;
+  if (r->d) pd_gpu_runner_detach(r);
+  r->exec.place = place;
+  r->shapes_ok = false;
+  return place.kind == PD_GPU ? pd_gpu_runner_attach(r, err) : PD_OK;
+}
+
+pd_status pd_runner_fetch(pd_runner *r, int v, pd_error *err) {
+  return r->d && v >= 0 ? pd_gpu_runner_fetch(r, v, err) : PD_OK;
+}
+
+pd_status pd_runner_fetch_persistables(pd_runner *r, pd_error *err) {
+  pd_status st = PD_OK;
+  for (int v = 0; v < r->net->nvars && !st && r->d; v++)
+    if (r->net->vars[v].kind == PD_VAR_PARAM || r->net->vars[v].kind == PD_VAR_STATE)
+      st = pd_gpu_runner_fetch(r, v, err);
+  return st;
 }
 
 pd_status pd_net_shapes_at(const pd_net *net, int64_t batch, pd_tensor *shapes, pd_error *err) {

@@ -118,6 +118,11 @@ typedef struct pd_runner {
   int64_t *shape_key; /* data dims the shapes were last inferred for */
   bool shapes_ok;
   double *op_seconds; /* when set (nops entries): each op's kernel time is stored here */
+  /* On a GPU place (pd_runner_set_place): per variable, its device copy,
+   * which kernels see; t[] stays the host side (data fed in, values
+   * fetched, parameters initialised, loaded and saved). NULL on the CPU. */
+  pd_tensor **d;
+  struct pd_gpu_run *gpu; /* staging buffers and the CUDA graph (gpu.c) */
 } pd_runner;
 
 /* Binds the net to a scope: every variable gets a tensor there (persistable
@@ -127,7 +132,17 @@ void pd_runner_free(pd_runner *r);
 /* After data tensors were set: infers shapes for the batch (only when the
  * data dims changed) and allocates outputs (grow-only). */
 pd_status pd_runner_prepare(pd_runner *r, pd_error *err);
-/* Run(scope, begin, end) of seed 004: runs the active ops in [begin, end). */
+/* Run(scope, begin, end) of seed 004: runs the active ops in [begin, end).
+ * On a GPU it only queues the work: read results through pd_runner_fetch. */
 pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err);
+/* Places the runner (before its first run; the GPU must be open, see
+ * gpurt.h): on a GPU every op runs its {GPU, dtype} kernel on device copies
+ * of the variables; persistables are uploaded once from the host tensors. */
+pd_status pd_runner_set_place(pd_runner *r, pd_place place, pd_error *err);
+/* Makes the host tensor t[v] hold the variable's current value: on a GPU a
+ * copy back from the device (waiting for the step), on the CPU nothing. */
+pd_status pd_runner_fetch(pd_runner *r, int v, pd_error *err);
+/* The same for every parameter and state variable (before a save). */
+pd_status pd_runner_fetch_persistables(pd_runner *r, pd_error *err);
 
 #endif

@@ -49,8 +49,12 @@ pd_status pd_ctx_param_shape(pd_ctx *c, int slot, pd_dtype dtype, int ndim, cons
 pd_status pd_ctx_alloc(pd_ctx *c, pd_tensor *t) {
   if (!t) return PD_OK;
   pd_status st = pd_tensor_alloc(t, c->err);
-  if (st) return pd_ctx_fail(c, st, "%s", c->err->msg);
-  return PD_OK;
+  if (!st) return PD_OK;
+  for (int s = 0; s < c->op->def->n_outputs; s++) /* name the variable when it is an output */
+    for (int i = 0; i < pd_out_count(c, s); i++)
+      if (pd_out_at(c, s, i) == t)
+        return pd_ctx_fail(c, st, "output \"%s\": %s", pd_ctx_out_name(c, s, i), c->err->msg);
+  return pd_ctx_fail(c, st, "%s", c->err->msg);
 }
 
 static const char *arg_name(const pd_op *op, const pd_arg *a, int i) {

@@ -13,6 +13,7 @@ struct pd_scope {
   size_t n, cap;
   size_t *slots; /* hash table of indices + 1; 0 = empty */
   size_t nslots; /* power of two */
+  const void *shaped_by;
 };
 
 pd_scope *pd_scope_new(pd_scope *parent) {
@@ -25,6 +26,7 @@ void pd_scope_free(pd_scope *s) {
   if (!s) return;
   for (size_t i = 0; i < s->n; i++) {
     pd_tensor_release(&s->vars[i]->tensor);
+    pd_tensor_release(&s->vars[i]->dev);
     free(s->vars[i]->name);
     free(s->vars[i]);
   }
@@ -34,6 +36,9 @@ void pd_scope_free(pd_scope *s) {
 }
 
 pd_scope *pd_scope_parent(const pd_scope *s) { return s->parent; }
+
+const void *pd_scope_shaped_by(const pd_scope *s) { return s->shaped_by; }
+void pd_scope_set_shaped_by(pd_scope *s, const void *runner) { s->shaped_by = runner; }
 
 static size_t probe(const pd_scope *s, const char *name, bool *found) {
   size_t mask = s->nslots - 1, i = (size_t)pd_hash_str(name) & mask;
@@ -96,6 +101,7 @@ pd_var *pd_scope_var(pd_scope *s, const char *name) {
     return NULL;
   }
   pd_tensor_init(&v->tensor, PD_F32);
+  pd_tensor_init(&v->dev, PD_F32);
   bool found;
   size_t i = probe(s, name, &found);
   s->vars[s->n++] = v;

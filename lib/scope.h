@@ -13,6 +13,7 @@ typedef struct pd_var {
   char *name;
   pd_value_kind kind;
   pd_tensor tensor;
+  pd_tensor dev; /* its copy on a GPU, when a runner on a GPU place uses it */
 } pd_var;
 
 typedef struct pd_scope pd_scope;
@@ -28,6 +29,11 @@ pd_var *pd_scope_find_local(const pd_scope *s, const char *name);
 /* The variable named `name` in this scope, created (empty float32 tensor)
  * if missing; NULL only when out of memory. */
 pd_var *pd_scope_var(pd_scope *s, const char *name);
+/* The runner that last inferred shapes over this scope's variables: runners
+ * sharing a scope (training and evaluation) re-infer when another one ran in
+ * between, since its batch may have reshaped the shared temporaries. */
+const void *pd_scope_shaped_by(const pd_scope *s);
+void pd_scope_set_shaped_by(pd_scope *s, const void *runner);
 /* Number of variables in this scope, and the i-th in creation order. */
 size_t pd_scope_size(const pd_scope *s);
 pd_var *pd_scope_at(const pd_scope *s, size_t i);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpurt.h"
+
 static const char *const dtype_names[PD_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8"};
 static const size_t dtype_sizes[PD_NUM_DTYPES] = {4, 8, 4, 8, 1};
 
@@ -32,7 +34,10 @@ void pd_tensor_init(pd_tensor *t, pd_dtype dtype) {
 
 static void storage_unref(pd_storage *s) {
   if (s && --s->refs == 0) {
-    free(s->data);
+    if (s->place.kind == PD_GPU)
+      pd_gpu_mem_free(s->data, s->cap);
+    else
+      free(s->data);
     free(s);
   }
 }
@@ -91,8 +96,23 @@ pd_status pd_tensor_alloc(pd_tensor *t, pd_error *err) {
   if (bytes == SIZE_MAX)
     return pd_errorf(err, PD_ERR_INPUT, "cannot allocate a tensor of shape %s",
                      pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
-  if (t->storage && t->storage->cap >= bytes) return PD_OK;
-  if (t->place.kind != PD_CPU) return pd_errorf(err, PD_ERR_RUNTIME, "this build allocates on the CPU only");
+  if (t->storage && t->storage->cap >= bytes && t->storage->place.kind == t->place.kind) return PD_OK;
+  if (t->place.kind == PD_GPU) {
+    char what[160];
+    snprintf(what, sizeof what, "a tensor of shape %s", pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
+    pd_storage *s = malloc(sizeof *s);
+    size_t cap = 0;
+    void *data = s ? pd_gpu_mem_alloc(bytes, &cap, what, err) : NULL;
+    if (!data) {
+      if (!s) pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      free(s);
+      return PD_ERR_RUNTIME;
+    }
+    *s = (pd_storage){.data = data, .cap = cap, .refs = 1, .place = t->place};
+    storage_unref(t->storage);
+    t->storage = s;
+    return PD_OK;
+  }
   size_t cap = (bytes + 63) & ~(size_t)63;
   if (cap == 0) cap = 64;
   pd_storage *s = malloc(sizeof *s);
@@ -131,7 +151,10 @@ pd_status pd_tensor_copy(pd_tensor *dst, const pd_tensor *src, pd_error *err) {
   if (st) return st;
   if ((st = pd_tensor_alloc(dst, err))) return st;
   size_t bytes = pd_tensor_bytes(src);
-  if (bytes && src->storage) memcpy(dst->storage->data, src->storage->data, bytes);
+  if (!bytes || !src->storage) return PD_OK;
+  if (src->storage->place.kind == PD_GPU || dst->storage->place.kind == PD_GPU)
+    return pd_gpu_copy(dst->storage->data, dst->storage->place, src->storage->data, src->storage->place, bytes, err);
+  memcpy(dst->storage->data, src->storage->data, bytes);
   return PD_OK;
 }
 

@@ -1,3 +1,3 @@
 # paddle-run --help lists every command; --version prints the version
 $PR --help
-$PR --version | sed 's/[0-9][0-9.]*/VERSION/'
+$PR --version | head -n 1 | sed 's/[0-9][0-9.]*/VERSION/'
