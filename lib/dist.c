@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 #ifdef PD_MPI
@@ -77,9 +78,12 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Polls a started collective until it completes or the deadline passes:
- * spins briefly (a step's collective is usually quick), then sleeps a
- * little between tests so a waiting rank leaves the core to the others. */
+/* Polls a started collective until it completes or the deadline passes.
+ * Open MPI moves a large message along only inside MPI calls, so for the
+ * first SPIN_SECONDS the rank tests without pause, yielding the core to any
+ * other runnable process between tests (ranks may outnumber cores); after
+ * that (another rank is slow, hung or gone) it sleeps 1 ms between tests. */
+#define SPIN_SECONDS 0.5
 static pd_status wait_for(MPI_Request *req, int rc, const char *what, double timeout, pd_error *err) {
   if (rc != MPI_SUCCESS) {
     char s[MPI_MAX_ERROR_STRING];
@@ -96,14 +100,19 @@ static pd_status wait_for(MPI_Request *req, int rc, const char *what, double tim
       g.comm += now() - start;
       return PD_OK;
     }
-    if (spins < 2000) continue;
-    if (now() > deadline)
+    if (spins % 64) continue; /* the clock is read every 64 tests */
+    double t = now();
+    if (t > deadline)
       return pd_errorf(err, PD_ERR_RUNTIME,
                        "%s did not complete within %g s: another rank has died or hangs "
                        "(--comm-timeout sets the limit)",
                        what, timeout);
-    struct timespec ts = {0, spins < 20000 ? 20000 : 500000};
-    nanosleep(&ts, NULL);
+    if (t - start < SPIN_SECONDS) {
+      sched_yield();
+    } else {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
   }
 }
 
