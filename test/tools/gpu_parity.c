@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
 #include "backward.h"
 #include "gpurt.h"
 #include "initializer.h"
