@@ -1,23 +1,35 @@
 #!/usr/bin/env python3
 """compare_torch.py — the training step of a paddle-run net in PyTorch (CPU),
-for comparison with `paddle-run train`. Two models, both fed shuffled
-mini-batches from the same Fashion-MNIST IDX files, uint8 pixels cast and
+for comparison with `paddle-run train`. Three models; mlp and cnn are fed
+mini-batches (shuffled, or in file order with --no-shuffle) from the same
+Fashion-MNIST IDX files, uint8 pixels cast and
 scaled to [0, 1] inside the step, softmax cross-entropy, and the softmax and
 accuracy metric computed each step as the NetDescs do:
   mlp (netdescs/fashion_mlp.pbtxt): 784-512-256-10 with ReLU; SGD momentum
-      0.9, lr 0.05.
+      0.9, lr 0.05 on a cosine schedule over 9380 steps.
   cnn (netdescs/fashion_cnn.pbtxt): conv 5x5 32 filters pad 2 stride 1 with
       bias -> relu -> max pool 2x2 stride 2 -> conv 5x5 64 filters pad 2 with
       bias -> relu -> max pool 2x2 -> flatten -> fc 3136x256 + relu ->
       dropout 0.5 (scaled in training) -> fc 256x10; Adam (0.9, 0.999, 1e-8),
       lr 0.002 on a cosine schedule over 4690 steps (set each step, as
-      paddle-run does); xavier-uniform weights, zero biases.
+      paddle-run does); xavier-uniform weights, zero biases (unless --params).
+  tiny (bench/tiny.pbtxt): 16-16-2 with ReLU on float32 rows from --data
+      X.npy LABEL.npy; SGD momentum 0.9, lr 0.01.
+With --serve, a request {"cmd": "infer", "threads", "batch", "params", "runs"}
+times the MLP's inference instead (see infer()).
 Prints one JSON line: steady-state examples/s over the steps after the
 first `--warmup` steps (the same interval paddle-run's log is read over).
 With --serve it stays up (torch imported and data read once) and answers
 one run per request line, so bench.py can alternate runs with paddle-run's.
-    compare_torch.py [--model mlp|cnn] --threads N --batch B --iterations K --warmup W
-    compare_torch.py --serve   < lines "BATCH THREADS ITERATIONS WARMUP [MODEL]" """
+With --params DIR (paddle-run's .npy parameter files) and --no-shuffle the run is
+the same computation as `paddle-run train NET --params DIR --no-shuffle`: same
+initial parameters, same batches in the same order, same optimizer and
+learning-rate schedule; the mean loss of each logged interval is returned for
+bench.py to check against paddle-run's log.
+    compare_torch.py [--model mlp|cnn|tiny] [--data X.npy LABEL.npy] --threads N --batch B --iterations K --warmup W
+                     [--params DIR] [--no-shuffle] [--dropout P]
+    compare_torch.py --serve   < JSON lines {"batch", "threads", "iterations", "warmup",
+                                 "model", "params", "shuffle", "dropout"} """
 import argparse
 import gzip
 import json
@@ -40,8 +52,36 @@ def read_idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
-def make_model(name):
-    """The model, its input shape per example and its lr for each step."""
+MLP_LR, MLP_DECAY = 0.05, 9380  # fashion_mlp.pbtxt: momentum lr 0.05, schedule cosine, decay_steps 9380
+
+
+def cosine(base, decay):
+    """paddle-run's cosine schedule (end_lr 0): the lr of 0-based step `step`."""
+    def lr(step):
+        f = min(step / decay, 1.0)
+        return 0.5 * base * (1 + math.cos(math.pi * f))
+    return lr
+
+
+def load_params(model, names, params):
+    """Copies paddle-run's parameter files (NAME.npy in `params`) into the model's Linear/Conv2d layers, in
+    order; fc weights are [in, out] in paddle-run and [out, in] in PyTorch, conv filters are alike."""
+    layers = [m for m in model.modules() if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))]
+    with torch.no_grad():
+        for m, name in zip(layers, names):
+            w = np.load(f"{params}/{name}.w.npy")
+            b = np.load(f"{params}/{name}.b.npy")
+            if isinstance(m, torch.nn.Linear):
+                w = w.T
+            if tuple(w.shape) != tuple(m.weight.shape) or tuple(b.shape) != tuple(m.bias.shape):
+                raise ValueError(f"{params}/{name}: shapes {w.shape}, {b.shape} do not fit {tuple(m.weight.shape)}")
+            m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w)))
+            m.bias.copy_(torch.from_numpy(b))
+
+
+def make_model(name, params=None, dropout=0.5):
+    """The model, its input shape per example and its lr for each step; with `params`, the parameters come
+    from paddle-run's .npy files there."""
     nn = torch.nn
     if name == "mlp":
         model = nn.Sequential(
@@ -49,7 +89,14 @@ def make_model(name):
             nn.Linear(784, 512), nn.ReLU(),
             nn.Linear(512, 256), nn.ReLU(),
             nn.Linear(256, 10))
-        return model, (784,), lambda step: 0.05
+        if params:
+            load_params(model, ["fc1", "fc2", "fc3"], params)
+        return model, (784,), cosine(MLP_LR, MLP_DECAY)
+    if name == "tiny":  # bench/tiny.pbtxt: 16-16-2, momentum 0.9, lr 0.01 constant
+        model = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 2))
+        if params:
+            load_params(model, ["fc1", "fc2"], params)
+        return model, (16,), lambda step: 0.01
     if name == "cnn":
         model = nn.Sequential(
             nn.Conv2d(1, 32, 5, stride=1, padding=2), nn.ReLU(),
@@ -58,7 +105,7 @@ def make_model(name):
             nn.MaxPool2d(2, 2),
             nn.Flatten(),
             nn.Linear(64 * 7 * 7, 256), nn.ReLU(),
-            nn.Dropout(0.5),
+            nn.Dropout(dropout),
             nn.Linear(256, 10))
         with torch.no_grad():
             for m in model.modules():
@@ -66,39 +113,46 @@ def make_model(name):
                     nn.init.xavier_uniform_(m.weight)
                     if m.bias is not None:
                         m.bias.zero_()
-
-        def lr(step):
-            f = min(step / CNN_DECAY, 1.0)
-            return 0.5 * CNN_LR * (1 + math.cos(math.pi * f))
-        return model, (1, 28, 28), lr
+        if params:
+            load_params(model, ["conv1", "conv2", "fc1", "fc2"], params)
+        return model, (1, 28, 28), cosine(CNN_LR, CNN_DECAY)
     raise ValueError(f"unknown model {name!r}")
 
 
-def run(pixels, labels, threads, batch, iterations, warmup, model_name="mlp"):
-    """One training run from fresh parameters; steady-state examples/s."""
+def run(pixels, labels, threads, batch, iterations, warmup, model_name="mlp", params=None, shuffle=True,
+        dropout=0.5):
+    """One training run; steady-state examples/s over the steps after `warmup`, and the mean loss over each
+    interval of `warmup` steps (as paddle-run's log with --log-every WARMUP writes it). With `params` the
+    run starts from paddle-run's parameter files; with shuffle=False the batches are the rows in file order,
+    epoch after epoch, the last batch of an epoch short (as `paddle-run train --no-shuffle`)."""
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     rows = pixels.shape[0]
-    model, shape, lr_at = make_model(model_name)
+    model, shape, lr_at = make_model(model_name, params, dropout)
     model.train()
     if model_name == "cnn":  # as netdescs/fashion_cnn.pbtxt
         opt = torch.optim.Adam(model.parameters(), lr=lr_at(0), betas=(0.9, 0.999), eps=1e-8)
     else:
         opt = torch.optim.SGD(model.parameters(), lr=lr_at(0), momentum=0.9)
     gen = torch.Generator().manual_seed(1)
-    perm = torch.randperm(rows, generator=gen)
+    order = lambda: torch.randperm(rows, generator=gen) if shuffle else torch.arange(rows)  # noqa: E731
+    perm = order()
     pos = 0
     t_start = None
-    last_loss = 0.0
+    losses, loss_sum, seen = [], 0.0, 0
     for step in range(iterations):
         if step == warmup:
             t_start = time.perf_counter()
-        if pos + batch > rows:
-            perm = torch.randperm(rows, generator=gen)
+        if pos >= rows or (shuffle and pos + batch > rows):
+            perm = order()
             pos = 0
         idx = perm[pos:pos + batch]
-        pos += batch
-        x = pixels[idx].float().mul_(1.0 / 255.0).reshape((batch,) + shape)
+        n = idx.shape[0]
+        pos += n
+        x = pixels[idx]
+        if x.dtype == torch.uint8:  # the nets' cast and scale
+            x = x.float().mul_(1.0 / 255.0)
+        x = x.reshape((n,) + shape)
         y = labels[idx]
         logits = model(x)
         loss = torch.nn.functional.cross_entropy(logits, y)
@@ -107,40 +161,91 @@ def run(pixels, labels, threads, batch, iterations, warmup, model_name="mlp"):
             acc = (prob.argmax(dim=1) == y).float().mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        if model_name != "mlp":
-            for g in opt.param_groups:
-                g["lr"] = lr_at(step)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
         opt.step()
-        last_loss = loss.item() + 0 * acc.item()
+        loss_sum += loss.item() * n + 0 * acc.item()
+        seen += n
+        if (step + 1) % warmup == 0 or step + 1 == iterations:
+            losses.append({"step": step + 1, "loss": loss_sum / seen})
+            loss_sum, seen = 0.0, 0
     elapsed = time.perf_counter() - t_start
     steps = iterations - warmup
-    return {"examples_per_sec": steps * batch / elapsed, "seconds": elapsed, "steps": steps, "loss": last_loss,
+    return {"examples_per_sec": steps * batch / elapsed, "seconds": elapsed, "steps": steps,
+            "loss": losses[-1]["loss"], "losses": losses,
             "model": model_name, "torch": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def infer(threads, batch, params, runs):
+    """Inference of the MLP from paddle-run's parameters as `paddle-run infer --fetch prob` runs it (cast,
+    scale, the three layers, softmax) under torch.no_grad(), on random uint8 pixels: seconds per batch for
+    each of `runs` runs, each averaging enough calls to last ~20 ms (as bench_infer does)."""
+    torch.set_num_threads(threads)
+    model, shape, _ = make_model("mlp", params)
+    model.eval()
+    x = torch.randint(0, 256, (batch, 28, 28), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
+
+    def once():
+        with torch.no_grad():
+            return torch.softmax(model(x.float().mul_(1.0 / 255.0).reshape((batch,) + shape)), dim=1)
+    for _ in range(5):
+        once()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            once()
+        if time.perf_counter() - t0 > 0.02:
+            break
+        n *= 2
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            once()
+        out.append((time.perf_counter() - t0) / n)
+    return {"seconds_per_batch": out, "calls": n}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="mlp", choices=["mlp", "cnn"])
+    ap.add_argument("--model", default="mlp", choices=["mlp", "cnn", "tiny"])
+    ap.add_argument("--data", nargs=2, metavar=("X.npy", "LABEL.npy"), help="data instead of Fashion-MNIST (tiny)")
     ap.add_argument("--threads", type=int)
     ap.add_argument("--batch", type=int)
     ap.add_argument("--iterations", type=int)
     ap.add_argument("--warmup", type=int)
+    ap.add_argument("--params", help="paddle-run parameter directory to start from")
+    ap.add_argument("--no-shuffle", action="store_true", help="batches in file order")
+    ap.add_argument("--dropout", type=float, default=0.5, help="cnn: dropout probability")
     ap.add_argument("--serve", action="store_true",
-                    help="read 'BATCH THREADS ITERATIONS WARMUP [MODEL]' lines on stdin, answer each with a JSON line")
+                    help="read JSON requests on stdin, one a line, answer each with a JSON line")
     a = ap.parse_args()
     torch.set_num_interop_threads(1)
     pixels = torch.from_numpy(read_idx(DATA + "train-images-idx3-ubyte.gz").copy())
     labels = torch.from_numpy(read_idx(DATA + "train-labels-idx1-ubyte.gz").astype(np.int64))
+    if a.data:
+        pixels, labels = (torch.from_numpy(np.load(f)) for f in a.data)
+        labels = labels.reshape(-1)
     if not a.serve:
-        print(json.dumps(run(pixels, labels, a.threads, a.batch, a.iterations, a.warmup, a.model)))
+        print(json.dumps(run(pixels, labels, a.threads, a.batch, a.iterations, a.warmup, a.model, a.params,
+                             not a.no_shuffle, a.dropout)))
         return 0
     print(json.dumps({"ready": True, "torch": torch.__version__}), flush=True)
     for line in sys.stdin:
         if not line.strip():
             continue
-        f = line.split()
-        b, t, k, w = (int(x) for x in f[:4])
-        print(json.dumps(run(pixels, labels, t, b, k, w, f[4] if len(f) > 4 else a.model)), flush=True)
+        r = json.loads(line)
+        if r.get("cmd") == "infer":
+            print(json.dumps(infer(r["threads"], r["batch"], r["params"], r.get("runs", 1))), flush=True)
+            continue
+        px, lb = pixels, labels
+        if r.get("data"):
+            px, lb = (torch.from_numpy(np.load(f)) for f in r["data"])
+            lb = lb.reshape(-1)
+        print(json.dumps(run(px, lb, r["threads"], r["batch"], r["iterations"], r["warmup"],
+                             r.get("model", a.model), r.get("params"), r.get("shuffle", True),
+                             r.get("dropout", 0.5))), flush=True)
     return 0
 
 

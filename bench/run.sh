@@ -5,7 +5,7 @@
 # bench/bench.py, which prints a table and writes bench/RESULTS.md.
 #   sh bench/run.sh [BUILD]        BENCH_QUICK=1: fewer runs, shorter training
 # BENCH_ONLY=section,... runs only those (parse dispatch startup train gemm
-# infer cnn dist gpu) and writes bench/out/RESULTS.only.md; add BENCH_MERGE=1 to put
+# infer cnn tiny dist gpu) and writes bench/out/RESULTS.only.md; add BENCH_MERGE=1 to put
 # their figures into bench/RESULTS.md instead, keeping the other sections'.
 set -eu
 BUILD=${1:-build}
