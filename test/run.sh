@@ -15,7 +15,7 @@ export PYTHON=${PYTHON:-/usr/bin/python3}
 # sanitizer builds on a machine with a GPU: the CUDA driver maps memory where
 # ASan keeps its shadow gap, and keeps some allocations until exit
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}protect_shadow_gap=0"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$ROOT/test/lsan_cuda.supp"
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$ROOT/test/lsan.supp"
 passed=0 failed=0 skipped=0
 failures=""
 TMP=$(mktemp -d)

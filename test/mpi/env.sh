@@ -9,7 +9,7 @@ export OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Open MPI's libraries have no frame pointers: full unwinding lets the
 # suppressions (by library) see where its allocations come from.
-export LSAN_OPTIONS="suppressions=${ROOT:-.}/test/mpi/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=${ROOT:-.}/test/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # skip when this build has no MPI or mpirun is missing
 mpi_available() {
   command -v mpirun >/dev/null 2>&1 || { echo "skipped: mpirun is not installed"; return 1; }
