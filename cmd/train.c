@@ -324,6 +324,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   double lr = 0, tstep = now();
   int64_t seen = 0, logged_examples = 0;
   bool evaluated = false; /* ev holds the evaluation of the current parameters */
+  bool prestaged = false; /* this step's batch was fed and staged during the last one (GPU) */
   permutation(t->perm, rows, t->seed, epoch, t->shuffle);
   while (step < total && !st) {
     if (bi == per_epoch) {
@@ -339,11 +340,28 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     start += lo, n = nl;
     pd_dist_step_begin(n, g_signal != 0);
     lr = pd_schedule_lr(t->opt, step);
-    pd_tensor_set(t->r.t[lr_v], 0, lr);
-    pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
     t->r.exec.step = step;
-    if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
-    if ((st = pd_runner_run(&t->r, n ? 0 : reduce_op, net->nops, err))) {
+    if (!prestaged) {
+      pd_tensor_set(t->r.t[lr_v], 0, lr);
+      pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
+      if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
+    }
+    prestaged = false;
+    st = pd_runner_run(&t->r, n ? 0 : reduce_op, net->nops, err);
+    int64_t err_start = start; /* where the batch an error names begins */
+    /* On a GPU the step is only queued: read and stage the next batch of
+     * the epoch now, so its copy overlaps this step's compute (one process;
+     * not across an epoch's end, where evaluation comes in between). */
+    if (!st && t->r.d && pd_dist_size() == 1 && step + 1 < total && bi + 1 < per_epoch) {
+      int64_t next = start + n, nn = rows - next < t->batch ? rows - next : t->batch;
+      pd_tensor_set(t->r.t[lr_v], 0, pd_schedule_lr(t->opt, step + 1));
+      pd_tensor_set(t->r.t[step_v], 0, (double)(step + 2));
+      st = pd_feed_batch(&t->feed, &t->r, t->perm + next, nn, err);
+      if (st) err_start = next;
+      if (!st) st = pd_runner_stage(&t->r, err);
+      prestaged = !st;
+    }
+    if (st) {
       /* an op that names a row of the batch: say which row of the data it is */
       if (err->row >= 0 && err->row < n) {
         char files[1024] = "";
@@ -352,7 +370,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
           used += (size_t)snprintf(files + used, sizeof files - used, "%s%s", k ? ", " : "", t->feed.b[k].file);
         size_t len = strlen(err->msg);
         snprintf(err->msg + len, sizeof err->msg - len, "; row %lld of the batch is row %lld of %s",
-                 (long long)err->row, (long long)t->perm[start + err->row], files);
+                 (long long)err->row, (long long)t->perm[err_start + err->row], files);
       }
       break;
     }

@@ -867,7 +867,8 @@ pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   pd_net *net = r->net;
   if (begin < 0) begin = 0;
   if (end < 0 || end > net->nops) end = net->nops;
-  pd_status st = r->d ? pd_gpu_runner_stage(r, err) : PD_OK;
+  pd_status st = r->d && !r->staged ? pd_gpu_runner_stage(r, err) : PD_OK;
+  r->staged = false;
   if (!st) st = pd_runner_prepare(r, err);
   if (st) return st;
   if (r->d) return pd_gpu_runner_run(r, begin, end, err);
@@ -891,6 +892,13 @@ pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
     if ((st = c.op->kernel->fn(&c))) return st;
   }
   return PD_OK;
+}
+
+pd_status pd_runner_stage(pd_runner *r, pd_error *err) {
+  if (!r->d) return PD_OK;
+  pd_status st = pd_gpu_runner_stage(r, err);
+  r->staged = !st;
+  return st;
 }
 
 pd_status pd_runner_set_place(pd_runner *r, pd_place place, pd_error *err) {

@@ -123,6 +123,7 @@ typedef struct pd_runner {
    * fetched, parameters initialised, loaded and saved). NULL on the CPU. */
   pd_tensor **d;
   struct pd_gpu_run *gpu; /* staging buffers and the CUDA graph (gpu.c) */
+  bool staged;            /* the host-fed variables were staged ahead (pd_runner_stage) */
 } pd_runner;
 
 /* Binds the net to a scope: every variable gets a tensor there (persistable
@@ -135,6 +136,11 @@ pd_status pd_runner_prepare(pd_runner *r, pd_error *err);
 /* Run(scope, begin, end) of seed 004: runs the active ops in [begin, end).
  * On a GPU it only queues the work: read results through pd_runner_fetch. */
 pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err);
+/* On a GPU: starts copying the host-fed variables (data, @lr, @step), as
+ * they are now, to the device for the next pd_runner_run, which then does
+ * not copy them again; the copy overlaps the step still running. The host
+ * tensors may be refilled right after. On the CPU: nothing. */
+pd_status pd_runner_stage(pd_runner *r, pd_error *err);
 /* Places the runner (before its first run; the GPU must be open, see
  * gpurt.h): on a GPU every op runs its {GPU, dtype} kernel on device copies
  * of the variables; persistables are uploaded once from the host tensors. */
