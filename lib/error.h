@@ -9,6 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* C linkage for the GPU kernels (ops/NAME.cu, compiled as C++). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum pd_status {
   PD_OK = 0,
   PD_ERR_RUNTIME = 1, /* a failure while running: I/O, NaN, out of memory */
@@ -45,5 +50,9 @@ int pd_exit_code(pd_status status);
  * none is close enough to be a likely typo. */
 const char *pd_suggest(const char *word, const char *const *candidates, size_t n);
 size_t pd_edit_distance(const char *a, const char *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,6 +13,11 @@
 #include "error.h"
 #include "tensor.h"
 
+/* C linkage for the GPU kernels (ops/NAME.cu, compiled as C++). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PD_MAX_SLOTS 12
 #define PD_MAX_ATTRS 16
 
@@ -257,5 +262,9 @@ pd_status pd_attr_check_range(const pd_attr_def *def, const pd_attr *v, pd_error
 const char *pd_attr_str(const pd_attr *v, char *buf, size_t size);
 
 uint64_t pd_hash_str(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,11 @@
 
 #include "error.h"
 
+/* C linkage for the GPU kernels (ops/NAME.cu, compiled as C++). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Values equal paddle.DataType in proto/paddle.proto. */
 typedef enum pd_dtype { PD_F32 = 0, PD_F64 = 1, PD_I32 = 2, PD_I64 = 3, PD_U8 = 4 } pd_dtype;
 #define PD_NUM_DTYPES 5
@@ -81,5 +86,9 @@ void pd_tensor_set(pd_tensor *t, int64_t i, double v);
 /* Set the number of threads BLIS (and our threaded loops) may use; 0 = all cores. */
 void pd_set_threads(int n);
 int pd_get_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
