@@ -8,9 +8,8 @@
 
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
-
-typedef enum pd_bc_kind { PD_BC_ADD, PD_BC_SUB, PD_BC_MUL, PD_BC_DIV } pd_bc_kind;
 
 enum { PD_BC_X, PD_BC_Y, PD_BC_NIN };
 enum { PD_BC_OUT, PD_BC_NOUT };
@@ -46,96 +45,74 @@ static pd_status pd_bc_infer(pd_ctx *c) {
 }
 
 /* A walk over Out's elements in order, with the matching offsets into X and
- * Y: per Out dim, X's and Y's strides (0 where they repeat). The last dim is
- * the inner loop. */
+ * Y (kmath.h's pd_bc_map: per Out dim, X's and Y's strides, 0 where they
+ * repeat, which the GPU kernels index directly). The last dim is the inner
+ * loop. */
 typedef struct pd_bc_walk {
-  int nd;
-  int64_t size[PD_MAX_DIMS], xs[PD_MAX_DIMS], ys[PD_MAX_DIMS], idx[PD_MAX_DIMS];
-  int64_t numel, inner, xo, yo;
+  pd_bc_map m;
+  int64_t idx[PD_MAX_DIMS];
+  int64_t inner, rows, sx, sy; /* the last dim's length, the row count, X's and Y's steps along it */
+  int64_t xo, yo;
 } pd_bc_walk;
-
-static void pd_bc_strides(const pd_tensor *t, int nd, const int64_t *size, int64_t *st) {
-  int64_t s = 1;
-  for (int i = nd - 1; i >= 0; i--) {
-    int ti = i - (nd - t->ndim);
-    int64_t d = ti >= 0 ? t->dims[ti] : 1;
-    st[i] = d == 1 && size[i] != 1 ? 0 : s;
-    s *= d;
-  }
-}
 
 static void pd_bc_walk_init(pd_bc_walk *w, const pd_tensor *x, const pd_tensor *y, const pd_tensor *out) {
   memset(w, 0, sizeof *w);
-  w->nd = out->ndim;
-  w->numel = 1;
-  for (int i = 0; i < w->nd; i++) w->numel *= (w->size[i] = out->dims[i]);
-  pd_bc_strides(x, w->nd, w->size, w->xs);
-  pd_bc_strides(y, w->nd, w->size, w->ys);
-  w->inner = w->nd ? w->size[w->nd - 1] : 1;
+  pd_bc_map_init(&w->m, x->ndim, x->dims, y->ndim, y->dims, out->ndim, out->dims);
+  int nd = w->m.nd;
+  w->inner = nd ? w->m.size[nd - 1] : 1;
+  w->rows = w->inner ? w->m.numel / w->inner : 0;
+  w->sx = nd ? w->m.xs[nd - 1] : 0;
+  w->sy = nd ? w->m.ys[nd - 1] : 0;
 }
 
 /* Moves to the next row (all dims but the last). */
 static void pd_bc_walk_step(pd_bc_walk *w) {
-  for (int d = w->nd - 2; d >= 0; d--) {
-    w->xo += w->xs[d];
-    w->yo += w->ys[d];
-    if (++w->idx[d] < w->size[d]) return;
-    w->xo -= w->xs[d] * w->size[d];
-    w->yo -= w->ys[d] * w->size[d];
+  const pd_bc_map *m = &w->m;
+  for (int d = m->nd - 2; d >= 0; d--) {
+    w->xo += m->xs[d];
+    w->yo += m->ys[d];
+    if (++w->idx[d] < m->size[d]) return;
+    w->xo -= m->xs[d] * m->size[d];
+    w->yo -= m->ys[d] * m->size[d];
     w->idx[d] = 0;
   }
 }
 
-/* Integers compute in the unsigned type (wrapping as NumPy does; no
- * undefined overflow); division truncates toward zero. */
-#define PD_BC_FORWARD(T, U)                                                                                         \
-  static pd_status pd_bc_forward_##T(pd_ctx *c) {                                                                   \
-    pd_tensor *xt = pd_in(c, PD_BC_X), *yt = pd_in(c, PD_BC_Y), *ot = pd_out(c, PD_BC_OUT);                         \
-    const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T);                                                               \
-    T *o = PD_DATA(ot, T);                                                                                          \
-    pd_bc_kind k = pd_bc_of(c);                                                                                     \
-    pd_bc_walk w;                                                                                                   \
-    pd_bc_walk_init(&w, xt, yt, ot);                                                                                \
-    int64_t rows = w.inner ? w.numel / w.inner : 0, sx = w.nd ? w.xs[w.nd - 1] : 0, sy = w.nd ? w.ys[w.nd - 1] : 0; \
-    for (int64_t r = 0; r < rows; r++, pd_bc_walk_step(&w)) {                                                       \
-      const T *xr = x + w.xo, *yr = y + w.yo;                                                                       \
-      T *orow = o + r * w.inner;                                                                                    \
-      for (int64_t j = 0; j < w.inner; j++) {                                                                       \
-        T a = xr[j * sx], b = yr[j * sy];                                                                           \
-        switch (k) {                                                                                                \
-        case PD_BC_ADD:                                                                                             \
-          orow[j] = (T)((U)a + (U)b);                                                                               \
-          break;                                                                                                    \
-        case PD_BC_SUB:                                                                                             \
-          orow[j] = (T)((U)a - (U)b);                                                                               \
-          break;                                                                                                    \
-        case PD_BC_MUL:                                                                                             \
-          orow[j] = (T)((U)a * (U)b);                                                                               \
-          break;                                                                                                    \
-        case PD_BC_DIV:                                                                                             \
-          orow[j] = pd_bc_div_##T(a, b);                                                                            \
-          break;                                                                                                    \
-        }                                                                                                           \
-      }                                                                                                             \
-    }                                                                                                               \
-    return PD_OK;                                                                                                   \
+/* Floats compute with kmath.h's pd_bc_op (the GPU kernel's math; IEEE
+ * division, x / 0 = inf). Integers compute in the unsigned type U (wrapping
+ * as NumPy does; no undefined overflow); division truncates toward zero and
+ * guards the divisor (0 gives 0, and INT_MIN / -1 wraps to INT_MIN). */
+#define PD_BC_INT_OP(T, U, DIV)                          \
+  static inline T pd_bc_op_##T(pd_bc_kind k, T a, T b) { \
+    return k == PD_BC_ADD   ? (T)((U)a + (U)b)           \
+           : k == PD_BC_SUB ? (T)((U)a - (U)b)           \
+           : k == PD_BC_MUL ? (T)((U)a * (U)b)           \
+                            : DIV;                       \
   }
-/* Floats divide as IEEE does (x / 0 = inf); integers guard the divisor
- * (0 gives 0, and INT_MIN / -1 wraps to INT_MIN). */
-static inline float pd_bc_div_float(float a, float b) { return a / b; }
-static inline double pd_bc_div_double(double a, double b) { return a / b; }
-static inline int32_t pd_bc_div_int32_t(int32_t a, int32_t b) {
-  return b == 0 ? 0 : b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b;
-}
-static inline int64_t pd_bc_div_int64_t(int64_t a, int64_t b) {
-  return b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b;
-}
-static inline uint8_t pd_bc_div_uint8_t(uint8_t a, uint8_t b) { return b == 0 ? 0 : (uint8_t)(a / b); }
-PD_BC_FORWARD(float, float)
-PD_BC_FORWARD(double, double)
-PD_BC_FORWARD(int32_t, uint32_t)
-PD_BC_FORWARD(int64_t, uint64_t)
-PD_BC_FORWARD(uint8_t, uint32_t)
+PD_BC_INT_OP(int32_t, uint32_t, b == 0 ? 0 : b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b)
+PD_BC_INT_OP(int64_t, uint64_t, b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b)
+PD_BC_INT_OP(uint8_t, uint32_t, b == 0 ? 0 : (uint8_t)(a / b))
+
+#define PD_BC_FORWARD(T)                                                                           \
+  static pd_status pd_bc_forward_##T(pd_ctx *c) {                                                  \
+    pd_tensor *xt = pd_in(c, PD_BC_X), *yt = pd_in(c, PD_BC_Y), *ot = pd_out(c, PD_BC_OUT);        \
+    const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T);                                              \
+    T *o = PD_DATA(ot, T);                                                                         \
+    pd_bc_kind k = pd_bc_of(c);                                                                    \
+    pd_bc_walk w;                                                                                  \
+    pd_bc_walk_init(&w, xt, yt, ot);                                                               \
+    for (int64_t r = 0; r < w.rows; r++, pd_bc_walk_step(&w)) {                                    \
+      const T *xr = x + w.xo, *yr = y + w.yo;                                                      \
+      T *orow = o + r * w.inner;                                                                   \
+      for (int64_t j = 0; j < w.inner; j++) orow[j] = pd_bc_op_##T(k, xr[j * w.sx], yr[j * w.sy]); \
+    }                                                                                              \
+    return PD_OK;                                                                                  \
+  }
+PD_BC_FORWARD(float)
+PD_BC_FORWARD(double)
+PD_BC_FORWARD(int32_t)
+PD_BC_FORWARD(int64_t)
+PD_BC_FORWARD(uint8_t)
 
 /* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
 enum {
@@ -145,44 +122,29 @@ enum {
   PD_BC_G_DOUT = PD_GRAD_DY(PD_BC_NIN, PD_BC_NOUT, PD_BC_OUT),
 };
 
-/* dX and dY, each summed over the dims its operand repeats along:
- * add: g, g; sub: g, -g; mul: g y, g x; div: g / y, -g x / y^2. */
-#define PD_BC_BACKWARD(T)                                                                                           \
-  static pd_status pd_bc_backward_##T(pd_ctx *c) {                                                                  \
-    pd_tensor *xt = pd_in(c, PD_BC_G_X), *yt = pd_in(c, PD_BC_G_Y), *ot = pd_in(c, PD_BC_G_OUT);                    \
-    pd_tensor *gt = pd_in(c, PD_BC_G_DOUT), *dxt = pd_out(c, PD_BC_X), *dyt = pd_out(c, PD_BC_Y);                   \
-    T *dx = dxt ? PD_DATA(dxt, T) : NULL, *dy = dyt ? PD_DATA(dyt, T) : NULL;                                       \
-    if (dx) memset(dx, 0, (size_t)pd_tensor_numel(xt) * sizeof(T));                                                 \
-    if (dy) memset(dy, 0, (size_t)pd_tensor_numel(yt) * sizeof(T));                                                 \
-    if (!gt) return PD_OK;                                                                                          \
-    const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T), *g = PD_DATA(gt, T);                                          \
-    pd_bc_kind k = pd_bc_of(c);                                                                                     \
-    pd_bc_walk w;                                                                                                   \
-    pd_bc_walk_init(&w, xt, yt, ot);                                                                                \
-    int64_t rows = w.inner ? w.numel / w.inner : 0, sx = w.nd ? w.xs[w.nd - 1] : 0, sy = w.nd ? w.ys[w.nd - 1] : 0; \
-    for (int64_t r = 0; r < rows; r++, pd_bc_walk_step(&w)) {                                                       \
-      const T *gr = g + r * w.inner;                                                                                \
-      for (int64_t j = 0; j < w.inner; j++) {                                                                       \
-        int64_t xi = w.xo + j * sx, yi = w.yo + j * sy;                                                             \
-        T gx = gr[j], gy = gr[j];                                                                                   \
-        switch (k) {                                                                                                \
-        case PD_BC_ADD:                                                                                             \
-          break;                                                                                                    \
-        case PD_BC_SUB:                                                                                             \
-          gy = -gy;                                                                                                 \
-          break;                                                                                                    \
-        case PD_BC_MUL:                                                                                             \
-          gx *= y[yi], gy *= x[xi];                                                                                 \
-          break;                                                                                                    \
-        case PD_BC_DIV:                                                                                             \
-          gx /= y[yi], gy = -gy * x[xi] / (y[yi] * y[yi]);                                                          \
-          break;                                                                                                    \
-        }                                                                                                           \
-        if (dx) dx[xi] += gx;                                                                                       \
-        if (dy) dy[yi] += gy;                                                                                       \
-      }                                                                                                             \
-    }                                                                                                               \
-    return PD_OK;                                                                                                   \
+/* dX and dY (kmath.h's pd_bc_dx, pd_bc_dy per element of dOut), each summed
+ * over the dims its operand repeats along, in Out's order. */
+#define PD_BC_BACKWARD(T)                                                                         \
+  static pd_status pd_bc_backward_##T(pd_ctx *c) {                                                \
+    pd_tensor *xt = pd_in(c, PD_BC_G_X), *yt = pd_in(c, PD_BC_G_Y), *ot = pd_in(c, PD_BC_G_OUT);  \
+    pd_tensor *gt = pd_in(c, PD_BC_G_DOUT), *dxt = pd_out(c, PD_BC_X), *dyt = pd_out(c, PD_BC_Y); \
+    T *dx = dxt ? PD_DATA(dxt, T) : NULL, *dy = dyt ? PD_DATA(dyt, T) : NULL;                     \
+    if (dx) memset(dx, 0, (size_t)pd_tensor_numel(xt) * sizeof(T));                               \
+    if (dy) memset(dy, 0, (size_t)pd_tensor_numel(yt) * sizeof(T));                               \
+    if (!gt) return PD_OK;                                                                        \
+    const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T), *g = PD_DATA(gt, T);                        \
+    pd_bc_kind k = pd_bc_of(c);                                                                   \
+    pd_bc_walk w;                                                                                 \
+    pd_bc_walk_init(&w, xt, yt, ot);                                                              \
+    for (int64_t r = 0; r < w.rows; r++, pd_bc_walk_step(&w)) {                                   \
+      const T *gr = g + r * w.inner;                                                              \
+      for (int64_t j = 0; j < w.inner; j++) {                                                     \
+        int64_t xi = w.xo + j * w.sx, yi = w.yo + j * w.sy;                                       \
+        if (dx) dx[xi] += pd_bc_dx_##T(k, gr[j], y[yi]);                                          \
+        if (dy) dy[yi] += pd_bc_dy_##T(k, gr[j], x[xi], y[yi]);                                   \
+      }                                                                                           \
+    }                                                                                             \
+    return PD_OK;                                                                                 \
   }
 PD_BC_BACKWARD(float)
 PD_BC_BACKWARD(double)
@@ -195,14 +157,23 @@ static const pd_kernel pd_bc_kernels[] = {
     PD_CPU_F32(pd_bc_forward_float),           PD_CPU_F64(pd_bc_forward_double),
     {{PD_CPU, PD_I32}, pd_bc_forward_int32_t}, {{PD_CPU, PD_I64}, pd_bc_forward_int64_t},
     {{PD_CPU, PD_U8}, pd_bc_forward_uint8_t},
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_broadcast_fwd),
+#endif
 };
-static const pd_kernel pd_bc_grad_kernels[] = {PD_CPU_F32(pd_bc_backward_float), PD_CPU_F64(pd_bc_backward_double)};
+static const pd_kernel pd_bc_grad_kernels[] = {
+    PD_CPU_F32(pd_bc_backward_float),
+    PD_CPU_F64(pd_bc_backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_broadcast_bwd),
+#endif
+};
 
-#define PD_BC_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                       \
-  {                                                                                                      \
-    .type = TYPE, .comment = COMMENT, .inputs = pd_bc_inputs, .n_inputs = PD_BC_NIN, .outputs = OUTPUTS, \
-    .n_outputs = PD_BC_NOUT, .infer_shape = pd_bc_infer, .kernels = pd_bc_kernels, .n_kernels = 5,       \
-    .grad_kernels = pd_bc_grad_kernels, .n_grad_kernels = 2, .data = KIND,                               \
+#define PD_BC_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                                     \
+  {                                                                                                                    \
+    .type = TYPE, .comment = COMMENT, .inputs = pd_bc_inputs, .n_inputs = PD_BC_NIN, .outputs = OUTPUTS,               \
+    .n_outputs = PD_BC_NOUT, .infer_shape = pd_bc_infer, .kernels = pd_bc_kernels, .n_kernels = PD_LEN(pd_bc_kernels), \
+    .grad_kernels = pd_bc_grad_kernels, .n_grad_kernels = PD_LEN(pd_bc_grad_kernels), .data = KIND,                    \
   }
 
 #endif

@@ -80,6 +80,18 @@ template <typename T> __device__ static inline T pd_block_max(T v) {
   return part[0];
 }
 
+/* A row's max *m and sum of exp(x - max) by the block's fixed-order
+ * reductions (softmax, log_softmax); every thread gets both. */
+__device__ static inline float pd_block_row_sumexp(const float *xr, int64_t d, float *m) {
+  float mx = -INFINITY;
+  for (int64_t j = threadIdx.x; j < d; j += blockDim.x) mx = xr[j] > mx ? xr[j] : mx;
+  mx = pd_block_max(mx);
+  float s = 0;
+  for (int64_t j = threadIdx.x; j < d; j += blockDim.x) s += expf(xr[j] - mx);
+  *m = mx;
+  return pd_block_sum(s);
+}
+
 /* Fails the op when a size does not fit cuBLAS's int. */
 static inline bool pd_gpu_fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
@@ -98,6 +110,26 @@ static inline pd_status pd_gpu_gemm(pd_ctx *c, bool ta, bool tb, int64_t m, int6
                            cublasSgemm(pd_gpu_blas(c), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                                        (int)n, (int)m, (int)k, &alpha, b, (int)ldb, a, (int)lda, &beta, cm, (int)ldc),
                            "cublasSgemm");
+}
+
+/* `batches` products as pd_gpu_gemm, the i-th reading A at a + i sa, B at
+ * b + i sb and writing C at cm + i sc (one cublasSgemmStridedBatched). */
+static inline pd_status pd_gpu_gemm_batched(pd_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                            const float *a, int64_t lda, int64_t sa, const float *b, int64_t ldb,
+                                            int64_t sb, float beta, float *cm, int64_t ldc, int64_t sc,
+                                            int64_t batches) {
+  if (batches == 1) return pd_gpu_gemm(c, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc);
+  if (m == 0 || n == 0 || batches == 0) return PD_OK;
+  if (!pd_gpu_fits_int(m) || !pd_gpu_fits_int(n) || !pd_gpu_fits_int(k) || !pd_gpu_fits_int(lda) ||
+      !pd_gpu_fits_int(ldb) || !pd_gpu_fits_int(ldc) || !pd_gpu_fits_int(batches))
+    return pd_ctx_fail(c, PD_ERR_RUNTIME, "%lld matrix products %lld x %lld x %lld are too large for cuBLAS",
+                       (long long)batches, (long long)m, (long long)n, (long long)k);
+  return pd_gpu_blas_check(c,
+                           cublasSgemmStridedBatched(pd_gpu_blas(c), tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                                     ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha, b,
+                                                     (int)ldb, sb, a, (int)lda, sa, &beta, cm, (int)ldc, sc,
+                                                     (int)batches),
+                           "cublasSgemmStridedBatched");
 }
 
 /* Asynchronous fill with zero bytes on the op's stream. */

@@ -17,6 +17,11 @@ extern "C" {
 void pd_elementwise_add_bcast(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, pd_bcast *b);
 pd_status pd_conv2d_geom(pd_ctx *c, const pd_tensor *x, pd_conv_geom *g);
 pd_status pd_pool2d_geom(pd_ctx *c, const pd_tensor *x, pd_pool_geom *g);
+/* matmul's batch layout of X and Y; 0, the 1-based batch dim that does not
+ * broadcast, or -1 when X's K differs from Y's. */
+/* transpose's permutation for X's rank (perm, or the dims reversed). */
+void pd_transpose_perm(pd_ctx *c, int ndim, int *perm);
+int pd_matmul_layout(const pd_tensor *x, const pd_tensor *y, pd_mm_layout *p);
 #ifdef __cplusplus
 }
 #endif
@@ -75,6 +80,16 @@ pd_status pd_gpu_batch_norm_fwd(pd_ctx *c);
 pd_status pd_gpu_batch_norm_bwd(pd_ctx *c);
 pd_status pd_gpu_dropout_fwd(pd_ctx *c);
 pd_status pd_gpu_dropout_bwd(pd_ctx *c);
+/* broadcast_add, _sub, _mul and _div share broadcast. */
+pd_status pd_gpu_broadcast_fwd(pd_ctx *c);
+pd_status pd_gpu_broadcast_bwd(pd_ctx *c);
+pd_status pd_gpu_transpose_fwd(pd_ctx *c);
+pd_status pd_gpu_transpose_bwd(pd_ctx *c);
+pd_status pd_gpu_matmul_fwd(pd_ctx *c);
+pd_status pd_gpu_matmul_bwd(pd_ctx *c);
+pd_status pd_gpu_log_softmax_fwd(pd_ctx *c);
+pd_status pd_gpu_log_softmax_bwd(pd_ctx *c);
+pd_status pd_gpu_identity_bwd(pd_ctx *c);
 
 /* cast, fill_constant: the kernel for every source / target dtype. */
 

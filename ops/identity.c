@@ -2,6 +2,7 @@
  * Identity. Backward: dX = dOut. */
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -36,8 +37,18 @@ static pd_status backward(pd_ctx *c) {
 static const pd_kernel kernels[] = {
     {{PD_CPU, PD_F32}, forward}, {{PD_CPU, PD_F64}, forward}, {{PD_CPU, PD_I32}, forward},
     {{PD_CPU, PD_I64}, forward}, {{PD_CPU, PD_U8}, forward},
+#ifdef PD_WITH_CUDA /* a view: the same on every place */
+    {{PD_GPU, PD_F32}, forward}, {{PD_GPU, PD_F64}, forward}, {{PD_GPU, PD_I32}, forward},
+    {{PD_GPU, PD_I64}, forward}, {{PD_GPU, PD_U8}, forward},
+#endif
 };
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward),
+    PD_CPU_F64(backward),
+#ifdef PD_WITH_CUDA /* a view too, or zeros on the device */
+    PD_GPU_F32(pd_gpu_identity_bwd),
+#endif
+};
 
 const pd_op_def pd_op_identity = {
     .type = "identity",
@@ -48,7 +59,7 @@ const pd_op_def pd_op_identity = {
     .n_outputs = N_OUT,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 5,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

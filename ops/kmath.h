@@ -322,4 +322,154 @@ PD_HD float pd_col2im_at(const float *col, int64_t ld, const pd_conv_geom *g, in
   return acc;
 }
 
+/* ---- strided walks: transpose, the broadcast_* ops, matmul's batches ----
+ * The offset in an operand of element i (flat, row-major) of a walk over
+ * dims size[0..nd) where the operand steps by st[d] along dim d (0: the
+ * operand repeats along it). */
+PD_HD int64_t pd_strided_off(int nd, const int64_t *size, const int64_t *st, int64_t i) {
+  int64_t off = 0;
+  for (int d = nd - 1; d >= 0; d--) {
+    off += (i % size[d]) * st[d];
+    i /= size[d];
+  }
+  return off;
+}
+/* The walk's flat index of the r-th (in walk order) of the elements that the
+ * operand's element j is read by (those sum into its gradient): the dims
+ * with st[d] == 0 take r's digits, the others j's. Increasing in r. */
+PD_HD int64_t pd_strided_gather(int nd, const int64_t *size, const int64_t *st, int64_t j, int64_t r) {
+  int64_t idx = 0, mul = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t coord;
+    if (st[d] == 0) {
+      coord = r % size[d];
+      r /= size[d];
+    } else {
+      coord = j % size[d];
+      j /= size[d];
+    }
+    idx += coord * mul;
+    mul *= size[d];
+  }
+  return idx;
+}
+/* An operand of rank t_nd and dims t_dims read over the walk's nd dims
+ * (lined up from the last, as NumPy broadcasts): its strides, 0 where it
+ * has a 1 (or no dim) that the walk repeats. */
+PD_HD void pd_strided_bcast(int t_nd, const int64_t *t_dims, int nd, const int64_t *size, int64_t *st) {
+  int64_t s = 1;
+  for (int i = nd - 1; i >= 0; i--) {
+    int ti = i - (nd - t_nd);
+    int64_t d = ti >= 0 ? t_dims[ti] : 1;
+    st[i] = d == 1 && size[i] != 1 ? 0 : s;
+    s *= d;
+  }
+}
+
+/* transpose: the walk over Out (dims size) with X's strides (st): Out's
+ * element o is X's element pd_strided_off(nd, size, st, o). */
+typedef struct pd_perm_map {
+  int nd;
+  int64_t size[PD_MAX_DIMS], st[PD_MAX_DIMS];
+  int64_t numel;
+} pd_perm_map;
+PD_HD void pd_perm_map_init(pd_perm_map *p, int nd, const int64_t *xdims, const int *perm) {
+  int64_t xstride[PD_MAX_DIMS], s = 1;
+  for (int i = nd - 1; i >= 0; i--) xstride[i] = s, s *= xdims[i];
+  p->nd = nd;
+  p->numel = 1;
+  for (int i = 0; i < nd; i++) p->size[i] = xdims[perm[i]], p->st[i] = xstride[perm[i]], p->numel *= p->size[i];
+}
+
+/* broadcast_add/sub/mul/div: the walk over Out with X's strides xs and Y's
+ * ys; nx, ny their element counts. */
+typedef enum pd_bc_kind { PD_BC_ADD, PD_BC_SUB, PD_BC_MUL, PD_BC_DIV } pd_bc_kind;
+typedef struct pd_bc_map {
+  int nd;
+  int64_t size[PD_MAX_DIMS], xs[PD_MAX_DIMS], ys[PD_MAX_DIMS];
+  int64_t numel, nx, ny;
+} pd_bc_map;
+PD_HD void pd_bc_map_init(pd_bc_map *m, int x_nd, const int64_t *x_dims, int y_nd, const int64_t *y_dims, int nd,
+                          const int64_t *out_dims) {
+  m->nd = nd;
+  m->numel = 1;
+  for (int i = 0; i < nd; i++) m->numel *= (m->size[i] = out_dims[i]);
+  pd_strided_bcast(x_nd, x_dims, nd, m->size, m->xs);
+  pd_strided_bcast(y_nd, y_dims, nd, m->size, m->ys);
+  m->nx = m->ny = 1;
+  for (int i = 0; i < x_nd; i++) m->nx *= x_dims[i];
+  for (int i = 0; i < y_nd; i++) m->ny *= y_dims[i];
+}
+/* Out's element from X's and Y's (floats: IEEE division, x / 0 = inf), and
+ * each operand's gradient term from dOut's element g:
+ * add: g, g; sub: g, -g; mul: g y, g x; div: g / y, -g x / y^2. */
+#define PD_KMATH_BC(T)                                                                                         \
+  PD_HD T pd_bc_op_##T(pd_bc_kind k, T a, T b) {                                                               \
+    return k == PD_BC_ADD ? a + b : k == PD_BC_SUB ? a - b : k == PD_BC_MUL ? a * b : a / b;                   \
+  }                                                                                                            \
+  PD_HD T pd_bc_dx_##T(pd_bc_kind k, T g, T y) { return k == PD_BC_MUL ? g * y : k == PD_BC_DIV ? g / y : g; } \
+  PD_HD T pd_bc_dy_##T(pd_bc_kind k, T g, T x, T y) {                                                          \
+    return k == PD_BC_ADD ? g : k == PD_BC_SUB ? -g : k == PD_BC_MUL ? g * x : -g * x / (y * y);               \
+  }
+PD_KMATH_BC(float)
+PD_KMATH_BC(double)
+
+/* ---- log_softmax: one element of a row from the row max m and lse =
+ * log(sum exp(x - m)); backward from Out's y, dOut's dy and the row's sum of
+ * dOut ---- */
+PD_HD float pd_exp_float(float x) { return expf(x); }
+PD_HD double pd_exp_double(double x) { return exp(x); }
+#define PD_KMATH_LOGSM(T)                                               \
+  PD_HD T pd_log_softmax_##T(T x, T m, T lse) { return (x - m) - lse; } \
+  PD_HD T pd_log_softmax_grad_##T(T y, T dy, T sum) { return dy - pd_exp_##T(y) * sum; }
+PD_KMATH_LOGSM(float)
+PD_KMATH_LOGSM(double)
+
+/* ---- matmul: the batch layout of X [..., M, K] times Y [..., K, N] ----
+ * Out's batch dims batch[0..nb) and, per batch dim, how many matrices X
+ * and Y step by (0 where one repeats); Out's batches are contiguous. */
+typedef struct pd_mm_layout {
+  int64_t m, k, n, kx;
+  int nb;
+  int64_t batch[PD_MAX_DIMS], xs[PD_MAX_DIMS], ys[PD_MAX_DIMS], os[PD_MAX_DIMS];
+  int64_t nbatch;
+} pd_mm_layout;
+/* Offsets (in matrices) of X's and Y's operands for Out's batch b. */
+PD_HD void pd_mm_batch_offsets(const pd_mm_layout *p, int64_t b, int64_t *xo, int64_t *yo) {
+  *xo = pd_strided_off(p->nb, p->batch, p->xs, b);
+  *yo = pd_strided_off(p->nb, p->batch, p->ys, b);
+}
+/* Whether an operand with batch strides st steps uniformly over the batch
+ * dims [from, nb), as one strided-batched product can read it: by one matrix
+ * per batch (*step 1) or not at all (*step 0). Dims of size 1 do not count. */
+PD_HD bool pd_mm_uniform(const pd_mm_layout *p, const int64_t *st, int from, int64_t *step) {
+  bool zero = true, dense = true;
+  int64_t s = 1;
+  for (int i = p->nb - 1; i >= from; i--) {
+    if (p->batch[i] != 1) zero = zero && st[i] == 0, dense = dense && st[i] == s;
+    s *= p->batch[i];
+  }
+  *step = zero ? 0 : 1;
+  return zero || dense;
+}
+/* Where matmul.cu splits the batches of a product whose operands have batch
+ * strides st[0..3): the first dim s such that all three step uniformly over
+ * [s, nb) (step[i] 0 or 1 matrix per batch there); the dims before s are a
+ * loop of strided-batched products. */
+PD_HD int pd_mm_split(const pd_mm_layout *p, const int64_t *const *st, int64_t *step) {
+  for (int s = 0; s < p->nb; s++)
+    if (pd_mm_uniform(p, st[0], s, &step[0]) && pd_mm_uniform(p, st[1], s, &step[1]) &&
+        pd_mm_uniform(p, st[2], s, &step[2]))
+      return s;
+  step[0] = step[1] = step[2] = 0;
+  return p->nb;
+}
+/* Whether no batch dim of size > 1 repeats the operand (each of its
+ * matrices is used by one batch only). */
+PD_HD bool pd_mm_unrepeated(const pd_mm_layout *p, const int64_t *st) {
+  for (int i = 0; i < p->nb; i++)
+    if (p->batch[i] != 1 && st[i] == 0) return false;
+  return true;
+}
+
 #endif

@@ -6,7 +6,7 @@
 
 #include "op.h"
 
-static pd_status pd_lastdim_infer(pd_ctx *c) {
+static inline pd_status pd_lastdim_infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, 0);
   if (x->ndim < 1) return pd_ctx_fail(c, PD_ERR_INPUT, "input X must have at least 1 dim, got %d", x->ndim);
   if (!pd_dtype_is_float(x->dtype))

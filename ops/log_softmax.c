@@ -1,9 +1,11 @@
 /* log_softmax.c — log of the softmax over the last dim: Out[r, j] = X[r, j]
  * - m_r - log(sum_k exp(X[r, k] - m_r)), m_r the row's max, so nothing
  * overflows and a huge logit gives an exact 0. Backward in terms of the
- * output: dX = dOut - exp(Out) * sum_k dOut[r, k]. */
+ * output: dX = dOut - exp(Out) * sum_k dOut[r, k]. The per-element math is
+ * kmath.h's, shared with log_softmax.cu. */
 #include <tgmath.h>
 
+#include "gpu_ops.h"
 #include "lastdim.h"
 
 enum { X, N_IN };
@@ -12,20 +14,20 @@ enum { OUT, N_OUT };
 static const pd_slot_def inputs[] = {{"X", "input [..., D]; each row along the last dim is normalised", 0}};
 static const pd_slot_def outputs[] = {{"Out", "log softmax of X, same shape; exp of every row sums to 1", 0}};
 
-#define LOG_SOFTMAX_FORWARD(T)                                  \
-  static pd_status forward_##T(pd_ctx *c) {                     \
-    int64_t rows, d;                                            \
-    pd_lastdim_rows(pd_in(c, X), &rows, &d);                    \
-    const T *x = PD_DATA(pd_in(c, X), T);                       \
-    T *y = PD_DATA(pd_out(c, OUT), T);                          \
-    for (int64_t r = 0; r < rows; r++, x += d, y += d) {        \
-      T m = x[0], sum = 0;                                      \
-      for (int64_t j = 1; j < d; j++) m = x[j] > m ? x[j] : m;  \
-      for (int64_t j = 0; j < d; j++) sum += exp(x[j] - m);     \
-      T lse = log(sum); /* sum >= 1: the max's own term is 1 */ \
-      for (int64_t j = 0; j < d; j++) y[j] = (x[j] - m) - lse;  \
-    }                                                           \
-    return PD_OK;                                               \
+#define LOG_SOFTMAX_FORWARD(T)                                                 \
+  static pd_status forward_##T(pd_ctx *c) {                                    \
+    int64_t rows, d;                                                           \
+    pd_lastdim_rows(pd_in(c, X), &rows, &d);                                   \
+    const T *x = PD_DATA(pd_in(c, X), T);                                      \
+    T *y = PD_DATA(pd_out(c, OUT), T);                                         \
+    for (int64_t r = 0; r < rows; r++, x += d, y += d) {                       \
+      T m = x[0], sum = 0;                                                     \
+      for (int64_t j = 1; j < d; j++) m = x[j] > m ? x[j] : m;                 \
+      for (int64_t j = 0; j < d; j++) sum += exp(x[j] - m);                    \
+      T lse = log(sum); /* sum >= 1: the max's own term is 1 */                \
+      for (int64_t j = 0; j < d; j++) y[j] = pd_log_softmax_##T(x[j], m, lse); \
+    }                                                                          \
+    return PD_OK;                                                              \
   }
 LOG_SOFTMAX_FORWARD(float)
 LOG_SOFTMAX_FORWARD(double)
@@ -33,31 +35,43 @@ LOG_SOFTMAX_FORWARD(double)
 /* Grad op slots (see op.h): inputs X Out dOut, output dX. */
 enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
 
-#define LOG_SOFTMAX_BACKWARD(T)                                                   \
-  static pd_status backward_##T(pd_ctx *c) {                                      \
-    pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_in(c, G_DOUT);                    \
-    if (!dxt) return PD_OK;                                                       \
-    int64_t rows, d;                                                              \
-    pd_lastdim_rows(pd_in(c, G_OUT), &rows, &d);                                  \
-    const T *y = PD_DATA(pd_in(c, G_OUT), T), *dy = dyt ? PD_DATA(dyt, T) : NULL; \
-    T *dx = PD_DATA(dxt, T);                                                      \
-    for (int64_t r = 0; r < rows; r++, y += d, dx += d) {                         \
-      if (!dy) { /* no gradient reaches Out */                                    \
-        for (int64_t j = 0; j < d; j++) dx[j] = 0;                                \
-        continue;                                                                 \
-      }                                                                           \
-      T sum = 0;                                                                  \
-      for (int64_t j = 0; j < d; j++) sum += dy[j];                               \
-      for (int64_t j = 0; j < d; j++) dx[j] = dy[j] - exp(y[j]) * sum;            \
-      dy += d;                                                                    \
-    }                                                                             \
-    return PD_OK;                                                                 \
+#define LOG_SOFTMAX_BACKWARD(T)                                                          \
+  static pd_status backward_##T(pd_ctx *c) {                                             \
+    pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_in(c, G_DOUT);                           \
+    if (!dxt) return PD_OK;                                                              \
+    int64_t rows, d;                                                                     \
+    pd_lastdim_rows(pd_in(c, G_OUT), &rows, &d);                                         \
+    const T *y = PD_DATA(pd_in(c, G_OUT), T), *dy = dyt ? PD_DATA(dyt, T) : NULL;        \
+    T *dx = PD_DATA(dxt, T);                                                             \
+    for (int64_t r = 0; r < rows; r++, y += d, dx += d) {                                \
+      if (!dy) { /* no gradient reaches Out */                                           \
+        for (int64_t j = 0; j < d; j++) dx[j] = 0;                                       \
+        continue;                                                                        \
+      }                                                                                  \
+      T sum = 0;                                                                         \
+      for (int64_t j = 0; j < d; j++) sum += dy[j];                                      \
+      for (int64_t j = 0; j < d; j++) dx[j] = pd_log_softmax_grad_##T(y[j], dy[j], sum); \
+      dy += d;                                                                           \
+    }                                                                                    \
+    return PD_OK;                                                                        \
   }
 LOG_SOFTMAX_BACKWARD(float)
 LOG_SOFTMAX_BACKWARD(double)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_log_softmax_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_log_softmax_bwd),
+#endif
+};
 
 const pd_op_def pd_op_log_softmax = {
     .type = "log_softmax",
@@ -69,7 +83,7 @@ const pd_op_def pd_op_log_softmax = {
     .n_outputs = N_OUT,
     .infer_shape = pd_lastdim_infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, Y, N_IN };
@@ -19,18 +20,10 @@ static const pd_slot_def inputs[] = {
 static const pd_slot_def outputs[] = {
     {"Out", "X Y, [batch..., M, N] with the batch dims of X and Y broadcast; the 1-D sides' dims dropped", 0}};
 
-/* The product's layout: M, K, N; Out's batch dims and, per batch dim, how
- * many matrices X and Y step by (0 where one repeats). */
-typedef struct mm {
-  int64_t m, k, n, kx;
-  int nb;
-  int64_t batch[PD_MAX_DIMS], xs[PD_MAX_DIMS], ys[PD_MAX_DIMS];
-  int64_t nbatch;
-} mm;
-
-/* Fills *p from the shapes; 0, or the dim index (1-based) whose batch sizes
- * disagree, or -1 when the inner sizes disagree. */
-static int layout(const pd_tensor *x, const pd_tensor *y, mm *p) {
+/* Fills *p (kmath.h's pd_mm_layout, which the GPU kernels use too) from the
+ * shapes; 0, or the dim index (1-based) whose batch sizes disagree, or -1
+ * when the inner sizes disagree. */
+int pd_matmul_layout(const pd_tensor *x, const pd_tensor *y, pd_mm_layout *p) {
   memset(p, 0, sizeof *p);
   int xr = x->ndim, yr = y->ndim;
   p->m = xr >= 2 ? x->dims[xr - 2] : 1;
@@ -51,6 +44,7 @@ static int layout(const pd_tensor *x, const pd_tensor *y, mm *p) {
     p->xs[i] = xd == 1 && p->batch[i] != 1 ? 0 : sx;
     p->ys[i] = yd == 1 && p->batch[i] != 1 ? 0 : sy;
     sx *= xd, sy *= yd;
+    p->os[i] = p->nbatch;
     p->nbatch *= p->batch[i];
   }
   return 0;
@@ -65,8 +59,8 @@ static pd_status infer(pd_ctx *c) {
   if (x->ndim < 1 || y->ndim < 1)
     return pd_ctx_fail(c, PD_ERR_INPUT, "X and Y need at least 1 dim, got shapes %s and %s",
                        pd_dims_str(x->ndim, x->dims, a, sizeof a), pd_dims_str(y->ndim, y->dims, b, sizeof b));
-  mm p;
-  int bad = layout(x, y, &p);
+  pd_mm_layout p;
+  int bad = pd_matmul_layout(x, y, &p);
   if (bad)
     return pd_ctx_fail(c, PD_ERR_INPUT, "X of shape %s and Y of shape %s cannot be multiplied: %s",
                        pd_dims_str(x->ndim, x->dims, a, sizeof a), pd_dims_str(y->ndim, y->dims, b, sizeof b),
@@ -79,26 +73,15 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, nd, dims);
 }
 
-/* Offsets (in matrices) of X's and Y's operands for Out's batch b. */
-static void batch_offsets(const mm *p, int64_t b, int64_t *xo, int64_t *yo) {
-  *xo = *yo = 0;
-  for (int i = p->nb - 1; i >= 0; i--) {
-    int64_t j = b % p->batch[i];
-    b /= p->batch[i];
-    *xo += j * p->xs[i];
-    *yo += j * p->ys[i];
-  }
-}
-
 #define MATMUL_FORWARD(T)                                                                              \
   static pd_status forward_##T(pd_ctx *c) {                                                            \
-    mm p;                                                                                              \
-    layout(pd_in(c, X), pd_in(c, Y), &p);                                                              \
+    pd_mm_layout p;                                                                                    \
+    pd_matmul_layout(pd_in(c, X), pd_in(c, Y), &p);                                                    \
     const T *x = PD_DATA(pd_in(c, X), T), *y = PD_DATA(pd_in(c, Y), T);                                \
     T *out = PD_DATA(pd_out(c, OUT), T);                                                               \
     for (int64_t b = 0; b < p.nbatch; b++) {                                                           \
       int64_t xo, yo;                                                                                  \
-      batch_offsets(&p, b, &xo, &yo);                                                                  \
+      pd_mm_batch_offsets(&p, b, &xo, &yo);                                                            \
       pd_gemm_##T(false, false, p.m, p.n, p.k, 1, x + xo * p.m * p.k, p.k, y + yo * p.k * p.n, p.n, 0, \
                   out + b * p.m * p.n, p.n);                                                           \
     }                                                                                                  \
@@ -114,8 +97,8 @@ enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT 
   static pd_status backward_##T(pd_ctx *c) {                                                                       \
     pd_tensor *xt = pd_in(c, G_X), *yt = pd_in(c, G_Y), *gt = pd_in(c, G_DOUT);                                    \
     pd_tensor *dxt = pd_out(c, X), *dyt = pd_out(c, Y);                                                            \
-    mm p;                                                                                                          \
-    layout(xt, yt, &p);                                                                                            \
+    pd_mm_layout p;                                                                                                \
+    pd_matmul_layout(xt, yt, &p);                                                                                  \
     T *dx = dxt ? PD_DATA(dxt, T) : NULL, *dy = dyt ? PD_DATA(dyt, T) : NULL;                                      \
     if (dx) memset(dx, 0, pd_tensor_bytes(xt));                                                                    \
     if (dy) memset(dy, 0, pd_tensor_bytes(yt));                                                                    \
@@ -123,7 +106,7 @@ enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT 
     const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T), *g = PD_DATA(gt, T);                                         \
     for (int64_t b = 0; b < p.nbatch; b++) {                                                                       \
       int64_t xo, yo;                                                                                              \
-      batch_offsets(&p, b, &xo, &yo);                                                                              \
+      pd_mm_batch_offsets(&p, b, &xo, &yo);                                                                        \
       const T *gb = g + b * p.m * p.n;                                                                             \
       if (dx) /* dX[M, K] += dOut[M, N] Y[K, N]^T */                                                               \
         pd_gemm_##T(false, true, p.m, p.k, p.n, 1, gb, p.n, y + yo * p.k * p.n, p.n, 1, dx + xo * p.m * p.k, p.k); \
@@ -137,19 +120,31 @@ MATMUL_BACKWARD(double)
 
 /* 2 M N K per product. */
 static double flops(pd_ctx *c) {
-  mm p;
-  layout(pd_in(c, X), pd_in(c, Y), &p);
+  pd_mm_layout p;
+  pd_matmul_layout(pd_in(c, X), pd_in(c, Y), &p);
   return 2.0 * (double)p.nbatch * (double)p.m * (double)p.n * (double)p.k;
 }
 
 static double grad_flops(pd_ctx *c) {
-  mm p;
-  layout(pd_in(c, G_X), pd_in(c, G_Y), &p);
+  pd_mm_layout p;
+  pd_matmul_layout(pd_in(c, G_X), pd_in(c, G_Y), &p);
   return 4.0 * (double)p.nbatch * (double)p.m * (double)p.n * (double)p.k;
 }
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_matmul_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_matmul_bwd),
+#endif
+};
 
 const pd_op_def pd_op_matmul = {
     .type = "matmul",
@@ -162,9 +157,9 @@ const pd_op_def pd_op_matmul = {
     .n_outputs = N_OUT,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = PD_LEN(kernels),
     .flops = flops,
     .grad_flops = grad_flops,
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

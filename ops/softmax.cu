@@ -4,17 +4,14 @@
  * <dOut, Out>) (kmath.h's pd_softmax_grad_float). */
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
+#include "lastdim.h"
 
 static __global__ void softmax_fwd(const float *x, float *y, int64_t rows, int64_t d) {
   PD_GPU_FOR_ROWS(r, rows) {
     const float *xr = x + r * d;
     float *yr = y + r * d;
-    float m = -INFINITY;
-    PD_GPU_FOR_COLS(j, d) m = xr[j] > m ? xr[j] : m;
-    m = pd_block_max(m);
-    float s = 0;
-    PD_GPU_FOR_COLS(j, d) s += expf(xr[j] - m);
-    float inv = 1 / pd_block_sum(s);
+    float m;
+    float inv = 1 / pd_block_row_sumexp(xr, d, &m);
     PD_GPU_FOR_COLS(j, d) yr[j] = expf(xr[j] - m) * inv;
   }
 }
@@ -29,14 +26,9 @@ static __global__ void softmax_bwd(const float *y, const float *dy, float *dx, i
   }
 }
 
-static void rows_of(const pd_tensor *x, int64_t *rows, int64_t *d) {
-  *d = x->dims[x->ndim - 1];
-  *rows = *d > 0 ? pd_tensor_numel(x) / *d : 0;
-}
-
 extern "C" pd_status pd_gpu_softmax_fwd(pd_ctx *c) {
   int64_t rows, d;
-  rows_of(pd_in(c, 0), &rows, &d);
+  pd_lastdim_rows(pd_in(c, 0), &rows, &d);
   return PD_GPU_LAUNCH_ROWS(c, rows, softmax_fwd, PD_DATA(pd_in(c, 0), float), PD_DATA(pd_out(c, 0), float), rows, d);
 }
 
@@ -45,7 +37,7 @@ extern "C" pd_status pd_gpu_softmax_bwd(pd_ctx *c) {
   pd_tensor *dx = pd_out(c, 0), *y = pd_in(c, PD_GRAD_Y(1, 1, 0));
   if (!dx) return PD_OK;
   int64_t rows, d;
-  rows_of(y, &rows, &d);
+  pd_lastdim_rows(y, &rows, &d);
   return PD_GPU_LAUNCH_ROWS(c, rows, softmax_bwd, PD_DATA(y, float), pd_gpu_f32(pd_in(c, PD_GRAD_DY(1, 1, 0))),
                             PD_DATA(dx, float), rows, d);
 }

@@ -3,6 +3,7 @@
  * Backward: dX = dOut permuted back (the inverse permutation). */
 #include <string.h>
 
+#include "gpu_ops.h"
 #include "op.h"
 
 enum { X, N_IN };
@@ -17,7 +18,7 @@ static const pd_attr_def attrs[] = {
 };
 
 /* The permutation for X's rank (perm, or the reversal when perm is empty). */
-static void perm_of(pd_ctx *c, int ndim, int *perm) {
+void pd_transpose_perm(pd_ctx *c, int ndim, int *perm) {
   const pd_attr *p = pd_attr_at(c, A_PERM);
   for (int i = 0; i < ndim; i++) perm[i] = p->n ? (int)p->ints[i] : ndim - 1 - i;
 }
@@ -39,27 +40,27 @@ static pd_status infer(pd_ctx *c) {
   }
   int perm[PD_MAX_DIMS];
   int64_t dims[PD_MAX_DIMS];
-  perm_of(c, x->ndim, perm);
+  pd_transpose_perm(c, x->ndim, perm);
   for (int i = 0; i < x->ndim; i++) dims[i] = x->dims[perm[i]];
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, dims);
 }
 
-/* Walks Out (dims odims) in order with X's offset: out[o] = in[xoff] when
- * forward, in[xoff] = out[o] when not (the gradient). Elements of esize bytes. */
+/* Walks Out in order with X's offset (kmath.h's pd_perm_map, which the GPU
+ * kernels index directly): out[o] = in[xoff] when forward, in[xoff] = out[o]
+ * when not (the gradient). Elements of esize bytes. */
 static void permute(char *in, char *out, int nd, const int64_t *xdims, const int *perm, size_t esize, bool forward) {
-  int64_t xstride[PD_MAX_DIMS], st[PD_MAX_DIMS], size[PD_MAX_DIMS], idx[PD_MAX_DIMS] = {0}, n = 1, s = 1;
-  for (int i = nd - 1; i >= 0; i--) xstride[i] = s, s *= xdims[i];
-  for (int i = 0; i < nd; i++) size[i] = xdims[perm[i]], st[i] = xstride[perm[i]], n *= size[i];
-  int64_t off = 0;
-  for (int64_t o = 0; o < n; o++) {
+  pd_perm_map p;
+  int64_t idx[PD_MAX_DIMS] = {0}, off = 0;
+  pd_perm_map_init(&p, nd, xdims, perm);
+  for (int64_t o = 0; o < p.numel; o++) {
     if (forward)
       memcpy(out + o * esize, in + off * esize, esize);
     else
       memcpy(in + off * esize, out + o * esize, esize);
     for (int d = nd - 1; d >= 0; d--) {
-      off += st[d];
-      if (++idx[d] < size[d]) break;
-      off -= st[d] * size[d];
+      off += p.st[d];
+      if (++idx[d] < p.size[d]) break;
+      off -= p.st[d] * p.size[d];
       idx[d] = 0;
     }
   }
@@ -68,7 +69,7 @@ static void permute(char *in, char *out, int nd, const int64_t *xdims, const int
 static pd_status forward(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X);
   int perm[PD_MAX_DIMS];
-  perm_of(c, x->ndim, perm);
+  pd_transpose_perm(c, x->ndim, perm);
   permute(pd_tensor_data(x), pd_tensor_data(pd_out(c, OUT)), x->ndim, x->dims, perm, pd_dtype_size(x->dtype), true);
   return PD_OK;
 }
@@ -85,16 +86,32 @@ static pd_status backward(pd_ctx *c) {
     return PD_OK;
   }
   int perm[PD_MAX_DIMS];
-  perm_of(c, x->ndim, perm);
+  pd_transpose_perm(c, x->ndim, perm);
   permute(pd_tensor_data(dx), pd_tensor_data(dout), x->ndim, x->dims, perm, es, false);
   return PD_OK;
 }
 
 static const pd_kernel kernels[] = {
-    {{PD_CPU, PD_F32}, forward}, {{PD_CPU, PD_F64}, forward}, {{PD_CPU, PD_I32}, forward},
-    {{PD_CPU, PD_I64}, forward}, {{PD_CPU, PD_U8}, forward},
+    {{PD_CPU, PD_F32}, forward},
+    {{PD_CPU, PD_F64}, forward},
+    {{PD_CPU, PD_I32}, forward},
+    {{PD_CPU, PD_I64}, forward},
+    {{PD_CPU, PD_U8}, forward},
+#ifdef PD_WITH_CUDA
+    {{PD_GPU, PD_F32}, pd_gpu_transpose_fwd},
+    {{PD_GPU, PD_F64}, pd_gpu_transpose_fwd},
+    {{PD_GPU, PD_I32}, pd_gpu_transpose_fwd},
+    {{PD_GPU, PD_I64}, pd_gpu_transpose_fwd},
+    {{PD_GPU, PD_U8}, pd_gpu_transpose_fwd},
+#endif
 };
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward),
+    PD_CPU_F64(backward),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_transpose_bwd),
+#endif
+};
 
 const pd_op_def pd_op_transpose = {
     .type = "transpose",
@@ -108,7 +125,7 @@ const pd_op_def pd_op_transpose = {
     .n_attrs = N_ATTRS,
     .infer_shape = infer,
     .kernels = kernels,
-    .n_kernels = 5,
+    .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
-    .n_grad_kernels = 2,
+    .n_grad_kernels = PD_LEN(grad_kernels),
 };

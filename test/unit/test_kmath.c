@@ -533,6 +533,214 @@ static void test_cos_sim_broadcast(void **state) {
   ot_free(dyn);
 }
 
+/* ---- broadcast_add/sub/mul/div: X's and Y's elements per Out element, and
+ * dX's and dY's gathers (bc_bwd_few: one thread per element, in Out's order) ---- */
+static void check_bc_grad(const pd_bc_map *m, pd_bc_kind k, bool for_y, const pd_tensor *x, const pd_tensor *y,
+                          const pd_tensor *g, const pd_tensor *d) {
+  int64_t n = for_y ? m->ny : m->nx, reps = n ? m->numel / n : 0;
+  const int64_t *st = for_y ? m->ys : m->xs;
+  double *ref = alloc_ref(n);
+  int64_t *seen = calloc((size_t)(m->numel > 0 ? m->numel : 1), sizeof *seen);
+  for (int64_t j = 0; j < n; j++) {
+    float s = 0;
+    for (int64_t r = 0; r < reps; r++) {
+      int64_t i = pd_strided_gather(m->nd, m->size, st, j, r);
+      assert_true(i >= 0 && i < m->numel);
+      assert_int_equal(pd_strided_off(m->nd, m->size, st, i), j); /* the inverse of the forward map */
+      seen[i]++;
+      float xv = f32(x)[pd_strided_off(m->nd, m->size, m->xs, i)],
+            yv = f32(y)[pd_strided_off(m->nd, m->size, m->ys, i)];
+      s += for_y ? pd_bc_dy_float(k, f32(g)[i], xv, yv) : pd_bc_dx_float(k, f32(g)[i], yv);
+    }
+    ref[j] = s;
+  }
+  for (int64_t i = 0; i < m->numel; i++) assert_int_equal(seen[i], 1);
+  ot_assert_close(d, ref, n, TOL);
+  free(ref), free(seen);
+}
+
+static void check_broadcast(int nx, const int64_t *xd, int ny, const int64_t *yd) {
+  static const char *const types[] = {"broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div"};
+  static const pd_bc_kind kinds[] = {PD_BC_ADD, PD_BC_SUB, PD_BC_MUL, PD_BC_DIV};
+  pd_tensor *x = ot_rand(PD_F32, nx, xd, 1, -2, 2, 0), *y = ot_rand(PD_F32, ny, yd, 2, -2, 2, 0.5);
+  for (int t = 0; t < 4; t++) {
+    char grad[32];
+    pd_tensor *out = ot_out(), *dx = ot_out(), *dy = ot_out();
+    ot_run(types[t], NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL);
+    pd_tensor *g = ot_rand(PD_F32, out->ndim, out->dims, 3, -1, 1, 0);
+    snprintf(grad, sizeof grad, "%s_grad", types[t]);
+    ot_run(grad, NULL, (pd_tensor *[]){x, y, out, g}, NULL, (pd_tensor *[]){dx, dy}, NULL);
+    pd_bc_map m;
+    pd_bc_map_init(&m, x->ndim, x->dims, y->ndim, y->dims, out->ndim, out->dims);
+    assert_int_equal(m.numel, pd_tensor_numel(out));
+    double *ref = alloc_ref(m.numel);
+    for (int64_t i = 0; i < m.numel; i++) /* bc_fwd */
+      ref[i] = pd_bc_op_float(kinds[t], f32(x)[pd_strided_off(m.nd, m.size, m.xs, i)],
+                              f32(y)[pd_strided_off(m.nd, m.size, m.ys, i)]);
+    ot_assert_close(out, ref, m.numel, TOL);
+    check_bc_grad(&m, kinds[t], false, x, y, g, dx);
+    check_bc_grad(&m, kinds[t], true, x, y, g, dy);
+    free(ref);
+    ot_free(out), ot_free(g), ot_free(dx), ot_free(dy);
+  }
+  ot_free(x), ot_free(y);
+}
+
+static void test_broadcast(void **state) {
+  (void)state;
+  check_broadcast(2, (int64_t[]){3, 4}, 0, NULL);                    /* Y a scalar */
+  check_broadcast(0, NULL, 3, (int64_t[]){2, 3, 4});                 /* X a scalar */
+  check_broadcast(3, (int64_t[]){2, 3, 4}, 1, (int64_t[]){4});       /* a bias */
+  check_broadcast(3, (int64_t[]){2, 3, 4}, 3, (int64_t[]){1, 3, 1}); /* a middle dim */
+  check_broadcast(3, (int64_t[]){2, 1, 4}, 2, (int64_t[]){3, 1});    /* both repeat */
+  check_broadcast(4, (int64_t[]){2, 3, 1, 5}, 4, (int64_t[]){2, 1, 4, 5});
+  check_broadcast(2, (int64_t[]){3, 4}, 2, (int64_t[]){3, 4}); /* no broadcast */
+}
+
+/* ---- transpose: X's element for each Out element (perm_fwd), written back by perm_bwd ---- */
+static void check_transpose(int nd, const int64_t *xd, const char *perm) {
+  const char *attrs[] = {"perm", perm, NULL};
+  pd_tensor *x = ot_rand(PD_F32, nd, xd, 1, -1, 1, 0), *out = ot_out(), *dx = ot_out();
+  ot_run("transpose", attrs, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){out}, NULL);
+  pd_tensor *g = ot_rand(PD_F32, out->ndim, out->dims, 2, -1, 1, 0);
+  ot_run("transpose_grad", attrs, (pd_tensor *[]){x, out, g}, NULL, (pd_tensor *[]){dx}, NULL);
+  opctx o;
+  ctx_open(&o, "transpose", attrs, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){out}, NULL);
+  int p[PD_MAX_DIMS];
+  pd_perm_map m;
+  pd_transpose_perm(&o.c, x->ndim, p);
+  pd_perm_map_init(&m, x->ndim, x->dims, p);
+  assert_int_equal(m.numel, pd_tensor_numel(x));
+  for (int i = 0; i < nd; i++) assert_int_equal(m.size[i], out->dims[i]);
+  float *back = calloc((size_t)m.numel, sizeof *back);
+  int *seen = calloc((size_t)m.numel, sizeof *seen);
+  for (int64_t e = 0; e < m.numel; e++) {
+    int64_t off = pd_strided_off(m.nd, m.size, m.st, e);
+    assert_true(f32(out)[e] == f32(x)[off]);
+    back[off] = f32(g)[e], seen[off]++;
+  }
+  for (int64_t e = 0; e < m.numel; e++) assert_int_equal(seen[e], 1), assert_true(f32(dx)[e] == back[e]);
+  free(back), free(seen);
+  pd_opcall_free(&o.call);
+  ot_free(x), ot_free(out), ot_free(g), ot_free(dx);
+}
+
+static void test_transpose(void **state) {
+  (void)state;
+  check_transpose(2, (int64_t[]){5, 7}, "ints: [1, 0]");
+  check_transpose(3, (int64_t[]){2, 3, 4}, "ints: []"); /* reversed */
+  check_transpose(4, (int64_t[]){2, 3, 4, 5}, "ints: [0, 2, 3, 1]");
+  check_transpose(4, (int64_t[]){2, 3, 4, 5}, "ints: [3, 1, 0, 2]");
+  check_transpose(1, (int64_t[]){6}, "ints: [0]");
+}
+
+/* ---- matmul: the batches as matmul.cu's gemm_batches issues them ---- */
+/* C (+)= op(A) op(B) for every batch b, walked as gemm_batches does: the
+ * split from pd_mm_split, outer loop, then the strided batch; each batch's
+ * offsets checked against pd_strided_off's. Accumulates into c (zeroed by
+ * the caller) in that order. */
+static void mm_replay(const pd_mm_layout *p, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+                      const int64_t *as, int64_t amat, int64_t lda, const float *b, const int64_t *bs, int64_t bmat,
+                      int64_t ldb, double *c, const int64_t *cs, int64_t cmat, int64_t ldc, bool one_by_one) {
+  const int64_t *st[3] = {as, bs, cs};
+  int64_t step[3] = {0, 0, 0}, inner = 1;
+  int s = one_by_one ? p->nb : pd_mm_split(p, st, step);
+  for (int i = s; i < p->nb; i++) inner *= p->batch[i];
+  for (int64_t o = 0; o < p->nbatch / inner; o++)
+    for (int64_t q = 0; q < inner; q++) {
+      int64_t bi = o * inner + q;
+      int64_t ao = pd_strided_off(p->nb, p->batch, as, o * inner) + q * step[0];
+      int64_t bo = pd_strided_off(p->nb, p->batch, bs, o * inner) + q * step[1];
+      int64_t co = pd_strided_off(p->nb, p->batch, cs, o * inner) + q * step[2];
+      assert_int_equal(ao, pd_strided_off(p->nb, p->batch, as, bi));
+      assert_int_equal(bo, pd_strided_off(p->nb, p->batch, bs, bi));
+      assert_int_equal(co, pd_strided_off(p->nb, p->batch, cs, bi));
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double sum = 0;
+          for (int64_t r = 0; r < k; r++)
+            sum += (double)a[ao * amat + (ta ? r * lda + i : i * lda + r)] *
+                   b[bo * bmat + (tb ? j * ldb + r : r * ldb + j)];
+          c[co * cmat + i * ldc + j] += sum;
+        }
+    }
+}
+
+static void check_matmul(int nx, const int64_t *xd, int ny, const int64_t *yd) {
+  pd_tensor *x = ot_rand(PD_F32, nx, xd, 1, -1, 1, 0), *y = ot_rand(PD_F32, ny, yd, 2, -1, 1, 0);
+  pd_tensor *out = ot_out(), *dx = ot_out(), *dy = ot_out();
+  ot_run("matmul", NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL);
+  pd_tensor *g = ot_rand(PD_F32, out->ndim, out->dims, 3, -1, 1, 0);
+  ot_run("matmul_grad", NULL, (pd_tensor *[]){x, y, out, g}, NULL, (pd_tensor *[]){dx, dy}, NULL);
+  pd_mm_layout p;
+  assert_int_equal(pd_matmul_layout(x, y, &p), 0);
+  int64_t no = pd_tensor_numel(out), nxe = pd_tensor_numel(x), nye = pd_tensor_numel(y);
+  assert_int_equal(no, p.nbatch * p.m * p.n);
+  double *ref = alloc_ref(no), *rx = alloc_ref(nxe), *ry = alloc_ref(nye);
+  mm_replay(&p, false, false, p.m, p.n, p.k, f32(x), p.xs, p.m * p.k, p.k, f32(y), p.ys, p.k * p.n, p.n, ref, p.os,
+            p.m * p.n, p.n, false);
+  assert_close_sums(out, ref, no);
+  bool x_rep = !pd_mm_unrepeated(&p, p.xs), y_rep = !pd_mm_unrepeated(&p, p.ys);
+  mm_replay(&p, false, true, p.m, p.k, p.n, f32(g), p.os, p.m * p.n, p.n, f32(y), p.ys, p.k * p.n, p.n, rx, p.xs,
+            p.m * p.k, p.k, x_rep);
+  assert_close_sums(dx, rx, nxe);
+  int64_t step;
+  if (y_rep && pd_mm_uniform(&p, p.ys, 0, &step) && step == 0 && pd_mm_uniform(&p, p.xs, 0, &step) && step == 1) {
+    /* one product over the flattened rows: X dense means batch b's X is matrix b */
+    for (int64_t b = 0; b < p.nbatch; b++) assert_int_equal(pd_strided_off(p.nb, p.batch, p.xs, b), b);
+    for (int64_t r = 0; r < p.k; r++)
+      for (int64_t j = 0; j < p.n; j++) {
+        double sum = 0;
+        for (int64_t i = 0; i < p.nbatch * p.m; i++) sum += (double)f32(x)[i * p.k + r] * f32(g)[i * p.n + j];
+        ry[r * p.n + j] = sum;
+      }
+  } else {
+    mm_replay(&p, true, false, p.k, p.n, p.m, f32(x), p.xs, p.m * p.k, p.k, f32(g), p.os, p.m * p.n, p.n, ry, p.ys,
+              p.k * p.n, p.n, y_rep);
+  }
+  assert_close_sums(dy, ry, nye);
+  free(ref), free(rx), free(ry);
+  ot_free(x), ot_free(y), ot_free(out), ot_free(g), ot_free(dx), ot_free(dy);
+}
+
+static void test_matmul(void **state) {
+  (void)state;
+  check_matmul(2, (int64_t[]){4, 5}, 2, (int64_t[]){5, 3});                   /* plain */
+  check_matmul(3, (int64_t[]){6, 4, 5}, 2, (int64_t[]){5, 3});                /* one Y for all batches */
+  check_matmul(2, (int64_t[]){4, 5}, 3, (int64_t[]){6, 5, 3});                /* one X for all batches */
+  check_matmul(4, (int64_t[]){2, 3, 4, 5}, 4, (int64_t[]){2, 3, 5, 3});       /* dense batches */
+  check_matmul(4, (int64_t[]){2, 1, 4, 5}, 3, (int64_t[]){3, 5, 2});          /* both repeat */
+  check_matmul(5, (int64_t[]){3, 1, 2, 4, 5}, 5, (int64_t[]){1, 2, 2, 5, 3}); /* split: a loop, then batched */
+  check_matmul(1, (int64_t[]){5}, 3, (int64_t[]){2, 5, 3});                   /* 1-D X */
+  check_matmul(3, (int64_t[]){2, 4, 5}, 1, (int64_t[]){5});                   /* 1-D Y */
+}
+
+/* ---- log_softmax: one block per row ---- */
+static void test_log_softmax(void **state) {
+  (void)state;
+  const int64_t rows = 7, d = 19;
+  pd_tensor *x = ot_rand(PD_F32, 3, (int64_t[]){7, 1, d}, 1, -30, 30, 0), *y = ot_out(), *dx = ot_out();
+  pd_tensor *dy = ot_rand(PD_F32, 3, (int64_t[]){7, 1, d}, 2, -1, 1, 0);
+  ot_run("log_softmax", NULL, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){y}, NULL);
+  ot_run("log_softmax_grad", NULL, (pd_tensor *[]){x, y, dy}, NULL, (pd_tensor *[]){dx}, NULL);
+  double ref[7 * 19];
+  for (int64_t r = 0; r < rows; r++) { /* log_softmax_fwd, block r */
+    float m, s;
+    row_stats(f32(x) + r * d, d, &m, &s);
+    float lse = pd_log_float(s);
+    for (int64_t j = 0; j < d; j++) ref[r * d + j] = pd_log_softmax_float(f32(x)[r * d + j], m, lse);
+  }
+  ot_assert_close(y, ref, rows * d, TOL);
+  for (int64_t r = 0; r < rows; r++) { /* log_softmax_bwd, block r */
+    float sum = 0;
+    for (int64_t j = 0; j < d; j++) sum += f32(dy)[r * d + j];
+    for (int64_t j = 0; j < d; j++)
+      ref[r * d + j] = pd_log_softmax_grad_float(f32(y)[r * d + j], f32(dy)[r * d + j], sum);
+  }
+  ot_assert_close(dx, ref, rows * d, TOL);
+  ot_free(x), ot_free(y), ot_free(dy), ot_free(dx);
+}
+
 /* ---- small per-element pieces ---- */
 static void test_scalars(void **state) {
   (void)state;
@@ -569,6 +777,10 @@ int main(void) {
       cmocka_unit_test(test_pool2d),
       cmocka_unit_test(test_conv2d),
       cmocka_unit_test(test_cos_sim_broadcast),
+      cmocka_unit_test(test_broadcast),
+      cmocka_unit_test(test_transpose),
+      cmocka_unit_test(test_matmul),
+      cmocka_unit_test(test_log_softmax),
       cmocka_unit_test(test_scalars),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,7 @@ static void check(pd_dtype dt, int xn, const int64_t *xd, int yn, const int64_t 
   int64_t m = xv.dims[xv.ndim - 2], k = xv.dims[xv.ndim - 1], n = yv.dims[yv.ndim - 1];
   int64_t full[PD_MAX_DIMS];
   int nb = (xv.ndim > yv.ndim ? xv.ndim : yv.ndim) - 2;
-  if (nb) memcpy(full, od, sizeof(int64_t) * (size_t)nb);
+  if (nb > 0) memcpy(full, od, sizeof(int64_t) * (size_t)nb); /* od is NULL for a scalar Out */
   full[nb] = m, full[nb + 1] = n;
   int64_t total = pd_tensor_numel(out);
   double *ref = malloc(sizeof(double) * (size_t)(total + 1));
