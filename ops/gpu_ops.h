@@ -74,6 +74,7 @@ pd_status pd_gpu_pool2d_bwd(pd_ctx *c);
 pd_status pd_gpu_batch_norm_fwd(pd_ctx *c);
 pd_status pd_gpu_batch_norm_bwd(pd_ctx *c);
 pd_status pd_gpu_dropout_fwd(pd_ctx *c);
+pd_status pd_gpu_allreduce_fwd(pd_ctx *c);
 pd_status pd_gpu_dropout_bwd(pd_ctx *c);
 
 /* cast, fill_constant: the kernel for every source / target dtype. */
