@@ -131,6 +131,15 @@ static pd_status set_place(trainer *t, pd_place place, pd_error *err) {
   return !st && t->have_eval ? pd_runner_set_place(&t->er, place, err) : st;
 }
 
+/* After every rank's setup succeeded (collectives, in the same order on
+ * every rank): rank 0's parameters to all, the NCCL communicator, then (on
+ * GPUs of several ranks) the device copies of the broadcast parameters. */
+static pd_status share(trainer *t, pd_place place, bool late_place, pd_error *err) {
+  pd_status st = pd_cli_dist_share(&t->r, err);
+  if (!st && t->net->nccl) st = pd_nccl_init(err);
+  return !st && late_place ? set_place(t, place, err) : st;
+}
+
 static pd_status fill_persistables(trainer *t, const char *params_dir, const char *resume, pd_checkpoint **ck_out,
                                    pd_error *err) {
   pd_net *net = t->net;
@@ -651,10 +660,8 @@ static int train_main(int argc, char **argv) {
   if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
   if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
   if (!st && t.have_eval) st = pd_runner_init(&t.er, t.net, t.scope, eval_ops, &err);
-  /* on GPUs of several ranks: the NCCL communicator, and the device copies
-   * of the parameters only after rank 0's have been broadcast (below) */
+  /* on GPUs of several ranks the device copies come after the broadcast (share) */
   bool late_place = place.kind == PD_GPU && pd_dist_size() > 1;
-  if (!st && t.net->nccl) st = pd_nccl_init(&err);
   if (!st && !late_place) st = set_place(&t, place, &err);
   if (!st) {
     t.r.exec.training = true;
@@ -668,8 +675,7 @@ static int train_main(int argc, char **argv) {
   /* every rank's setup done or failed: agreed before training (under MPI) */
   code = st ? pd_cli_fail(&err) : 0;
   int agreed = pd_cli_dist_agree(code);
-  if (!st && !agreed && !(st = pd_cli_dist_share(&t.r, &err)) &&
-      !(st = late_place ? set_place(&t, place, &err) : PD_OK)) {
+  if (!st && !agreed && !(st = share(&t, place, late_place, &err))) {
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
