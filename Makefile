@@ -81,6 +81,17 @@ CUDA_SRCS := $(wildcard lib/*.cu) $(wildcard ops/*.cu)
 CUDA_GEN_OBJS := $(BUILD)/gen/cublas_tramp.o $(BUILD)/gen/cublas_tramp.S.o
 endif
 
+# NCCL (the GPU allreduce of data-parallel training) where both CUDA and MPI
+# are on and libnccl is beside cudart; without it a GPU run on more than one
+# rank is refused (lib/gpunccl.c).
+ifeq ($(CUDA)$(MPI),11)
+NCCL_SO   := $(firstword $(wildcard $(CUDA_LIB)/libnccl.so $(CUDA_LIB)/libnccl.so.[0-9]*))
+ifneq ($(NCCL_SO),)
+CPPFLAGS  += -DPD_WITH_NCCL
+LDLIBS    += -lnccl
+endif
+endif
+
 ifeq ($(SANITIZE),1)
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CFLAGS    += $(SANFLAGS)

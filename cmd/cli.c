@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "gpurt.h"
+#include "gpunccl.h"
 
 pd_opt *pd_cli_get(pd_opt *opts, int nopts, const char *name) {
   for (int i = 0; i < nopts; i++)
@@ -160,6 +162,17 @@ int pd_cli_device(const char *cmd, pd_opt *opts, int first, pd_place *place) {
       return pd_cli_usage_error(cmd, "%s is for --device gpu",
                                 opts[first + PD_OPT_TF32].value ? "--tf32" : "--no-cuda-graph");
     return 0;
+  }
+  if (pd_dist_size() > 1) { /* data parallel on GPUs: NCCL, one GPU per rank */
+    if (!pd_nccl_built())
+      return pd_cli_usage_error(cmd,
+                                "--device gpu on %d ranks needs NCCL, and this paddle-run was built without it "
+                                "(it needs CUDA and MPI when built); run one rank or use --device cpu",
+                                pd_dist_size());
+    /* plain "gpu": the rank on this node (Open MPI's local rank) modulo the devices */
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    int count = pd_gpu_count();
+    if (strcmp(v, "gpu") == 0 && lr && count > 0) place->device = atoi(lr) % count;
   }
   pd_gpu_opts go = {.device = place->device,
                     .tf32 = opts[first + PD_OPT_TF32].value != NULL,

@@ -18,6 +18,7 @@
 #include "dist_cli.h"
 #include "feed.h"
 #include "gpurt.h"
+#include "gpunccl.h"
 #include "initializer.h"
 #include "net.h"
 #include "params.h"
@@ -122,6 +123,22 @@ typedef struct trainer {
   int64_t *perm, *rows;
   double t0;
 } trainer;
+
+/* The training runner, and the evaluation one when there is one, on `place`
+ * (on a GPU: device copies of the variables, the parameters uploaded). */
+static pd_status set_place(trainer *t, pd_place place, pd_error *err) {
+  pd_status st = pd_runner_set_place(&t->r, place, err);
+  return !st && t->have_eval ? pd_runner_set_place(&t->er, place, err) : st;
+}
+
+/* After every rank's setup succeeded (collectives, in the same order on
+ * every rank): rank 0's parameters to all, the NCCL communicator, then (on
+ * GPUs of several ranks) the device copies of the broadcast parameters. */
+static pd_status share(trainer *t, pd_place place, bool late_place, pd_error *err) {
+  pd_status st = pd_cli_dist_share(&t->r, err);
+  if (!st && t->net->nccl) st = pd_nccl_init(err);
+  return !st && late_place ? set_place(t, place, err) : st;
+}
 
 static pd_status fill_persistables(trainer *t, const char *params_dir, const char *resume, pd_checkpoint **ck_out,
                                    pd_error *err) {
@@ -394,8 +411,9 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       if ((st = reduce_sums(sum, t->nmetrics + 1, err))) break;
       seen = (int64_t)sum[t->nmetrics];
     }
+    /* on a GPU the checksum is over the parameters fetched back to the host */
     if (pd_dist_size() > 1 && (step % t->check_every == 0 || last) &&
-        (st = pd_cli_dist_check(&t->r, step, &t->diverged, err)))
+        ((st = pd_runner_fetch_persistables(&t->r, err)) || (st = pd_cli_dist_check(&t->r, step, &t->diverged, err))))
       break;
     if (step % t->log_every == 0 || last || t->tty) {
       double tn = now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
@@ -586,7 +604,11 @@ static int train_main(int argc, char **argv) {
       st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
   }
   if (!st) st = pd_schedule_check(t.opt, &err);
-  if (!st) t.net->ranks = pd_dist_size();
+  if (!st) {
+    t.net->ranks = pd_dist_size();
+    /* GPUs under mpirun: the gradients' allreduce through NCCL, one rank too */
+    t.net->nccl = place.kind == PD_GPU && pd_dist_joined() && pd_nccl_built();
+  }
   /* a net printed by `desc --backward --optimizer` already has them */
   if (!st) st = pd_net_make_trainable(t.net, t.td->loss, t.opt, &err);
   if (!st) st = pd_net_select_kernels(t.net, place.kind, &err);
@@ -638,8 +660,9 @@ static int train_main(int argc, char **argv) {
   if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
   if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
   if (!st && t.have_eval) st = pd_runner_init(&t.er, t.net, t.scope, eval_ops, &err);
-  if (!st) st = pd_runner_set_place(&t.r, place, &err);
-  if (!st && t.have_eval) st = pd_runner_set_place(&t.er, place, &err);
+  /* on GPUs of several ranks the device copies come after the broadcast (share) */
+  bool late_place = place.kind == PD_GPU && pd_dist_size() > 1;
+  if (!st && !late_place) st = set_place(&t, place, &err);
   if (!st) {
     t.r.exec.training = true;
     t.r.exec.seed = t.seed;
@@ -652,7 +675,7 @@ static int train_main(int argc, char **argv) {
   /* every rank's setup done or failed: agreed before training (under MPI) */
   code = st ? pd_cli_fail(&err) : 0;
   int agreed = pd_cli_dist_agree(code);
-  if (!st && !agreed && !(st = pd_cli_dist_share(&t.r, &err))) {
+  if (!st && !agreed && !(st = share(&t, place, late_place, &err))) {
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
@@ -682,6 +705,7 @@ static int train_main(int argc, char **argv) {
   pd_checkpoint_close(ck);
   pd_scope_free(t.scope);
   pd_net_free(t.net);
+  pd_nccl_close();
   pd_gpu_close();
 out:
   pd_cli_free(opts, NOPT);

@@ -22,6 +22,7 @@ static struct {
   double comm; /* seconds spent in collectives */
 } g = {.size = 1, .timeout = 300, .local_rows = 1};
 
+bool pd_dist_joined(void) { return g.joined; }
 int pd_dist_rank(void) { return g.rank; }
 int pd_dist_size(void) { return g.size; }
 double pd_dist_comm_seconds(void) { return g.comm; }

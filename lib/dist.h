@@ -13,6 +13,14 @@
 #include "error.h"
 #include "tensor.h"
 
+/* C++ (the allreduce op's GPU kernel) includes it too */
+#ifdef __cplusplus
+#define PD_DIST_NORETURN [[noreturn]]
+extern "C" {
+#else
+#define PD_DIST_NORETURN _Noreturn
+#endif
+
 /* Whether this build has MPI at all. */
 bool pd_dist_built(void);
 /* Joins MPI when the process was launched by mpirun (idempotent). */
@@ -21,7 +29,9 @@ pd_status pd_dist_init(pd_error *err);
 void pd_dist_finalize(void);
 /* Ends every rank of the job at once (MPI_Abort) with the exit code; a
  * single rank simply exits. */
-_Noreturn void pd_dist_abort(int code);
+PD_DIST_NORETURN void pd_dist_abort(int code);
+/* Whether this process joined MPI (was started by mpirun), whatever the size. */
+bool pd_dist_joined(void);
 int pd_dist_rank(void);
 int pd_dist_size(void);
 /* Seconds this rank spent in collectives so far (waiting for the others
@@ -54,4 +64,7 @@ bool pd_dist_local_stop(void);
 void pd_dist_set_global_stop(bool stop);
 bool pd_dist_global_stop(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

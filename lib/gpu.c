@@ -193,6 +193,12 @@ pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err) {
 
 bool pd_gpu_is_open(void) { return g.open; }
 
+int pd_gpu_count(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) (void)cudaGetLastError(), n = 0;
+  return n;
+}
+
 void pd_gpu_close(void) {
   if (!g.open) return;
   cudaDeviceSynchronize();
@@ -520,6 +526,7 @@ static pd_status run_ops(pd_runner *r, int begin, int end, pd_error *err) {
  * take their seed from the step on the host), without per-op timing. */
 static bool graph_allowed(const pd_runner *r, int begin, int end) {
   if (g.opts.no_graph || r->op_seconds) return false;
+  if (r->net->ranks > 1 || r->net->nccl) return false; /* the allreduce op's row counts change per step on the host */
   for (int o = begin; o < end; o++)
     if (r->active[o] && r->net->ops[o].def->random) return false;
   return true;
@@ -629,6 +636,7 @@ pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err) {
                    opts->device);
 }
 bool pd_gpu_is_open(void) { return false; }
+int pd_gpu_count(void) { return 0; }
 void pd_gpu_close(void) {}
 const char *pd_gpu_describe(char *buf, size_t size) {
   snprintf(buf, size, "no GPU support in this build");

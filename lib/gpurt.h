@@ -34,6 +34,8 @@ typedef struct pd_gpu_opts {
  * errors that say which ("--device gpu:1: ..."). */
 pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err);
 bool pd_gpu_is_open(void);
+/* Number of CUDA devices this process can use (0: none, or no driver). */
+int pd_gpu_count(void);
 /* Loads cuBLAS (pd_gpu_open does; it is not linked, see mk/cublas_tramp.sh):
  * until then every cuBLAS function returns CUBLAS_STATUS_NOT_INITIALIZED.
  * Needs no GPU. `what` prefixes the message when it cannot be loaded. */

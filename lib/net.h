@@ -57,6 +57,7 @@ typedef struct pd_net {
   int loss;        /* index of the loss variable once backward ops exist, else -1 */
   int n_optimizer; /* update ops after the gradients */
   int ranks;       /* processes training it together (AddOptimizerOps adds an allreduce when > 1); 0: one */
+  bool nccl;       /* the allreduce goes through NCCL (GPU under mpirun): added even on one rank */
   void **keep;     /* memory owned by the net (generated attribute values) */
   int nkeep;
 } pd_net;

@@ -81,7 +81,7 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
     vi->meta.ndim = 1;
     vi->meta.dims[0] = 1;
   }
-  if (!st && net->ranks > 1) st = add_allreduce(net, grads, n, err);
+  if (!st && (net->ranks > 1 || net->nccl)) st = add_allreduce(net, grads, n, err);
   if (!st && opt->clip_norm > 0) {
     const pd_op_def *clip = pd_op_find("clip_by_global_norm");
     const char **names = malloc(sizeof *names * (size_t)n);

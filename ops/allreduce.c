@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "gpu_ops.h"
 #include "optim.h"
 
 enum { X, N_IN };
@@ -78,7 +79,13 @@ static void *fused(pd_ctx *c, pd_dtype dt, int64_t n, pd_status *st) {
 ALLREDUCE(float, PD_F32)
 ALLREDUCE(double, PD_F64)
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_allreduce_fwd),
+#endif
+};
 
 const pd_op_def pd_op_allreduce = {
     .type = "allreduce",
@@ -91,5 +98,5 @@ const pd_op_def pd_op_allreduce = {
     .n_outputs = N_OUT,
     .infer_shape = pd_optim_infer_list,
     .kernels = kernels,
-    .n_kernels = 2,
+    .n_kernels = sizeof kernels / sizeof kernels[0],
 };

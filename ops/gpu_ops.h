@@ -79,6 +79,7 @@ pd_status pd_gpu_pool2d_bwd(pd_ctx *c);
 pd_status pd_gpu_batch_norm_fwd(pd_ctx *c);
 pd_status pd_gpu_batch_norm_bwd(pd_ctx *c);
 pd_status pd_gpu_dropout_fwd(pd_ctx *c);
+pd_status pd_gpu_allreduce_fwd(pd_ctx *c);
 pd_status pd_gpu_dropout_bwd(pd_ctx *c);
 /* broadcast_add, _sub, _mul and _div share broadcast. */
 pd_status pd_gpu_broadcast_fwd(pd_ctx *c);

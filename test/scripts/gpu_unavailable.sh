@@ -2,7 +2,8 @@
 # every command that runs a net (never an abort), and nothing else changes;
 # bad --device values are usage errors. The same for a CPU-only build
 # (`make CUDA=0`, built here into build-cpu/ when this build has CUDA):
-# "built without CUDA", and no CUDA library linked. A machine with a usable
+# "built without CUDA", no CUDA library linked, and under mpirun a GPU run
+# on two ranks refused for want of NCCL. A machine with a usable
 # GPU skips the no-GPU half.
 set -u
 net="$ROOT/netdescs/fashion_mlp.pbtxt"
@@ -47,6 +48,24 @@ cpu="$ROOT/build-cpu/paddle-run"
 "$cpu" --version | grep -qx 'gpu: none (built without CUDA)' || fail "CUDA=0 build: $("$cpu" --version)"
 ! ldd "$cpu" | grep -q 'libcuda\|libcublas' || fail "CUDA=0 build links CUDA: $(ldd "$cpu")"
 all_commands "$cpu" "$nocuda"
+
+# NCCL: linked where CUDA and MPI are; a build without it (CUDA=0 here)
+# refuses a GPU run on more than one rank (exit 2, the reason, before any GPU
+# is looked for)
+! ldd "$cpu" | grep -q libnccl || fail "CUDA=0 build links NCCL"
+if ldd "$PR" | grep -q libmpi; then
+  ldd "$PR" | grep -q libnccl || fail "a build with CUDA and MPI does not link NCCL: $(ldd "$PR")"
+  (
+    . "$ROOT/test/mpi/env.sh"
+    mpirun -np 2 "$cpu" train "$net" --device gpu >out.txt 2>err.txt
+    rc=$?
+    [ $rc -eq 2 ] || fail "CUDA=0 build, mpirun -np 2 --device gpu: exit $rc, want 2: $(cat err.txt)"
+    grep -q '^paddle-run train: --device gpu on 2 ranks needs NCCL, and this paddle-run was built without it (it needs CUDA and MPI when built); run one rank or use --device cpu$' err.txt ||
+      fail "CUDA=0 build, mpirun -np 2 --device gpu: $(cat err.txt)"
+    [ ! -s out.txt ] || fail "printed to stdout: $(cat out.txt)"
+    echo "ok: CUDA=0 build under mpirun -np 2 --device gpu -> $(grep NCCL err.txt)"
+  ) || exit 1
+fi
 
 probe=$("$PR" check "$ROOT/netdescs/fit_a_line.pbtxt" --device gpu 2>&1)
 case "$probe" in

@@ -3,7 +3,8 @@
  * or into fresh outputs; its shape checks; with net->ranks > 1 AddOptimizerOps
  * puts one allreduce over every gradient before clipping and the updates; a
  * net printed that way is recognised when loaded back; and a net holding
- * update ops but no allreduce is refused for several ranks. (The mean over
+ * update ops but no allreduce is refused for several ranks; with net->nccl
+ * (GPUs under mpirun) it adds the op on one rank too. (The mean over
  * several ranks is checked under mpirun by test/scripts/mpi_train.py.) */
 #include "optest.h"
 
@@ -52,11 +53,14 @@ static const char *NET =
     "op { type: \"fc\" inputs: [\"x\", \"w\", \"b\"] outputs: \"p\" attrs { key: \"size\" value { i: 1 } } }\n"
     "op { type: \"mse\" inputs: [\"p\", \"y\"] outputs: \"loss\" }\n";
 
+static bool g_nccl; /* the next net's allreduce goes through NCCL */
+
 static pd_net *trainable(const char *text, int ranks, double clip, pd_status want, char *msg, size_t size) {
   pd_net *net = NULL;
   pd_error err = {0};
   if (pd_net_from_text("t.pbtxt", text, strlen(text), NULL, &net, &err)) fail_msg("load: %s", err.msg);
   net->ranks = ranks;
+  net->nccl = g_nccl;
   Paddle__OptimizerDesc opt = PADDLE__OPTIMIZER_DESC__INIT;
   opt.type = "sgd";
   opt.lr = 0.1;
@@ -81,6 +85,12 @@ static void test_add_optimizer(void **state) {
   (void)state;
   pd_net *one = trainable(NET, 1, 0, PD_OK, NULL, 0);
   assert_int_equal(op_index(one, "allreduce"), -1);
+  pd_net_free(one);
+  /* a GPU run under mpirun (NCCL): the allreduce op on one rank too */
+  g_nccl = true;
+  one = trainable(NET, 1, 0, PD_OK, NULL, 0);
+  g_nccl = false;
+  assert_int_equal(op_index(one, "allreduce"), one->n_forward + one->n_backward);
   pd_net_free(one);
 
   pd_net *net = trainable(NET, 4, 1.0, PD_OK, NULL, 0);
