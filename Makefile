@@ -13,7 +13,9 @@ PREFIX    ?= /usr/local
 SANITIZE  ?= 0
 # CUDA: nvcc on PATH, else in $(CUDA_HOME)/bin; CUDA=0 builds CPU only.
 CUDA_HOME ?= /usr/local/cuda
-NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+ifeq ($(origin NVCC),undefined)
+NVCC      := $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+endif
 ifeq ($(NVCC),)
 CUDA_AUTO := 0
 else
@@ -67,8 +69,17 @@ endif
 # so the binary runs (and says there is no GPU) where the toolkit is but no GPU.
 CUDA_SRCS :=
 ifeq ($(CUDA),1)
-CUDA_DIR  := $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
-CUDA_LIB  := $(firstword $(wildcard $(CUDA_DIR)/lib64 $(CUDA_DIR)/lib $(CUDA_HOME)/lib64))
+# The toolkit's root is what nvcc itself calls TOP: the nvcc on PATH may be a
+# wrapper script elsewhere (/usr/local/bin/nvcc), so its own path says nothing.
+CUDA_DIR  := $(realpath $(shell $(NVCC) --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^\#\$$ TOP=//p'))
+ifeq ($(wildcard $(CUDA_DIR)/include/cuda_runtime.h),)
+CUDA_DIR  := $(realpath $(CUDA_HOME))
+endif
+CUDA_LIB  := $(firstword $(wildcard $(CUDA_DIR)/lib64/libcudart.so $(CUDA_DIR)/lib/libcudart.so $(CUDA_DIR)/targets/x86_64-linux/lib/libcudart.so))
+CUDA_LIB  := $(patsubst %/,%,$(dir $(CUDA_LIB)))
+ifeq ($(CUDA_LIB),)
+$(error nvcc is $(NVCC) but no libcudart.so under $(CUDA_DIR); set CUDA_HOME, or build with CUDA=0)
+endif
 CUDA_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
 # cuBLAS (with cuBLASLt, 600 MB) is not linked: mk/cublas_tramp.sh makes a
 # trampoline for each of its functions, filled by dlopen when a GPU is opened,
@@ -147,7 +158,7 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(@D)
 	$(PROTOC_C) --c_out=$(BUILD)/gen -Iproto $<
 
-$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: $(ONNX_PROTO)
 	@mkdir -p $(@D)
 	$(PROTOC_C) --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 
