@@ -53,7 +53,7 @@ MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu
 BLIS_FLAVOR ?= pthread
 BLIS_LIB  := /usr/lib/$(MULTIARCH)/blis-$(BLIS_FLAVOR)
 CPPFLAGS  += -isystem /usr/include/$(MULTIARCH)/blis-$(BLIS_FLAVOR)
-LDLIBS    += -lprotobuf-c -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lz -lm -lpthread
+LDLIBS    += -lprotobuf-c -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -ldeflate -lz -lm -lpthread
 
 # MPI (Open MPI from Debian) for data-parallel training: on when mpicc is
 # found, `make MPI=0` turns it off. Either way the binary runs as one process
@@ -111,7 +111,7 @@ OPT       := -O1
 endif
 
 # Packages from Debian: building, and testing (which uses the demo's data too).
-DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev \
+DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev libdeflate-dev \
               libopenmpi-dev openmpi-bin libonnx-dev
 DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist libonnx-testdata python3-onnx
 

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,4 +181,12 @@ int pd_cli_device(const char *cmd, pd_opt *opts, int first, pd_place *place) {
   pd_error err = {0};
   if (pd_gpu_open(&go, &err)) return pd_cli_fail(&err);
   return 0;
+}
+
+double pd_cli_t_main;
+
+double pd_cli_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -42,6 +42,11 @@ int pd_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((for
 
 /* Parses a non-negative integer flag value; false (after printing) if bad. */
 bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min, long long *out);
+/* Seconds on CLOCK_MONOTONIC when main() began (set by main), for the
+ * start-up figure in `train --log`. */
+extern double pd_cli_t_main;
+double pd_cli_now(void);
+
 bool pd_cli_double(const char *cmd, const char *flag, const char *s, double *out);
 
 /* The place options every running command shares: --device cpu|gpu[:N],

@@ -31,6 +31,7 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  pd_cli_t_main = pd_cli_now();
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 /* strerror is not thread-safe; the data set reader may run on a prefetch thread. */
@@ -133,8 +134,58 @@ pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t m
   return PD_OK;
 }
 
+/* A buffer for a whole inflated file, freed with free(). */
+static void *big_alloc(size_t n) { return malloc(n); }
+
+/* The fast path: libdeflate inflates whole members about twice as fast as
+ * zlib (Fashion-MNIST's 47 MB of images: 69 ms against 140 ms here), but
+ * only into a buffer of known size and with one word for every kind of bad
+ * data. So it runs only once the header's promise is known and plausible,
+ * and any trouble at all sends the file through the zlib path below, which
+ * says exactly what is wrong. true: buf holds exactly `total` bytes and the
+ * stream (every member) ended at the end of src. */
+static bool gunzip_fast(const uint8_t *src, size_t len, uint8_t *buf, size_t total) {
+  struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+  if (!d) return false;
+  size_t at = 0, got = 0;
+  bool ok = true;
+  while (ok && at < len) {
+    size_t in_used = 0, out_got = 0;
+    ok = pd_is_gzip(src + at, len - at) &&
+         libdeflate_gzip_decompress_ex(d, src + at, len - at, buf + got, total - got, &in_used, &out_got) ==
+             LIBDEFLATE_SUCCESS &&
+         in_used > 0;
+    at += in_used;
+    got += out_got;
+  }
+  libdeflate_free_decompressor(d);
+  return ok && at == len && got == total;
+}
+
+/* Deflate cannot expand data more than 1032 to 1 (a 258-byte match in two
+ * bits, whole), so a header promising more than that of the gzip data we
+ * have is a lie: the fast path never allocates for it. */
+#define PD_DEFLATE_MAX_RATIO 1032u
+
 pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn size_fn, uint8_t **out, size_t *out_len,
                     pd_error *err) {
+  {
+    uint8_t *head = NULL;
+    size_t hlen = 0;
+    uint64_t promise = 0;
+    pd_error quiet = {0};
+    bool fast = pd_gunzip_head(name, src, len, PD_HEAD_MAX, &head, &hlen, &quiet) == PD_OK &&
+                size_fn(name, head, hlen, &promise, &quiet) == PD_OK && promise > 0 &&
+                promise / PD_DEFLATE_MAX_RATIO <= len && promise <= SIZE_MAX;
+    free(head);
+    uint8_t *buf = fast ? big_alloc((size_t)promise) : NULL;
+    if (buf && gunzip_fast(src, len, buf, (size_t)promise)) {
+      *out = buf;
+      *out_len = (size_t)promise;
+      return PD_OK;
+    }
+    free(buf); /* bad or odd data: zlib below, slower, with the exact message */
+  }
   gz_state g;
   pd_status st = gz_init(&g, name, src, len, err);
   if (st) return st;
@@ -233,6 +284,11 @@ static pd_status read_all(const char *path, int fd, uint8_t **out, size_t *out_l
 
 static pd_status maybe_inflate(const char *name, pd_size_fn size_fn, pd_file_image *img, pd_error *err) {
   if (!size_fn || !pd_is_gzip(img->data, img->size)) return PD_OK;
+#ifdef MADV_POPULATE_READ
+  /* every compressed byte is read once, in order: map them all in one call
+   * rather than fault page by page */
+  if (img->map_) (void)madvise(img->map_, img->map_len_, MADV_POPULATE_READ);
+#endif
   uint8_t *buf;
   size_t len;
   pd_status st = pd_gunzip(name, img->data, img->size, size_fn, &buf, &len, err);

@@ -28,7 +28,7 @@ for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 30
     while time.time() < deadline:
-        if os.path.exists(f"{d}.jsonl") and os.path.getsize(f"{d}.jsonl") > 0:
+        if os.path.exists(f"{d}.jsonl") and '"type":"step"' in open(f"{d}.jsonl").read():
             break
         time.sleep(0.05)
     p.send_signal(sig)

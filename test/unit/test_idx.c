@@ -205,6 +205,45 @@ static void test_gzip_by_magic_not_name(void **state) {
   free(b);
 }
 
+/* Concatenated gzip members (what `cat a.gz b.gz` makes) are one stream, as
+ * gunzip reads them, split anywhere, even inside the header; a big file goes
+ * through the fast inflater, whose every refusal the zlib path repeats. */
+static void test_gzip_members_and_large(void **state) {
+  (void)state;
+  enum { N = 300000 };
+  double *v = malloc(sizeof *v * N);
+  for (int i = 0; i < N; i++) v[i] = (double)(((int64_t)i * 7919) % 251);
+  size_t len, za, zb;
+  uint8_t *b = make_idx(0x08, 2, (uint32_t[]){N / 100, 100}, v, N, &len);
+  pd_tensor t;
+  pd_tensor_init(&t, PD_U8);
+  pd_error err = {0};
+  for (size_t cut = 5; cut < len; cut += len / 2) {
+    gzip_file(tpath("a.gz"), b, cut);
+    gzip_file(tpath("b.gz"), b + cut, len - cut);
+    uint8_t *x = slurp(tpath("a.gz"), &za), *y = slurp(tpath("b.gz"), &zb);
+    uint8_t *both = malloc(za + zb + 3);
+    memcpy(both, x, za);
+    memcpy(both + za, y, zb);
+    assert_int_equal(pd_idx_parse("two.gz", both, za + zb, &t, &err), PD_OK);
+    assert_int_equal(t.dims[0], N / 100);
+    for (int i = 0; i < N; i += 997) assert_int_equal(pd_tensor_get(&t, i), v[i]);
+    assert_int_equal(pd_tensor_get(&t, N - 1), v[N - 1]);
+    memcpy(both + za + zb, "abc", 3); /* not a member */
+    refuse_bytes(both, za + zb + 3, "x.idx: 3 bytes of trailing data after the gzip stream");
+    free(both), free(x), free(y);
+  }
+  gzip_file(tpath("big.gz"), b, len);
+  assert_int_equal(pd_idx_read(tpath("big.gz"), &t, &err), PD_OK);
+  assert_int_equal(pd_tensor_get(&t, 12345), v[12345]);
+  uint8_t *z = slurp(tpath("big.gz"), &za);
+  z[za / 2] ^= 0x55; /* inside the deflate data: zlib's message, not libdeflate's silence */
+  refuse_bytes(z, za, "x.idx: ");
+  free(z);
+  pd_tensor_release(&t);
+  free(b), free(v);
+}
+
 static void test_refuses_bad_headers(void **state) {
   (void)state;
   refuse_bytes("", 0, "x.idx: the file is empty; expected an IDX file");
@@ -305,6 +344,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_element_type_plain_and_gzip),
       cmocka_unit_test(test_gzip_by_magic_not_name),
+      cmocka_unit_test(test_gzip_members_and_large),
       cmocka_unit_test(test_refuses_bad_headers),
       cmocka_unit_test(test_refuses_wrong_data_size),
       cmocka_unit_test(test_refuses_bad_gzip),
