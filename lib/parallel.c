@@ -1,13 +1,15 @@
 /* parallel.c — the worker pool behind pd_parallel_run: threads started on
- * first use (and when the thread count grows), each waiting on a condition
- * variable for the next job; a job is published under the pool's lock with
+ * first use (and when the thread count grows), each watching for the next
+ * job a moment and then waiting on a condition variable; a job is published under the pool's lock with
  * a new generation number, and the caller waits until every worker part
  * has finished. One job at a time (a lock around submission); a part that
  * submits again runs that job's parts itself, one after another. */
 #include "parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "tensor.h"
 
@@ -34,24 +36,87 @@ typedef struct start {
   uint64_t gen;
 } start;
 
+/* Waking a thread asleep on a condition variable takes tens of
+ * microseconds here, longer than a whole batch-1 matrix-vector product; so a
+ * worker that finished a job watches for the next one for PD_SPIN_NS before
+ * it sleeps, and the caller watches for its workers likewise. Between the
+ * ops of one step the next job comes well within that; an idle pool sleeps.
+ * The spin yields the core on every turn, so a runnable thread (BLIS's
+ * own, another process) is not kept from it. */
+#define PD_SPIN_NS 50000
+
+/* a pause on most turns, the core given up on every 64th */
+static inline void cpu_relax(unsigned i) {
+  if ((i & 63) == 63) {
+    sched_yield();
+    return;
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spins until *p != not (true) or PD_SPIN_NS passed (false). */
+static bool spin_while_eq_u64(const uint64_t *p, uint64_t not ) {
+  uint64_t until = 0;
+  for (unsigned i = 0;; i++) {
+    if (__atomic_load_n(p, __ATOMIC_ACQUIRE) != not ) return true;
+    if ((i & 63) == 0) {
+      uint64_t t = mono_ns();
+      if (!until)
+        until = t + PD_SPIN_NS;
+      else if (t > until)
+        return false;
+    }
+    cpu_relax(i);
+  }
+}
+
+static bool spin_while_nonzero(const int *p) {
+  uint64_t until = 0;
+  for (unsigned i = 0;; i++) {
+    if (__atomic_load_n(p, __ATOMIC_ACQUIRE) == 0) return true;
+    if ((i & 63) == 0) {
+      uint64_t t = mono_ns();
+      if (!until)
+        until = t + PD_SPIN_NS;
+      else if (t > until)
+        return false;
+    }
+    cpu_relax(i);
+  }
+}
+
 static void *worker(void *p) {
   const start s = *(start *)p;
   free(p);
   const int id = s.id;
   uint64_t seen = s.gen;
   tls_inside = true;
-  pthread_mutex_lock(&pool.mu);
   for (;;) {
-    while (pool.gen == seen) pthread_cond_wait(&pool.wake, &pool.mu);
+    spin_while_eq_u64(&pool.gen, seen);
+    pthread_mutex_lock(&pool.mu);
+    while (__atomic_load_n(&pool.gen, __ATOMIC_ACQUIRE) == seen) pthread_cond_wait(&pool.wake, &pool.mu);
     seen = pool.gen;
-    if (id >= pool.nparts) continue;
+    bool mine = id < pool.nparts;
     pd_parallel_fn fn = pool.fn;
     void *arg = pool.arg;
     int n = pool.total;
     pthread_mutex_unlock(&pool.mu);
+    if (!mine) continue;
     fn(arg, id, n);
-    pthread_mutex_lock(&pool.mu);
-    if (--pool.remaining == 0) pthread_cond_signal(&pool.done);
+    if (__atomic_sub_fetch(&pool.remaining, 1, __ATOMIC_ACQ_REL) == 0) {
+      /* under the lock, so a caller between its check and its wait hears it */
+      pthread_mutex_lock(&pool.mu);
+      pthread_cond_signal(&pool.done);
+      pthread_mutex_unlock(&pool.mu);
+    }
   }
   return NULL;
 }
@@ -91,17 +156,20 @@ void pd_parallel_run(int n, pd_parallel_fn fn, void *arg) {
   }
   /* parts without a worker (thread creation failed) run on the caller */
   int pooled = n - 1 < pool.nworkers ? n - 1 : pool.nworkers;
-  pool.fn = fn, pool.arg = arg, pool.nparts = 1 + pooled, pool.total = n, pool.remaining = pooled;
-  pool.gen++;
+  pool.fn = fn, pool.arg = arg, pool.nparts = 1 + pooled, pool.total = n;
+  __atomic_store_n(&pool.remaining, pooled, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool.gen, pool.gen + 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.mu);
   tls_inside = true;
   fn(arg, 0, n);
   for (int t = 1 + pooled; t < n; t++) fn(arg, t, n);
   tls_inside = false;
-  pthread_mutex_lock(&pool.mu);
-  while (pool.remaining) pthread_cond_wait(&pool.done, &pool.mu);
-  pthread_mutex_unlock(&pool.mu);
+  if (!spin_while_nonzero(&pool.remaining)) {
+    pthread_mutex_lock(&pool.mu);
+    while (__atomic_load_n(&pool.remaining, __ATOMIC_ACQUIRE)) pthread_cond_wait(&pool.done, &pool.mu);
+    pthread_mutex_unlock(&pool.mu);
+  }
   pthread_mutex_unlock(&submit);
 }
 

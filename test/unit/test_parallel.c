@@ -10,9 +10,11 @@
  * the same bits with one thread and with two, on arrays long enough to be
  * split (convolution, whose split changes the summation order, has its own
  * test in test_op_conv2d.c). */
+#include "blas.h"
 #include "optest.h"
 #include "parallel.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -148,6 +150,40 @@ static void check_same_bits(const char *type, const char *const *attrs, pd_tenso
   }
 }
 
+/* A one-row product (batch-1 inference) over a large matrix is split into
+ * column blocks across threads: every layout of A and B, against a plain
+ * sum in double, and the same bits on 1, 2 and 3 threads (each element is
+ * one thread's whole sum). n is not a multiple of the 16-float block. */
+static void test_gemv_split(void **state) {
+  (void)state;
+  enum { K = 300, N = 1000 };
+  float *a = malloc(sizeof *a * K * 2), *b = malloc(sizeof *b * K * N), *c[3];
+  for (int i = 0; i < K * 2; i++) a[i] = (float)((i * 37) % 19) / 19.0f - 0.5f;
+  for (int i = 0; i < K * N; i++) b[i] = (float)((i * 101) % 23) / 23.0f - 0.5f;
+  for (int t = 0; t < 3; t++) c[t] = malloc(sizeof(float) * N);
+  for (int ta = 0; ta < 2; ta++)
+    for (int tb = 0; tb < 2; tb++) {
+      /* A is [1,K] (lda K), or stored transposed as [K,1] with row stride 2 */
+      int64_t lda = ta ? 2 : K, ldb = tb ? K : N;
+      for (int t = 0; t < 3; t++) {
+        pd_set_threads(t + 1);
+        for (int j = 0; j < N; j++) c[t][j] = 1.0f;
+        pd_gemm_float(ta, tb, 1, N, K, 0.5f, a, lda, b, ldb, 2.0f, c[t], N);
+      }
+      for (int j = 0; j < N; j++) {
+        double want = 2.0;
+        for (int k = 0; k < K; k++)
+          want += 0.5 * (double)a[ta ? k * 2 : k] * (double)(tb ? b[j * K + k] : b[k * N + j]);
+        assert_true(fabs(c[0][j] - want) <= 1e-4 * (1 + fabs(want)));
+      }
+      assert_memory_equal(c[0], c[1], sizeof(float) * N);
+      assert_memory_equal(c[0], c[2], sizeof(float) * N);
+    }
+  pd_set_threads(0);
+  for (int t = 0; t < 3; t++) free(c[t]);
+  free(a), free(b);
+}
+
 static void test_activations(void **state) {
   (void)state;
   const char *acts[] = {"relu", "sigmoid", "tanh"};
@@ -217,8 +253,9 @@ static void test_optimizers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_run_parts),   cmocka_unit_test(test_nested),  cmocka_unit_test(test_for_covers),
-      cmocka_unit_test(test_activations), cmocka_unit_test(test_pooling), cmocka_unit_test(test_optimizers),
+      cmocka_unit_test(test_run_parts),  cmocka_unit_test(test_nested),      cmocka_unit_test(test_for_covers),
+      cmocka_unit_test(test_gemv_split), cmocka_unit_test(test_activations), cmocka_unit_test(test_pooling),
+      cmocka_unit_test(test_optimizers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
