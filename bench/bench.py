@@ -388,31 +388,41 @@ class Bench:
         with open(os.path.join(ROOT, NET)) as f, open(nodata, "w") as g:
             g.writelines(l for l in f if "data {" not in l)
         tr_ovr, tr_bare, first_bare = [], [], []
+        start_gz, start_bare = [], []
         for _ in range(n):
             tr_gz += self.exec_times(1, [self.bin, "train", NET, "--iterations", "1", "--log", log])[0]
             first_gz.append(self.first_elapsed(log))
+            start_gz.append(self.startup_of(log))
             tr_ovr += self.exec_times(1, [self.bin, "train", NET, "--iterations", "1", "--log", log] + small)[0]
             tr_bare += self.exec_times(1, [self.bin, "train", nodata, "--iterations", "1", "--log", log] + small)[0]
             first_bare.append(self.first_elapsed(log))
+            start_bare.append(self.startup_of(log))
         S = "3. start-up"
         ms = lambda s: Stat([x * 1e3 for x in s])  # noqa: E731
         self.row(S, "`paddle-run --version` (process floor, ms)", self.msfmt(ver))
         self.row(S, "`check fashion_mlp.pbtxt` (ms)", self.msfmt(chk), self.goal(chk.med * 1e3 < 20, "< 20 ms"))
         self.row(S, "`infer` 1 row, --params DIR (ms)", self.msfmt(inf), self.goal(inf.med * 1e3 < 20, "< 20 ms"))
         self.row(S, "  the same with env OMP_WAIT_POLICY=passive (ms)", self.msfmt(inf_p))
+        floor = ver.med  # exec, dynamic linking, exit: what comes before main() is in --version's time
         g = Stat(tr_gz)
-        self.row(S, "`train --iterations 1`, shipped .gz data, whole process (ms)", self.msfmt(g),
-                 self.goal(g.med * 1e3 < 50, "< 50 ms"))
+        self.row(S, "`train --iterations 1`, shipped .gz data, whole process incl. final evaluation (ms)",
+                 self.msfmt(g))
+        sg = Stat([x + floor for x in start_gz])
+        self.row(S, "  start-up to the first training step: log's `startup` (main() to step 1) + process floor (ms)",
+                 self.msfmt(sg), self.goal(sg.med * 1e3 < 50, "< 50 ms"))
         self.row(S, "  of which the first step (log's elapsed at step 1, ms)", ms(first_gz).fmt(".1f"))
         self.row(S, "  the same with --data/--eval-data overriding to 256-row .npy (ms)", self.msfmt(Stat(tr_ovr)))
         g2 = Stat(tr_bare)
-        self.row(S, "`train --iterations 1`, net without data bindings, 256-row .npy (ms)", self.msfmt(g2),
-                 self.goal(g2.med * 1e3 < 50, "< 50 ms"))
+        self.row(S, "`train --iterations 1`, net without data bindings, 256-row .npy, whole process (ms)",
+                 self.msfmt(g2))
+        sb = Stat([x + floor for x in start_bare])
+        self.row(S, "  start-up to the first training step, as above (ms)", self.msfmt(sb),
+                 self.goal(sb.med * 1e3 < 50, "< 50 ms"))
         self.row(S, "  of which the first step (ms)", ms(first_bare).fmt(".1f"))
-        self.targets.append((S, "start-up to the first training step < 50 ms (`train --iterations 1`, shipped "
-                                ".gz data, whole process)", f"{g.med * 1e3:.1f} ms", g.med * 1e3 < 50))
-        self.targets.append((S, "the same, net without data bindings, 256-row .npy", f"{g2.med * 1e3:.1f} ms",
-                             g2.med * 1e3 < 50))
+        self.targets.append((S, "start-up to the first training step < 50 ms (shipped .gz data: 26 MB inflated "
+                                "to 55 MB before the first step)", f"{sg.med * 1e3:.1f} ms", sg.med * 1e3 < 50))
+        self.targets.append((S, "the same, net without data bindings, 256-row .npy", f"{sb.med * 1e3:.1f} ms",
+                             sb.med * 1e3 < 50))
 
     @staticmethod
     def msfmt(s):
@@ -421,6 +431,16 @@ class Bench:
     @staticmethod
     def goal(ok, text):
         return f"goal {text} " + ("met" if ok else "NOT met")
+
+    @staticmethod
+    def startup_of(log):
+        """the log's start record: seconds from main() to the first step"""
+        with open(log) as f:
+            for line in f:
+                o = json.loads(line)
+                if o.get("type") == "start":
+                    return o["startup"]
+        return None
 
     @staticmethod
     def first_elapsed(log):
@@ -687,6 +707,30 @@ class Bench:
                 self.targets.append((S, f"fashion_mlp training >= {need:.0%} of the GEMM-bound limit, {tag}",
                                      f"{ours / lim.med * 100:.0f}% ({ours:.0f} of {lim.med:.0f} examples/s)",
                                      ours / lim.med >= need))
+            # the products as the runner calls them in a training step (`paddle-run time`, timed around
+            # each pd_gemm call), against the bare-BLIS figure just measured on the same shapes
+            prof = []
+            for _ in range(self.runs):
+                o = json.loads(sh([self.bin, "time", NET, "--json", "--batch-size", str(b), "--threads", str(t),
+                                   "--iterations", "20"]))
+                prof.append(o["products"])
+            pg, ps = Stat([p["gflops"] for p in prof]), Stat([100 * p["share"] for p in prof])
+            warm = fl / float(re.search(r"shapes_warm_seconds ([\d.e-]+)", res).group(1)) * 1e-9
+            self.row(S, f"BLIS sgemm, the same 8 products each repeated warm in cache, {tag} (GFLOP/s, "
+                        "from the per-shape medians)", f"{warm:.1f}")
+            self.row(S, f"our matrix-product path in a training step (`paddle-run time`), {tag} (GFLOP/s)",
+                     pg.fmt(".1f"))
+            bare = max(warm, gf.med)
+            ratio = pg.med / bare
+            self.row(S, f"  ratio ours / bare BLIS on the same shapes (the faster of the two above), {tag}",
+                     f"{ratio:.3f}", self.goal(ratio >= 0.95, "within 5% of bare BLIS"))
+            self.row(S, f"share of the step's op time inside matrix products, {tag} (%)", ps.fmt(".1f"),
+                     self.goal(ps.med >= 85, ">= 85%") if b == 256 else "")
+            if b == 256:
+                self.targets.append((S, f"our matrix-product path within 5% of bare BLIS on the same shapes, {tag}",
+                                     f"{ratio:.3f}x ({pg.med:.1f} vs {bare:.1f} GFLOP/s)", ratio >= 0.95))
+                self.targets.append((S, f">= 85% of step time inside matrix products, {tag}", f"{ps.med:.1f}%",
+                                     ps.med >= 85))
             self.gemm_shapes = getattr(self, "gemm_shapes", {})
             self.gemm_shapes[(b, t)] = shapes
 
@@ -971,9 +1015,8 @@ class Bench:
             lines.append(f"| {s} | {f} | {v} | {g} |")
         if self.targets:
             lines += ["", "## Targets", "",
-                      "Issue 6, point 3, as measured by this run (the targets of sections not run are not listed). "
-                      "Not measured by this bench: our matrix-product path within 5% of bare BLIS on the same "
-                      "shapes, and the share of step time inside matrix products at batch 256 (>= 85%).", "",
+                      "Issue 6, point 3, as measured by this run (the targets of sections not run are not listed).",
+                      "",
                       "| section | target | achieved (median) | |", "|---|---|---|---|"]
             for sec, target, got, ok in self.targets:
                 lines.append(f"| {sec} | {target} | {got} | {'met' if ok else 'NOT met'} |")

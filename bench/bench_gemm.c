@@ -3,8 +3,10 @@
  * on the matrix products of one training step of a 784-512-256-10 MLP at
  * batch B: forward X·W per layer, dW = Xᵀ·dY per layer, dX = dY·Wᵀ for
  * layers 2 and 3 (the first layer's input needs no gradient). Prints, per
- * shape, the median GFLOP/s; then one line per run with the time of the
- * whole set of products (one "step" of GEMMs).
+ * shape, the median GFLOP/s (each shape repeated, its operands warm in
+ * cache) and the sum of those medians; then one line per run with the time
+ * of the whole set of products one after another (one "step" of GEMMs,
+ * each product's operands its own, as cold as the set's size makes them).
  *   bench_gemm THREADS BATCH RUNS */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +76,9 @@ int main(int argc, char **argv) {
   /* warm-up: BLIS's thread pool and packing buffers */
   for (int w = 0; w < 3; w++)
     for (int i = 0; i < ns; i++) gemm(&s[i]);
-  /* per shape: enough repetitions for ~20 ms, `runs` times, median */
+  /* per shape: enough repetitions for ~20 ms, `runs` times, median; the
+   * medians' sum is the set of products each run in a warm cache */
+  double hot_sum = 0;
   for (int i = 0; i < ns; i++) {
     int reps = 1;
     for (;;) {
@@ -93,9 +97,11 @@ int main(int argc, char **argv) {
     double f = 2.0 * (double)s[i].m * (double)s[i].n * (double)s[i].k;
     printf("# shape %s | %.2f %.2f %.2f GFLOP/s (median min max)\n", s[i].what, f / t[runs / 2] * 1e-9,
            f / t[runs - 1] * 1e-9, f / t[0] * 1e-9);
+    hot_sum += t[runs / 2];
     free(t);
   }
   printf("# flops_per_step %.0f batch %lld\n", flops_step, (long long)B);
+  printf("# shapes_warm_seconds %.9f\n", hot_sum);
   /* the whole set of products of one step, `runs` times */
   int reps = 1;
   for (;;) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backward.h"
+#include "blas.h"
 #include "cli.h"
 #include "feed.h"
 #include "gpurt.h"
@@ -26,7 +27,9 @@ const pd_command pd_cmd_time = {
     "\n"
     "Runs one batch through the training step (forward, backward and the\n"
     "file's optimizer) --iterations times after --warmup runs, and prints each\n"
-    "op's median time, its share of the step and its GFLOP/s.\n"
+    "op's median time, its share of the step and its GFLOP/s; on the CPU, then\n"
+    "the matrix products' own time (timed around each BLIS call), their share\n"
+    "of the ops' time and their GFLOP/s.\n"
     "\n"
     "  --iterations N   timed runs (default 20); --warmup N untimed ones first (default 3)\n"
     "  --batch-size N   rows in the batch (default: the file's, or 64)\n"
@@ -148,14 +151,25 @@ static int run(int argc, char **argv) {
     fill_generated(&r, batch);
   int lr = pd_net_var(net, "@lr"), stepv = pd_net_var(net, "@step");
   r.exec.training = true;
+  double all_ops = 0; /* seconds in every op of every timed iteration */
+  pd_blas_profile prof = {0};
   for (long long it = 0; !st && it < warmup + iters; it++) {
     /* the updates need a learning rate; a tiny one keeps the parameters sane */
     if (lr >= 0) pd_tensor_set(r.t[lr], 0, 1e-6);
     if (stepv >= 0) pd_tensor_set(r.t[stepv], 0, (double)(it + 1));
+    if (it == warmup && place.kind == PD_CPU) pd_blas_profile_start();
     st = pd_runner_run(&r, 0, end, &err);
     if (!st && it >= warmup)
-      for (int o = 0; o < end; o++) samples[(it - warmup) * net->nops + o] = r.op_seconds[o];
+      for (int o = 0; o < end; o++) {
+        samples[(it - warmup) * net->nops + o] = r.op_seconds[o];
+        all_ops += r.op_seconds[o];
+      }
   }
+  if (place.kind == PD_CPU) prof = pd_blas_profile_stop();
+  /* the products' share: their time over all the ops' time, both summed over
+   * the timed iterations; GFLOP/s over the products alone */
+  double prod_ms = prof.seconds / (double)iters * 1e3, prod_share = all_ops > 0 ? prof.seconds / all_ops : 0;
+  double prod_gf = prof.seconds > 0 ? prof.flops / prof.seconds * 1e-9 : 0;
   if (st) {
     code = pd_cli_fail(&err);
   } else {
@@ -187,13 +201,23 @@ static int run(int argc, char **argv) {
         printf("%4d  %-32s %-8s %10.4f %6.1f%% %9.2f\n", o, net->ops[o].def->type, pass[p], med[o] * 1e3, 100 * share,
                gf);
     }
-    if (json)
-      printf(
-          "],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"examples_per_sec\":%.1f}\n",
-          part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
-    else
+    if (json) {
+      printf("],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"examples_per_sec\":%.1f",
+             part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
+      if (place.kind == PD_CPU)
+        printf(",\"products\":{\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f,\"calls\":%lld,\"calls_in_parts\":%lld}",
+               prod_ms, prod_share, prod_gf, (long long)(prof.calls / iters), (long long)(prof.calls_in_parts / iters));
+      printf("}\n");
+    } else {
       printf("\nforward %.4f ms, backward %.4f ms, update %.4f ms: step %.4f ms (%.0f examples/s, kernels only)\n",
              part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
+      if (place.kind == PD_CPU && prof.calls)
+        printf("matrix products: %.4f ms a step (mean), %.1f%% of the ops' time, %.2f GFLOP/s, %lld a step\n", prod_ms,
+               100 * prod_share, prod_gf, (long long)(prof.calls / iters));
+      if (place.kind == PD_CPU && prof.calls_in_parts)
+        printf("  and %lld a step inside threads' parts (convolutions), counted in their ops' time only\n",
+               (long long)(prof.calls_in_parts / iters));
+    }
     free(col), free(med);
     code = 0;
   }

@@ -8,11 +8,32 @@
 #include "blas.h"
 
 #include <blis.h>
+#include <time.h>
 
 #include "parallel.h"
 #include "tensor.h"
 
 #define PD_GEMM_SERIAL_BELOW (1 << 18)
+
+static bool g_prof;                   /* read by the pool's threads too: atomic */
+static _Thread_local bool tls_timing; /* inside a timed product */
+static pd_blas_profile g_prof_acc;
+
+static double prof_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void pd_blas_profile_start(void) {
+  g_prof_acc = (pd_blas_profile){0};
+  __atomic_store_n(&g_prof, true, __ATOMIC_RELAXED);
+}
+
+pd_blas_profile pd_blas_profile_stop(void) {
+  __atomic_store_n(&g_prof, false, __ATOMIC_RELAXED);
+  return g_prof_acc;
+}
 
 /* c[0, :] = alpha op(A)[0, :] op(B) + beta c[0, :] */
 #define GEMV_ROW(T, fn)                                                                                          \
@@ -71,6 +92,20 @@ GEMV_SPLIT(double)
   void pd_gemm_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b,    \
                    int64_t ldb, T beta, T *c, int64_t ldc) {                                                           \
     if (m == 0 || n == 0) return;                                                                                      \
+    if (!tls_timing && __atomic_load_n(&g_prof, __ATOMIC_RELAXED)) {                                                   \
+      if (pd_parallel_inside()) {                                                                                      \
+        __atomic_add_fetch(&g_prof_acc.calls_in_parts, 1, __ATOMIC_RELAXED);                                           \
+      } else {                                                                                                         \
+        double t0 = prof_now();                                                                                        \
+        tls_timing = true;                                                                                             \
+        pd_gemm_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                             \
+        tls_timing = false;                                                                                            \
+        g_prof_acc.seconds += prof_now() - t0;                                                                         \
+        g_prof_acc.flops += 2.0 * (double)m * (double)n * (double)k;                                                   \
+        g_prof_acc.calls++;                                                                                            \
+        return;                                                                                                        \
+      }                                                                                                                \
+    }                                                                                                                  \
     if (m == 1 && k > 0) {                                                                                             \
       gemv_##T(ta, tb, n, k, alpha, a, lda, b, ldb, beta, c);                                                          \
       return;                                                                                                          \

@@ -13,4 +13,17 @@ void pd_gemm_float(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
 void pd_gemm_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                     const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
+/* Profile of the products (for `paddle-run time`): while on, every product
+ * called outside a pd_parallel_run part adds its wall time, multiply-adds x2
+ * and one call; those inside parts (a convolution's, whose threads overlap)
+ * are counted in `calls_in_parts` only. Not for use from several threads'
+ * own products at once. */
+typedef struct pd_blas_profile {
+  double seconds, flops;
+  int64_t calls, calls_in_parts;
+} pd_blas_profile;
+void pd_blas_profile_start(void);
+/* Stops counting and returns what was counted since the start. */
+pd_blas_profile pd_blas_profile_stop(void);
+
 #endif
