@@ -63,6 +63,13 @@ typedef struct job {
     const T *p = j->p, *g = j->g, *m = j->m, *v = j->v;                                                \
     T *p_out = j->p_out, *m_out = j->m_out, *v_out = j->v_out;                                         \
     const T lr_t = (T)j->lr_t, eps_t = (T)j->eps_t, wd = (T)j->wd, tb1 = (T)j->b1, tb2 = (T)j->b2;     \
+    if (p_out == p && m_out == m && v_out == v) { /* in place: vectorizable */                         \
+      T *restrict pp = p_out, *restrict mm = m_out, *restrict vv = v_out;                              \
+      const T *restrict gg = g;                                                                        \
+      for (int64_t i = lo; i < hi; i++)                                                                \
+        pd_adam_##T(pp[i], gg[i], mm[i], vv[i], lr_t, eps_t, tb1, tb2, wd, &pp[i], &mm[i], &vv[i]);    \
+      return;                                                                                          \
+    }                                                                                                  \
     for (int64_t i = lo; i < hi; i++)                                                                  \
       pd_adam_##T(p[i], g[i], m[i], v[i], lr_t, eps_t, tb1, tb2, wd, &p_out[i], &m_out[i], &v_out[i]); \
   }                                                                                                    \

@@ -51,6 +51,15 @@ typedef struct job {
     const job *j = arg;                                                                                              \
     const T *p = j->p, *g = j->g, *v = j->v;                                                                         \
     T *p_out = j->p_out, *v_out = j->v_out, lr = (T)j->lr, mu = (T)j->mu, wd = (T)j->wd;                             \
+    if (p_out == p && v_out == v) { /* in place, as the optimizer pass makes it: vectorizable */                     \
+      T *restrict pp = p_out, *restrict vv = v_out;                                                                  \
+      const T *restrict gg = g;                                                                                      \
+      if (j->nesterov)                                                                                               \
+        for (int64_t i = lo; i < hi; i++) pd_momentum_##T(pp[i], gg[i], vv[i], lr, mu, wd, true, &pp[i], &vv[i]);    \
+      else                                                                                                           \
+        for (int64_t i = lo; i < hi; i++) pd_momentum_##T(pp[i], gg[i], vv[i], lr, mu, wd, false, &pp[i], &vv[i]);   \
+      return;                                                                                                        \
+    }                                                                                                                \
     const bool nesterov = j->nesterov;                                                                               \
     for (int64_t i = lo; i < hi; i++) pd_momentum_##T(p[i], g[i], v[i], lr, mu, wd, nesterov, &p_out[i], &v_out[i]); \
   }                                                                                                                  \

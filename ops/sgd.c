@@ -41,6 +41,12 @@ typedef struct job {
     const job *j = arg;                                                                                 \
     const T *p = j->p, *g = j->g;                                                                       \
     T *out = j->out, lr = (T)j->lr, wd = (T)j->wd;                                                      \
+    if (out == p) { /* in place: vectorizable */                                                        \
+      T *restrict pp = out;                                                                             \
+      const T *restrict gg = g;                                                                         \
+      for (int64_t i = lo; i < hi; i++) pp[i] = pd_sgd_##T(pp[i], gg[i], lr, wd);                       \
+      return;                                                                                           \
+    }                                                                                                   \
     for (int64_t i = lo; i < hi; i++) out[i] = pd_sgd_##T(p[i], g[i], lr, wd);                          \
   }                                                                                                     \
   static pd_status update_##T(pd_ctx *c) {                                                              \
