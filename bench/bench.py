@@ -1046,8 +1046,11 @@ class Bench:
                   "`pd_net_from_text` and times `pd_runner_run` over the chain (after a first run that allocates); "
                   "the same kernels called directly through their function pointers give the kernel time.",
                   "3. `bench_exec` fork/execs the command and times it to exit (wait4 also gives ru_maxrss). The "
-                  "parameter directory comes from `train --iterations 1 --save`. The log's `elapsed` starts after "
-                  "data files are opened, so the whole-process figure is the start-up a user sees.",
+                  "parameter directory comes from `train --iterations 1 --save`. The start-up to the first step is "
+                  "the log's `start` record (`startup`: seconds from main() to the first step: net loaded, data "
+                  "files opened and gzip inflated, parameters initialised) plus the process floor (`--version`: "
+                  "exec, dynamic linking, exit); the whole-process figure of `train --iterations 1` also holds the "
+                  "final evaluation over the 10000 test images.",
                   "4. `paddle-run train netdescs/fashion_mlp.pbtxt --threads T --batch-size B --iterations K "
                   "--log-every L --log F`: examples/s over every logged interval after the first (steps L..K), "
                   "from the log's `elapsed`, with `--no-shuffle --params INIT`. Peak RSS is the process's "
@@ -1074,7 +1077,13 @@ class Bench:
                   "5. `bench_gemm` times `pd_gemm_float` (BLIS `bli_sgemm`, the calls ops/fc.c makes, same "
                   "transposes) on the 8 products of one training step: X·W for 3 layers, Xᵀ·dY for 3 layers, "
                   "dY·Wᵀ for layers 2 and 3. The limit is batch / (time of those 8 products); the `3x forward` "
-                  "line spends the same GFLOP/s on 3x the forward FLOPs `check` prints.",
+                  "line spends the same GFLOP/s on 3x the forward FLOPs `check` prints. The set is timed two ways: "
+                  "one product after another, each with its own operands (the `this step's 8 products` line), and "
+                  "each shape repeated with its operands warm in cache (the sum of the per-shape medians); the "
+                  "bare-BLIS rate our path is held to is the faster of the two. Our path: `paddle-run time --json` "
+                  "on the same net, batch and threads, which times each `pd_gemm_float` call the runner makes "
+                  "inside the ops of a training step (20 steps after 3 warm-up, per run), and gives those calls' "
+                  "GFLOP/s and their share of the time of all the step's ops.",
                   "6. `bench_infer` loads the net and the parameter directory, prunes to `prob`, fills `pixels` "
                   "and times `pd_runner_run` per batch (each run averages enough batches to last ~20 ms). At "
                   "batch 1, each run of ours alternates with a run of compare_torch.py's: the same MLP with the "

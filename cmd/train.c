@@ -3,7 +3,6 @@
  * epochs or iterations with per-epoch shuffling from the seed; evaluate,
  * log, checkpoint, and stop cleanly on SIGINT/SIGTERM or a non-finite loss. */
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -494,25 +493,6 @@ static int run(int argc, char **argv) {
   return pd_cli_dist_end(code);
 }
 
-/* The evaluation data's files, opened beside the training data's. */
-typedef struct eval_open {
-  trainer *t;
-  const char *net_path;
-  const char **flags;
-  int n_flags;
-  pthread_t thread;
-  pd_status st;
-  pd_error err;
-} eval_open;
-
-static void *open_eval(void *arg) {
-  eval_open *eo = arg;
-  trainer *t = eo->t;
-  eo->st = pd_feed_bind_all(&t->efeed, t->net, eo->net_path, t->td->eval_data, t->td->n_eval_data, "train.eval_data",
-                            eo->flags, eo->n_flags, "--eval-data", &eo->err);
-  return NULL;
-}
-
 static int train_main(int argc, char **argv) {
   pd_opt opts[NOPT] = {
       [O_DATA] = {.name = "--data", .has_value = true, .repeat = true},
@@ -632,23 +612,19 @@ static int train_main(int argc, char **argv) {
   /* a net printed by `desc --backward --optimizer` already has them */
   if (!st) st = pd_net_make_trainable(t.net, t.td->loss, t.opt, &err);
   if (!st) st = pd_net_select_kernels(t.net, place.kind, &err);
-  /* data: the file's bindings, then flags (which override); the evaluation
-   * data opens on a second thread meanwhile (inflating gzip is most of the
-   * start-up), and the training data's error, if both fail, is the one told */
-  if (!st) {
-    eval_open eo = {.t = &t, .net_path = pos[0], .flags = opts[O_EVAL].values, .n_flags = opts[O_EVAL].n_values};
-    bool threaded = pthread_create(&eo.thread, NULL, open_eval, &eo) == 0;
-    if (!threaded) open_eval(&eo);
+  /* data: the file's bindings, then flags (which override). The evaluation
+   * data opens after the training data, not beside it on a thread: that
+   * saved ~11 ms of start-up on the shipped .gz files but raised the peak
+   * RSS by the evaluation images (7.8 MB) held while the training images
+   * inflate. */
+  if (!st)
     st = pd_feed_bind_all(&t.feed, t.net, pos[0], t.td->data, t.td->n_data, "train.data", opts[O_DATA].values,
                           opts[O_DATA].n_values, "--data", &err);
-    if (!st)
-      st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
-    if (threaded) pthread_join(eo.thread, NULL);
-    if (!st && eo.st) {
-      st = eo.st;
-      err = eo.err;
-    }
-  }
+  if (!st)
+    st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
+  if (!st)
+    st = pd_feed_bind_all(&t.efeed, t.net, pos[0], t.td->eval_data, t.td->n_eval_data, "train.eval_data",
+                          opts[O_EVAL].values, opts[O_EVAL].n_values, "--eval-data", &err);
   /* metrics: the loss, then train.metrics */
   if (!st) {
     t.metrics = calloc(t.td->n_metrics + 1, sizeof *t.metrics);
