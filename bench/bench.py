@@ -633,6 +633,22 @@ class Bench:
         self.row(S, f"mpirun -np 2, global batch {b}, 1 thread each (examples/s)", s2.fmt(".0f"))
         self.row(S, "  speed-up 2 ranks / 1 (paired runs)", speed.fmt(".2f"), self.goal(speed.med >= 1.8, ">= 1.8x"))
         self.row(S, "  share of rank 0's step time in the allreduce (%)", Stat(comm).fmt(".0f"))
+        # What the machine allows: the same 8 products at a rank's 128 rows, bare BLIS on one thread, as one
+        # process alone and as two processes at once (what two ranks do, minus everything else). Two cores
+        # that slow each other down bound the 2-rank speed-up at 2 x (alone / together).
+        g = os.path.join(self.drv, "bench_gemm")
+        runs = lambda out: [float(l) for l in out.splitlines() if l and not l.startswith("#")]  # noqa: E731
+        bound = []
+        for rep in range(self.runs):
+            alone = statistics.median(runs(sh([g, "1", str(b // 2), "5"])))
+            ps = [subprocess.Popen([g, "1", str(b // 2), "5"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                  for _ in range(2)]
+            together = statistics.mean(statistics.median(runs(p.communicate()[0])) for p in ps)
+            bound.append(2 * alone / together)
+        bd = Stat(bound)
+        self.row(S, f"  bound from the machine: bare BLIS, the step's products at {b // 2} rows, two 1-thread "
+                    "processes at once against one alone: 2 x (alone / together)", bd.fmt(".2f"),
+                 f"2 ranks cannot beat this; ours reach {speed.med / bd.med:.0%} of it")
 
     def initial_params(self, net, tag, extra=()):
         """A directory of the parameters our initializer gives `net` (seed 1), as .npy files, for ours
@@ -1122,7 +1138,10 @@ class Bench:
                   "(each rank 128 rows of every global batch of 256; one allreduce of all gradients per step): "
                   "examples/s over the logged intervals after the first, from the log's `elapsed`; the "
                   "communication share is the growth of rank 0's `comm_seconds` (time inside collectives, "
-                  "waiting for the other rank included) over the same interval. Runs alternate 1 and 2 ranks.",
+                  "waiting for the other rank included) over the same interval. Runs alternate 1 and 2 ranks. "
+                  "The bound: `bench_gemm 1 128 5` (the 8 products of a rank's half batch on one BLIS thread) "
+                  "alone, then two copies started together; the median time of a set of products in each, "
+                  "and 2 x alone / (the mean of the two together).",
                   ""]
         if RETRIES:
             self.notes.append(f"{len(RETRIES)} run(s) failed (killed from outside?) and were repeated: " +

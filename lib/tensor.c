@@ -144,6 +144,15 @@ void pd_tensor_share(pd_tensor *dst, const pd_tensor *src) {
   memcpy(dst->dims, src->dims, sizeof dst->dims);
 }
 
+void pd_tensor_view(pd_tensor *dst, const pd_tensor *src) {
+  int nd = dst->ndim;
+  int64_t dims[PD_MAX_DIMS];
+  memcpy(dims, dst->dims, sizeof dims);
+  pd_tensor_share(dst, src);
+  dst->ndim = nd;
+  memcpy(dst->dims, dims, sizeof dims);
+}
+
 pd_status pd_tensor_copy(pd_tensor *dst, const pd_tensor *src, pd_error *err) {
   if (dst == src) return PD_OK;
   dst->dtype = src->dtype;

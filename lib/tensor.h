@@ -65,6 +65,9 @@ size_t pd_tensor_bytes(const pd_tensor *t);
 pd_status pd_tensor_alloc(pd_tensor *t, pd_error *err);
 /* dst shares src's storage, dims and dtype. */
 void pd_tensor_share(pd_tensor *dst, const pd_tensor *src);
+/* dst shares src's storage and dtype but keeps the dims it has (a view with
+ * another shape: reshape, flatten and their gradients). */
+void pd_tensor_view(pd_tensor *dst, const pd_tensor *src);
 /* Deep copy of shape and contents into dst (allocating dst as needed). */
 pd_status pd_tensor_copy(pd_tensor *dst, const pd_tensor *src, pd_error *err);
 

@@ -48,18 +48,8 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, 2, dims);
 }
 
-/* `to` takes `from`'s storage, keeping the dims it was given. */
-static void view(const pd_tensor *from, pd_tensor *to) {
-  int nd = to->ndim;
-  int64_t dims[PD_MAX_DIMS];
-  memcpy(dims, to->dims, sizeof dims);
-  pd_tensor_share(to, from);
-  to->ndim = nd;
-  memcpy(to->dims, dims, sizeof dims);
-}
-
 static pd_status forward(pd_ctx *c) {
-  view(pd_in(c, X), pd_out(c, OUT));
+  pd_tensor_view(pd_out(c, OUT), pd_in(c, X));
   return PD_OK;
 }
 
@@ -69,7 +59,7 @@ enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 static pd_status backward(pd_ctx *c) {
   pd_tensor *dx = pd_out(c, X), *dy = pd_in(c, G_DOUT);
   if (dx && dy)
-    view(dy, dx);
+    pd_tensor_view(dx, dy);
   else if (dx)
     memset(pd_tensor_data(dx), 0, pd_tensor_bytes(dx));
   return PD_OK;
@@ -85,7 +75,7 @@ static double no_flops(pd_ctx *c) {
 /* The same on the GPU, the zeros written on the device. */
 static pd_status backward_gpu(pd_ctx *c) {
   pd_tensor *dx = pd_out(c, X), *dy = pd_in(c, G_DOUT);
-  if (dx && dy) view(dy, dx);
+  if (dx && dy) pd_tensor_view(dx, dy);
   return dx && !dy ? pd_gpu_copy2d(c, pd_tensor_data(dx), 0, NULL, 0, pd_tensor_bytes(dx), 1) : PD_OK;
 }
 #endif

@@ -83,18 +83,8 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, s->n, dims);
 }
 
-/* `to` takes `from`'s storage, keeping the dims it was given. */
-static void view(const pd_tensor *from, pd_tensor *to) {
-  int nd = to->ndim;
-  int64_t dims[PD_MAX_DIMS];
-  memcpy(dims, to->dims, sizeof dims);
-  pd_tensor_share(to, from);
-  to->ndim = nd;
-  memcpy(to->dims, dims, sizeof dims);
-}
-
 static pd_status forward(pd_ctx *c) {
-  view(pd_in(c, X), pd_out(c, OUT));
+  pd_tensor_view(pd_out(c, OUT), pd_in(c, X));
   return PD_OK;
 }
 
@@ -103,7 +93,7 @@ enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 
 static pd_status backward(pd_ctx *c) {
   pd_tensor *dx = pd_out(c, X);
-  if (dx) view(pd_in(c, G_DOUT), dx);
+  if (dx) pd_tensor_view(dx, pd_in(c, G_DOUT));
   return PD_OK;
 }
 
