@@ -49,16 +49,7 @@ static const pd_attr_def attrs[] = {
 typedef pd_conv_geom geom;
 
 static pd_status pair(pd_ctx *c, int a, int64_t *v0, int64_t *v1) {
-  const pd_attr *at = pd_attr_at(c, a);
-  char buf[128];
-  if (at->n != 2)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" must have 2 values (height, width), got %s", attrs[a].name,
-                       pd_attr_str(at, buf, sizeof buf));
-  if (at->ints[0] > CONV_LIMIT || at->ints[1] > CONV_LIMIT)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" values must be at most %lld, got %s", attrs[a].name,
-                       (long long)CONV_LIMIT, pd_attr_str(at, buf, sizeof buf));
-  *v0 = at->ints[0], *v1 = at->ints[1];
-  return PD_OK;
+  return pd_conv_pair(c, a, attrs[a].name, CONV_LIMIT, v0, v1);
 }
 
 /* Reads and checks the sizes from the attributes and Input x (dims[0] may
@@ -66,16 +57,8 @@ static pd_status pair(pd_ctx *c, int a, int64_t *v0, int64_t *v1) {
 static pd_status get_geom(pd_ctx *c, const pd_tensor *x, geom *g) {
   char xs[128];
   pd_dims_str(x->ndim, x->dims, xs, sizeof xs);
-  if (x->ndim != 4) return pd_ctx_fail(c, PD_ERR_INPUT, "Input must be 4-D [N, C, H, W], got shape %s", xs);
-  if (!pd_dtype_is_float(x->dtype))
-    return pd_ctx_fail(c, PD_ERR_INPUT, "Input must be float32 or float64, got %s (add a cast op)",
-                       pd_dtype_name(x->dtype));
-  for (int d = 1; d < 4; d++)
-    if (x->dims[d] < 0 || x->dims[d] > CONV_LIMIT)
-      return pd_ctx_fail(c, PD_ERR_INPUT,
-                         "Input's C, H and W must be known and at most %lld (only the batch may be -1), got %s",
-                         (long long)CONV_LIMIT, xs);
-  pd_status st = pair(c, A_KSIZE, &g->kh, &g->kw);
+  pd_status st = pd_conv_nchw(c, x, "Input", CONV_LIMIT);
+  if (!st) st = pair(c, A_KSIZE, &g->kh, &g->kw);
   if (!st) st = pair(c, A_STRIDES, &g->sh, &g->sw);
   if (!st) st = pair(c, A_PADS, &g->ph, &g->pw);
   if (!st) st = pair(c, A_DILS, &g->dh, &g->dw);

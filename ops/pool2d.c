@@ -46,34 +46,18 @@ static const pd_attr_def attrs[] = {
 typedef pd_pool_geom geom;
 
 static pd_status pair(pd_ctx *c, int a, int64_t *v0, int64_t *v1) {
-  const pd_attr *at = pd_attr_at(c, a);
-  char buf[128];
-  if (a == A_KSIZE && at->n == 0)
+  if (a == A_KSIZE && pd_attr_at(c, a)->n == 0)
     return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"ksize\" is required unless global_pooling is true");
-  if (at->n != 2)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" must have 2 values (height, width), got %s", attrs[a].name,
-                       pd_attr_str(at, buf, sizeof buf));
-  if (at->ints[0] > POOL_LIMIT || at->ints[1] > POOL_LIMIT)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" values must be at most %lld, got %s", attrs[a].name,
-                       (long long)POOL_LIMIT, pd_attr_str(at, buf, sizeof buf));
-  *v0 = at->ints[0], *v1 = at->ints[1];
-  return PD_OK;
+  return pd_conv_pair(c, a, attrs[a].name, POOL_LIMIT, v0, v1);
 }
 
 /* Reads and checks the sizes from the attributes and X (dims[0] may be -1
  * at load). */
 static pd_status get_geom(pd_ctx *c, const pd_tensor *x, geom *g) {
+  pd_status st = pd_conv_nchw(c, x, "X", POOL_LIMIT);
+  if (st) return st;
   char xs[128];
   pd_dims_str(x->ndim, x->dims, xs, sizeof xs);
-  if (x->ndim != 4) return pd_ctx_fail(c, PD_ERR_INPUT, "X must be 4-D [N, C, H, W], got shape %s", xs);
-  if (!pd_dtype_is_float(x->dtype))
-    return pd_ctx_fail(c, PD_ERR_INPUT, "X must be float32 or float64, got %s (add a cast op)",
-                       pd_dtype_name(x->dtype));
-  for (int d = 1; d < 4; d++)
-    if (x->dims[d] < 0 || x->dims[d] > POOL_LIMIT)
-      return pd_ctx_fail(c, PD_ERR_INPUT,
-                         "X's C, H and W must be known and at most %lld (only the batch may be -1), got %s",
-                         (long long)POOL_LIMIT, xs);
   g->n = x->dims[0], g->c = x->dims[1], g->h = x->dims[2], g->w = x->dims[3];
   g->avg = strcmp(pd_attr_s(c, A_TYPE), "avg") == 0;
   g->exclusive = pd_attr_b(c, A_EXCLUSIVE);
@@ -82,7 +66,7 @@ static pd_status get_geom(pd_ctx *c, const pd_tensor *x, geom *g) {
     g->kh = g->h, g->kw = g->w, g->sh = g->sw = 1, g->ph = g->pw = 0, g->ho = g->wo = 1;
     return PD_OK;
   }
-  pd_status st = pair(c, A_KSIZE, &g->kh, &g->kw);
+  st = pair(c, A_KSIZE, &g->kh, &g->kw);
   if (!st) st = pair(c, A_STRIDES, &g->sh, &g->sw);
   if (!st) st = pair(c, A_PADS, &g->ph, &g->pw);
   if (st) return st;
