@@ -433,23 +433,23 @@ class Bench:
         return f"goal {text} " + ("met" if ok else "NOT met")
 
     @staticmethod
-    def startup_of(log):
-        """the log's start record: seconds from main() to the first step"""
+    def log_first(log, rtype, key):
+        """key of the first record of type rtype in a `train --log` file (None if there is none)"""
         with open(log) as f:
             for line in f:
                 o = json.loads(line)
-                if o.get("type") == "start":
-                    return o["startup"]
+                if o.get("type") == rtype:
+                    return o[key]
         return None
 
     @staticmethod
+    def startup_of(log):
+        """the log's start record: seconds from main() to the first step"""
+        return Bench.log_first(log, "start", "startup")
+
+    @staticmethod
     def first_elapsed(log):
-        with open(log) as f:
-            for line in f:
-                o = json.loads(line)
-                if o.get("type") == "step":
-                    return o["elapsed"]
-        return None
+        return Bench.log_first(log, "step", "elapsed")
 
     # --- 4. training (and PyTorch) ---
     def train_configs(self):

@@ -134,9 +134,6 @@ pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t m
   return PD_OK;
 }
 
-/* A buffer for a whole inflated file, freed with free(). */
-static void *big_alloc(size_t n) { return malloc(n); }
-
 /* The fast path: libdeflate inflates whole members about twice as fast as
  * zlib (Fashion-MNIST's 47 MB of images: 69 ms against 140 ms here), but
  * only into a buffer of known size and with one word for every kind of bad
@@ -178,7 +175,7 @@ pd_status pd_gunzip(const char *name, const void *src, size_t len, pd_size_fn si
                 size_fn(name, head, hlen, &promise, &quiet) == PD_OK && promise > 0 &&
                 promise / PD_DEFLATE_MAX_RATIO <= len && promise <= SIZE_MAX;
     free(head);
-    uint8_t *buf = fast ? big_alloc((size_t)promise) : NULL;
+    uint8_t *buf = fast ? malloc((size_t)promise) : NULL;
     if (buf && gunzip_fast(src, len, buf, (size_t)promise)) {
       *out = buf;
       *out_len = (size_t)promise;

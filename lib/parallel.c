@@ -62,35 +62,33 @@ static uint64_t mono_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Spins until *p != not (true) or PD_SPIN_NS passed (false). */
+/* One turn of a spin that has run i turns: false once PD_SPIN_NS passed
+ * since its first turn (*until starts at 0; the clock is read every 64th). */
+static bool spin_turn(unsigned i, uint64_t *until) {
+  if ((i & 63) == 0) {
+    uint64_t t = mono_ns();
+    if (!*until)
+      *until = t + PD_SPIN_NS;
+    else if (t > *until)
+      return false;
+  }
+  cpu_relax(i);
+  return true;
+}
+
+/* Spin until *p != not / *p == 0 (true) or PD_SPIN_NS passed (false). */
 static bool spin_while_eq_u64(const uint64_t *p, uint64_t not ) {
   uint64_t until = 0;
-  for (unsigned i = 0;; i++) {
-    if (__atomic_load_n(p, __ATOMIC_ACQUIRE) != not ) return true;
-    if ((i & 63) == 0) {
-      uint64_t t = mono_ns();
-      if (!until)
-        until = t + PD_SPIN_NS;
-      else if (t > until)
-        return false;
-    }
-    cpu_relax(i);
-  }
+  for (unsigned i = 0; __atomic_load_n(p, __ATOMIC_ACQUIRE) == not ; i++)
+    if (!spin_turn(i, &until)) return false;
+  return true;
 }
 
 static bool spin_while_nonzero(const int *p) {
   uint64_t until = 0;
-  for (unsigned i = 0;; i++) {
-    if (__atomic_load_n(p, __ATOMIC_ACQUIRE) == 0) return true;
-    if ((i & 63) == 0) {
-      uint64_t t = mono_ns();
-      if (!until)
-        until = t + PD_SPIN_NS;
-      else if (t > until)
-        return false;
-    }
-    cpu_relax(i);
-  }
+  for (unsigned i = 0; __atomic_load_n(p, __ATOMIC_ACQUIRE) != 0; i++)
+    if (!spin_turn(i, &until)) return false;
+  return true;
 }
 
 static void *worker(void *p) {
