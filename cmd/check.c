@@ -1,6 +1,7 @@
 /* check.c — `paddle-run check`: parse, validate and infer shapes, then print
  * every variable (kind, dtype, shape), the parameter count, FLOPs per
- * example and a memory estimate — without allocating a single tensor. */
+ * example, a memory estimate and the memory plan's figures — without
+ * allocating a single tensor. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "backward.h"
 #include "cli.h"
 #include "gpurt.h"
+#include "memplan.h"
 #include "net.h"
 
 static int run(int argc, char **argv);
@@ -41,17 +43,42 @@ static const char *count(double n, char *buf, size_t size) {
   return buf;
 }
 
-/* On a GPU: the training step (or the forward pass, for a net without a
+/* The memory plan (lib/memplan.h) of the net's ops at the batch: the
+ * temporaries' bytes each on its own against the bytes with the plan's
+ * shared buffers. A training step keeps its forward values (train does). */
+static pd_status plan_line(const pd_net *net, long long batch, bool training, pd_error *err) {
+  pd_tensor *shapes = calloc((size_t)net->nvars + 1, sizeof *shapes);
+  pd_tensor **ptrs = calloc((size_t)net->nvars + 1, sizeof *ptrs);
+  pd_memplan p = {0};
+  pd_status st = shapes && ptrs ? PD_OK : pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st) st = pd_net_shapes_at(net, batch, shapes, err);
+  if (!st) st = pd_memplan_init(&p, net, NULL, NULL, training, err);
+  if (!st) {
+    for (int v = 0; v < net->nvars; v++) ptrs[v] = &shapes[v];
+    pd_memplan_assign(&p, ptrs);
+    double temps = 0; /* every temporary in its own buffer */
+    for (int v = 0; v < net->nvars; v++) {
+      int64_t n = pd_tensor_numel(&shapes[v]);
+      if (net->vars[v].kind == PD_VAR_TEMP && n > 0) temps += (double)n * (double)pd_dtype_size(shapes[v].dtype);
+    }
+    double planned = temps - (double)p.naive + (double)p.planned;
+    char b1[32], b2[32];
+    printf("memory plan at batch %lld, %s: temporaries %s naive, %s planned (%d variables in %d shared buffers%s)\n",
+           batch, training ? "training step" : "forward", human(temps, b1, sizeof b1), human(planned, b2, sizeof b2),
+           p.ngroups, p.nbufs, training ? "; the forward values stay" : "");
+  }
+  pd_memplan_free(&p);
+  free(shapes), free(ptrs);
+  return st;
+}
+
+/* On a GPU: the training step (the net is made trainable when it has a
  * loss) must have a kernel for every op; its tensors are allocated at the
  * batch (nothing runs) and the allocator's figures printed. */
 static int check_gpu(pd_net *net, long long batch, pd_place place) {
   pd_error err = {0};
   const Paddle__TrainDesc *td = net->desc->train;
-  Paddle__OptimizerDesc dflt = PADDLE__OPTIMIZER_DESC__INIT;
-  pd_status st = PD_OK;
-  if (td && td->loss && *td->loss)
-    st = pd_net_make_trainable(net, td->loss, td->optimizer ? td->optimizer : &dflt, &err);
-  if (!st) st = pd_net_select_kernels(net, PD_GPU, &err);
+  pd_status st = pd_net_select_kernels(net, PD_GPU, &err);
   pd_scope *scope = st ? NULL : pd_scope_new(NULL);
   if (!st && !scope) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   pd_runner r = {0};
@@ -133,6 +160,18 @@ static int run(int argc, char **argv) {
          human(param_bytes, b1, sizeof b1), human(act_bytes, b2, sizeof b2),
          human(act_bytes * (double)batch, b3, sizeof b3), batch);
   free(one);
+  /* the plan of the forward pass, then of the training step */
+  const Paddle__TrainDesc *td = net->desc->train;
+  Paddle__OptimizerDesc dflt = PADDLE__OPTIMIZER_DESC__INIT;
+  pd_status st = plan_line(net, batch, false, &err);
+  if (!st && td && td->loss && *td->loss) {
+    st = pd_net_make_trainable(net, td->loss, td->optimizer ? td->optimizer : &dflt, &err);
+    if (!st) st = plan_line(net, batch, true, &err);
+  }
+  if (st) {
+    pd_net_free(net);
+    return pd_cli_fail(&err);
+  }
   code = place.kind == PD_GPU ? check_gpu(net, batch, place) : 0;
   pd_net_free(net);
   pd_gpu_close();

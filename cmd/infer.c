@@ -123,6 +123,7 @@ static int run(int argc, char **argv) {
   }
   if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, &err);
   if (!st) st = pd_runner_init(&r, net, scope, active, &err);
+  if (!st) st = pd_runner_plan_memory(&r, targets, nf, false, &err); /* the fetched variables stay */
   if (!st) st = pd_runner_set_place(&r, place, &err);
   int64_t total = feed.n ? feed.rows : 1;
   if (!feed.n) batch = 1;

@@ -137,6 +137,7 @@ static int run(int argc, char **argv) {
   if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, &err);
   if (!st) st = pd_init_persistables(net, scope, td ? td->default_init : NULL, td ? td->seed : 1, &err);
   if (!st) st = pd_runner_init(&r, net, scope, NULL, &err);
+  if (!st) st = pd_runner_plan_memory(&r, NULL, 0, train, &err); /* as train and infer run */
   if (!st) st = pd_runner_set_place(&r, place, &err);
   int end = train ? net->nops : net->n_forward;
   samples = calloc((size_t)(iters * net->nops + 1), sizeof *samples);

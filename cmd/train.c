@@ -663,6 +663,9 @@ static int train_main(int argc, char **argv) {
   if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
   if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
+  /* the step's gradients share buffers; its forward values (which the
+   * evaluation runner shares, unplanned) stay, to name a non-finite loss */
+  if (!st) st = pd_runner_plan_memory(&t.r, t.metrics, t.nmetrics, true, &err);
   if (!st && t.have_eval) st = pd_runner_init(&t.er, t.net, t.scope, eval_ops, &err);
   /* on GPUs of several ranks the device copies come after the broadcast (share) */
   bool late_place = place.kind == PD_GPU && pd_dist_size() > 1;

@@ -3,6 +3,7 @@
  * for the batch), pruning, and running it over a Scope. Every message about
  * the file points at the op or variable in it. */
 #include "net.h"
+#include "memplan.h"
 
 #include "gpurt.h"
 #include "initializer.h"
@@ -826,6 +827,12 @@ pd_status pd_runner_init(pd_runner *r, pd_net *net, pd_scope *scope, const bool 
 
 void pd_runner_free(pd_runner *r) {
   if (r->gpu || r->d) pd_gpu_runner_detach(r);
+  if (r->plan) {
+    for (int b = 0; b < r->net->nvars; b++) pd_tensor_release(&r->bufs[b]);
+    pd_memplan_free(r->plan);
+  }
+  free(r->plan);
+  free(r->bufs);
   free(r->t);
   free(r->active);
   free(r->shape_key);
@@ -849,17 +856,61 @@ pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
   }
   if (same && pd_scope_shaped_by(r->scope) == r) return PD_OK;
   r->shapes_ok = false;
+  pd_memplan *plan = r->d ? NULL : r->plan; /* on a GPU: one tensor per variable */
   for (int o = 0; o < net->nops; o++) {
     if (!r->active[o]) continue;
     pd_op *op = &net->ops[o];
     pd_ctx c = {.op = op, .vars = vars, .exec = &r->exec, .err = err};
     pd_status st = pd_op_infer_shape(&c);
     for (int s = 0; s < op->def->n_outputs && !st; s++)
-      for (int i = 0; i < op->out[s].n && !st; i++) st = pd_ctx_alloc(&c, pd_out_at(&c, s, i));
+      for (int i = 0; i < op->out[s].n && !st; i++)
+        if (!plan || op->out[s].vars[i] < 0 || plan->group[op->out[s].vars[i]] < 0) { /* planned: below */
+          pd_tensor *t = pd_out_at(&c, s, i);
+          if (t && t->storage && t->storage->plan_buffer) pd_tensor_release(t); /* a plan's, not this run's */
+          st = pd_ctx_alloc(&c, t);
+        }
     if (st) return st;
+  }
+  if (plan) {
+    pd_memplan_assign(plan, vars);
+    for (int b = 0; b < plan->nbufs; b++) {
+      pd_tensor *buf = &r->bufs[b];
+      int64_t bytes = (int64_t)(plan->bytes[b] ? plan->bytes[b] : 1);
+      pd_status st = pd_tensor_set_dims(buf, 1, &bytes, err);
+      if (!st) st = pd_tensor_alloc(buf, err);
+      if (st) return st;
+      buf->storage->plan_buffer = true;
+    }
+    for (int v = 0; v < net->nvars; v++)
+      if (plan->group[v] >= 0) pd_tensor_set_storage(vars[v], r->bufs[plan->buf[plan->group[v]]].storage);
   }
   r->shapes_ok = true;
   pd_scope_set_shaped_by(r->scope, r);
+  return PD_OK;
+}
+
+pd_status pd_runner_plan_memory(pd_runner *r, const int *keep, int nkeep, bool keep_forward, pd_error *err) {
+  int n = r->net->nvars;
+  bool *kept = calloc((size_t)n + 1, 1);
+  pd_memplan *plan = calloc(1, sizeof *plan);
+  pd_tensor *bufs = calloc((size_t)n + 1, sizeof *bufs);
+  pd_status st = kept && plan && bufs ? PD_OK : pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int i = 0; i < nkeep && !st; i++)
+    if (keep[i] >= 0 && keep[i] < n) kept[keep[i]] = true;
+  if (!st) st = pd_memplan_init(plan, r->net, r->active, kept, keep_forward, err);
+  free(kept);
+  if (st) {
+    free(plan), free(bufs);
+    return st;
+  }
+  for (int b = 0; b < n; b++) pd_tensor_init(&bufs[b], PD_U8);
+  if (r->plan) { /* planned again: the old buffers go once no variable uses them */
+    for (int b = 0; b < n; b++) pd_tensor_release(&r->bufs[b]);
+    pd_memplan_free(r->plan);
+    free(r->plan), free(r->bufs);
+  }
+  r->plan = plan, r->bufs = bufs;
+  r->shapes_ok = false;
   return PD_OK;
 }
 

@@ -125,6 +125,10 @@ typedef struct pd_runner {
   pd_tensor **d;
   struct pd_gpu_run *gpu; /* staging buffers and the CUDA graph (gpu.c) */
   bool staged;            /* the host-fed variables were staged ahead (pd_runner_stage) */
+  /* The memory plan (pd_runner_plan_memory), on the CPU: the planned
+   * temporaries use bufs[their buffer]'s storage. */
+  struct pd_memplan *plan;
+  pd_tensor *bufs;
 } pd_runner;
 
 /* Binds the net to a scope: every variable gets a tensor there (persistable
@@ -134,6 +138,12 @@ void pd_runner_free(pd_runner *r);
 /* After data tensors were set: infers shapes for the batch (only when the
  * data dims changed) and allocates outputs (grow-only). */
 pd_status pd_runner_prepare(pd_runner *r, pd_error *err);
+/* Plans this runner's memory (lib/memplan.h): from the next prepare on, the
+ * temporaries whose lifetimes do not overlap share buffers. keep[0..nkeep):
+ * variables read after a run (fetched); keep_forward: every forward output
+ * stays readable after a training step (to name the op of a non-finite
+ * loss). CPU only: a runner on a GPU place keeps one tensor per variable. */
+pd_status pd_runner_plan_memory(pd_runner *r, const int *keep, int nkeep, bool keep_forward, pd_error *err);
 /* Run(scope, begin, end) of seed 004: runs the active ops in [begin, end).
  * On a GPU it only queues the work: read results through pd_runner_fetch. */
 pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err);

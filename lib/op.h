@@ -134,6 +134,11 @@ struct pd_op_def {
   /* Ops that behave differently when training (dropout, batch_norm) read
    * pd_ctx_training(c); stateful random ops set this to get an RNG stream. */
   bool random;
+  /* 1 + the input slot whose storage its kernels make the outputs share
+   * (reshape, flatten, identity: X; their generated grad ops: Out@GRAD),
+   * 0: none. The memory plan keeps such variables in one buffer
+   * (lib/memplan.h). */
+  int views;
   /* Constant data a family of ops shares kernels through (e.g. which
    * activation relu/sigmoid/tanh compute); the grad op gets the same. */
   const void *data;

@@ -86,6 +86,7 @@ static void make_grad(const pd_op_def *f) {
       .kernel_dtype = f->kernel_dtype,
       .flops = f->grad_flops,
       .random = f->random,
+      .views = f->views ? 1 + PD_GRAD_DY(ni, no, 0) : 0, /* dX shares dOut */
       .data = f->data,
   };
 }

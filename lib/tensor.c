@@ -124,10 +124,7 @@ pd_status pd_tensor_alloc(pd_tensor *t, pd_error *err) {
                      pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
   }
   memset(data, 0, cap);
-  s->data = data;
-  s->cap = cap;
-  s->refs = 1;
-  s->place = t->place;
+  *s = (pd_storage){.data = data, .cap = cap, .refs = 1, .place = t->place};
   storage_unref(t->storage);
   t->storage = s;
   return PD_OK;
@@ -151,6 +148,13 @@ void pd_tensor_view(pd_tensor *dst, const pd_tensor *src) {
   pd_tensor_share(dst, src);
   dst->ndim = nd;
   memcpy(dst->dims, dims, sizeof dims);
+}
+
+void pd_tensor_set_storage(pd_tensor *t, pd_storage *s) {
+  if (t->storage == s) return;
+  if (s) s->refs++;
+  storage_unref(t->storage);
+  t->storage = s;
 }
 
 pd_status pd_tensor_copy(pd_tensor *dst, const pd_tensor *src, pd_error *err) {

@@ -38,6 +38,7 @@ typedef struct pd_storage {
   size_t cap; /* bytes */
   int refs;
   pd_place place;
+  bool plan_buffer; /* a memory plan's buffer, shared by several variables (lib/memplan.h) */
 } pd_storage;
 
 typedef struct pd_tensor {
@@ -68,6 +69,9 @@ void pd_tensor_share(pd_tensor *dst, const pd_tensor *src);
 /* dst shares src's storage and dtype but keeps the dims it has (a view with
  * another shape: reshape, flatten and their gradients). */
 void pd_tensor_view(pd_tensor *dst, const pd_tensor *src);
+/* t uses storage s (which must hold t's bytes), keeping its dtype and dims
+ * (the memory plan's shared buffers). */
+void pd_tensor_set_storage(pd_tensor *t, pd_storage *s);
 /* Deep copy of shape and contents into dst (allocating dst as needed). */
 pd_status pd_tensor_copy(pd_tensor *dst, const pd_tensor *src, pd_error *err);
 

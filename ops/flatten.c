@@ -113,4 +113,5 @@ const pd_op_def pd_op_flatten = {
     .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
     .n_grad_kernels = PD_LEN(grad_kernels),
+    .views = 1, /* Out shares X's storage */
 };

@@ -9,6 +9,7 @@
 #include "backward.h"
 #include "gradcheck.h"
 #include "initializer.h"
+#include "memplan.h"
 #include "net.h"
 #include "rng.h"
 #include "scope.h"
@@ -305,6 +306,139 @@ static void test_backward_errors(void **state) {
   pd_net_free(net);
 }
 
+/* The memory plan changes where temporaries live, never what they hold: a
+ * small CNN (conv, relu, max pool, batch_norm, flatten, concat, a fan-out
+ * summed in backward, dropout, reshape and identity views, softmax with
+ * cross-entropy, momentum) trained with the plan (training step: forward
+ * kept; and every temporary planned) ends with the same bits as without it,
+ * over batches of 6, 6 and a short one of 4 (which re-plans). */
+static const char CNN[] =
+    "var { name: 'x' shape: [-1, 2, 6, 6] }\n"
+    "var { name: 'y' shape: [-1, 1] dtype: INT64 }\n"
+    "op { type: 'conv2d' inputs: ['x', 'cw', 'cb'] outputs: 'c' attrs { key: 'num_filters' value { i: 4 } }\n"
+    "     attrs { key: 'kernel_size' value { ints: [3, 3] } } attrs { key: 'paddings' value { ints: [1, 1] } } }\n"
+    "op { type: 'batch_norm' inputs: ['c', 'bs', 'bb', 'bm', 'bv'] outputs: ['n', 'bm', 'bv'] }\n"
+    "op { type: 'relu' inputs: 'n' outputs: 'r' }\n"
+    "op { type: 'pool2d' inputs: 'r' outputs: 'p' attrs { key: 'ksize' value { ints: [2, 2] } }\n"
+    "     attrs { key: 'strides' value { ints: [2, 2] } } }\n"
+    "op { type: 'flatten' inputs: 'p' outputs: 'f' }\n"
+    "op { type: 'scale' inputs: 'f' outputs: 'g' attrs { key: 'scale' value { f: 2 } } }\n"
+    "op { type: 'concat' inputs: ['g', 'f'] outputs: 'cat' attrs { key: 'axis' value { i: 1 } } }\n"
+    "op { type: 'fc' inputs: ['cat', 'w1', 'b1'] outputs: 'h' attrs { key: 'size' value { i: 8 } }\n"
+    "     attrs { key: 'act' value { s: 'tanh' } } }\n"
+    "op { type: 'dropout' inputs: 'h' outputs: ['d', 'dm'] attrs { key: 'dropout_prob' value { f: 0.25 } } }\n"
+    "op { type: 'elementwise_add' inputs: ['d', 'h'] outputs: 'hh' }\n"
+    "op { type: 'identity' inputs: 'hh' outputs: 'hi' }\n"
+    "op { type: 'reshape' inputs: 'hi' outputs: 'hr' attrs { key: 'shape' value { ints: [-1, 2, 4] } } }\n"
+    "op { type: 'flatten' inputs: 'hr' outputs: 'hf' }\n"
+    "op { type: 'fc' inputs: ['hf', 'w2', 'b2'] outputs: 'logits' attrs { key: 'size' value { i: 3 } } }\n"
+    "op { type: 'softmax_with_cross_entropy' inputs: ['logits', 'y'] outputs: ['sm', 'loss'] }\n"
+    "op { type: 'mean' inputs: 'loss' outputs: 'avg' }\n";
+
+typedef struct cnn_run {
+  pd_net *net;
+  pd_scope *scope;
+  pd_runner r;
+} cnn_run;
+
+/* CNN made trainable (momentum) with seeded parameters; plan: 0 none, 1 as
+ * train does (forward kept), 2 every temporary, 3 the forward ops alone
+ * (as infer runs: every value dies at its last reader). */
+static void cnn_open(cnn_run *c, pd_dtype fdt, int plan, bool forward) {
+  c->net = load(CNN, fdt);
+  pd_error err = {0};
+  Paddle__OptimizerDesc opt = PADDLE__OPTIMIZER_DESC__INIT;
+  opt.type = "momentum", opt.lr = 0.1f;
+  if (pd_net_make_trainable(c->net, "avg", &opt, &err) || pd_net_select_kernels(c->net, PD_CPU, &err))
+    fail_msg("%s", err.msg);
+  c->scope = pd_scope_new(NULL);
+  assert_int_equal(pd_init_persistables(c->net, c->scope, NULL, 7, &err), PD_OK);
+  bool active[64] = {0};
+  assert_true(c->net->nops <= 64);
+  for (int o = 0; o < c->net->nops; o++) active[o] = !forward || o < c->net->n_forward;
+  assert_int_equal(pd_runner_init(&c->r, c->net, c->scope, active, &err), PD_OK);
+  int avg = pd_net_var(c->net, "avg");
+  if (plan) assert_int_equal(pd_runner_plan_memory(&c->r, &avg, 1, plan == 1, &err), PD_OK);
+  c->r.exec.training = !forward, c->r.exec.seed = 5;
+}
+
+static void cnn_feed(cnn_run *c, int64_t n, int step) {
+  pd_error err = {0};
+  pd_net *net = c->net;
+  int x = pd_net_var(net, "x"), y = pd_net_var(net, "y"), lr = pd_net_var(net, "@lr");
+  c->r.exec.step = step;
+  if (lr >= 0) pd_tensor_set(c->r.t[lr], 0, 0.1);
+  assert_int_equal(pd_tensor_set_dims(c->r.t[x], 4, (int64_t[]){n, 2, 6, 6}, &err), PD_OK);
+  assert_int_equal(pd_tensor_alloc(c->r.t[x], &err), PD_OK);
+  assert_int_equal(pd_tensor_set_dims(c->r.t[y], 2, (int64_t[]){n, 1}, &err), PD_OK);
+  assert_int_equal(pd_tensor_alloc(c->r.t[y], &err), PD_OK);
+  uint64_t s = 11 + (uint64_t)step;
+  for (int64_t i = 0; i < n * 72; i++) pd_tensor_set(c->r.t[x], i, 2 * pd_rng_uniform(&s) - 1);
+  for (int64_t i = 0; i < n; i++) pd_tensor_set(c->r.t[y], i, (double)(pd_rng_next(&s) % 3));
+}
+
+static void cnn_close(cnn_run *c) {
+  pd_runner_free(&c->r);
+  pd_scope_free(c->scope);
+  pd_net_free(c->net);
+}
+
+/* Runs a planned and an unplanned CNN op by op in lockstep (a training step
+ * with each plan, and the forward pass alone); after each op,
+ * every variable that a later op still reads (a lifetime computed here,
+ * apart from the plan's) and every persistable must hold the same bits in
+ * both. A buffer handed on while a value in it is still needed fails at the
+ * op that overwrote it. */
+static void test_memory_plan(void **state) {
+  (void)state;
+  const pd_dtype types[] = {PD_F64, PD_F32};
+  for (int k = 0; k < 2; k++)
+    for (int plan = 1; plan <= 3; plan++) {
+      cnn_run ref, pl;
+      cnn_open(&ref, types[k], 0, plan == 3);
+      cnn_open(&pl, types[k], plan, plan == 3);
+      pd_net *net = pl.net;
+      int *last = calloc((size_t)net->nvars, sizeof *last), *first = calloc((size_t)net->nvars, sizeof *first);
+      for (int v = 0; v < net->nvars; v++) first[v] = -1, last[v] = -1;
+      for (int o = 0; o < (plan == 3 ? net->n_forward : net->nops); o++) {
+        const pd_op *op = &net->ops[o];
+        for (int s = 0; s < op->def->n_inputs; s++)
+          for (int i = 0; i < op->in[s].n; i++)
+            if (op->in[s].vars[i] >= 0) last[op->in[s].vars[i]] = o;
+        for (int s = 0; s < op->def->n_outputs; s++)
+          for (int i = 0; i < op->out[s].n; i++)
+            if (op->out[s].vars[i] >= 0 && first[op->out[s].vars[i]] < 0) first[op->out[s].vars[i]] = o;
+      }
+      const int64_t sizes[] = {6, 6, 4}; /* the short batch re-plans */
+      pd_error err = {0};
+      int compared = 0;
+      for (int b = 0; b < 3; b++) {
+        cnn_feed(&ref, sizes[b], b);
+        cnn_feed(&pl, sizes[b], b);
+        for (int o = 0; o < (plan == 3 ? net->n_forward : net->nops); o++) {
+          if (pd_runner_run(&ref.r, o, o + 1, &err) || pd_runner_run(&pl.r, o, o + 1, &err)) fail_msg("%s", err.msg);
+          for (int v = 0; v < net->nvars; v++) {
+            bool live = net->vars[v].kind == PD_VAR_TEMP ? first[v] >= 0 && first[v] <= o && o < last[v]
+                                                         : net->vars[v].kind != PD_VAR_DATA;
+            if (!live) continue;
+            const pd_tensor *a = ref.r.t[v], *c = pl.r.t[v];
+            assert_int_equal(pd_tensor_bytes(a), pd_tensor_bytes(c));
+            if (memcmp(pd_tensor_data(a), pd_tensor_data(c), pd_tensor_bytes(a)) != 0)
+              fail_msg("%s, plan %d, batch %d: after op #%d %s, \"%s\" differs from the run without a plan",
+                       pd_dtype_name(types[k]), plan, b, o, net->ops[o].def->type, net->vars[v].name);
+            compared++;
+          }
+        }
+      }
+      assert_true(compared > 300);
+      assert_true(pl.r.plan->planned < pl.r.plan->naive); /* something was shared */
+      assert_true(pl.r.plan->nbufs < pl.r.plan->ngroups);
+      free(first), free(last);
+      cnn_close(&ref);
+      cnn_close(&pl);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_scope),
@@ -318,6 +452,7 @@ int main(void) {
       cmocka_unit_test(test_backward_broadcast),
       cmocka_unit_test(test_missing_kernel),
       cmocka_unit_test(test_backward_errors),
+      cmocka_unit_test(test_memory_plan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
