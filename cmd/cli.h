@@ -45,6 +45,7 @@ bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min,
 /* Seconds on CLOCK_MONOTONIC when main() began (set by main), for the
  * start-up figure in `train --log`. */
 extern double pd_cli_t_main;
+/* Seconds on CLOCK_MONOTONIC. */
 double pd_cli_now(void);
 
 bool pd_cli_double(const char *cmd, const char *flag, const char *s, double *out);

@@ -144,12 +144,11 @@ static int run(int argc, char **argv) {
   r.op_seconds = calloc((size_t)net->nops + 1, sizeof *r.op_seconds);
   idx = malloc(sizeof *idx * (size_t)batch);
   if (!st && (!samples || !r.op_seconds || !idx)) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && feed.n) {
-    if (batch > feed.rows) batch = feed.rows;
-    for (int64_t i = 0; i < batch; i++) idx[i] = i;
-    st = pd_feed_batch(&feed, &r, idx, batch, &err);
-  } else if (!st)
-    fill_generated(&r, batch);
+  double *load = calloc((size_t)iters + 1, sizeof *load); /* seconds reading each timed batch */
+  if (!st && !load) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && feed.n && batch > feed.rows) batch = feed.rows;
+  if (!st && !feed.n) fill_generated(&r, batch);
+  uint64_t rows_rng = 777;
   int lr = pd_net_var(net, "@lr"), stepv = pd_net_var(net, "@step");
   r.exec.training = true;
   double all_ops = 0; /* seconds in every op of every timed iteration */
@@ -158,6 +157,12 @@ static int run(int argc, char **argv) {
     /* the updates need a learning rate; a tiny one keeps the parameters sane */
     if (lr >= 0) pd_tensor_set(r.t[lr], 0, 1e-6);
     if (stepv >= 0) pd_tensor_set(r.t[stepv], 0, (double)(it + 1));
+    if (feed.n) { /* a new batch of random rows each time, as training reads them */
+      for (int64_t i = 0; i < batch; i++) idx[i] = (int64_t)(pd_rng_next(&rows_rng) % (uint64_t)feed.rows);
+      double t0 = pd_cli_now();
+      if ((st = pd_feed_batch(&feed, &r, idx, batch, &err))) break;
+      if (it >= warmup) load[it - warmup] = pd_cli_now() - t0;
+    }
     if (it == warmup && place.kind == PD_CPU) pd_blas_profile_start();
     st = pd_runner_run(&r, 0, end, &err);
     if (!st && it >= warmup)
@@ -182,6 +187,8 @@ static int run(int argc, char **argv) {
       total += med[o];
       part[o < net->n_forward ? 0 : o < net->n_forward + net->n_backward ? 1 : 2] += med[o];
     }
+    double load_ms = feed.n ? median(load, (int)iters) * 1e3 : 0;
+    double load_share = load_ms > 0 ? load_ms / (load_ms + total * 1e3) : 0;
     static const char *const pass[] = {"forward", "backward", "update"};
     bool json = opts[JSON].value;
     if (json)
@@ -208,6 +215,7 @@ static int run(int argc, char **argv) {
       if (place.kind == PD_CPU)
         printf(",\"products\":{\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f,\"calls\":%lld,\"calls_in_parts\":%lld}",
                prod_ms, prod_share, prod_gf, (long long)(prof.calls / iters), (long long)(prof.calls_in_parts / iters));
+      if (feed.n) printf(",\"data\":{\"ms\":%.6f,\"share\":%.6f}", load_ms, load_share);
       printf("}\n");
     } else {
       printf("\nforward %.4f ms, backward %.4f ms, update %.4f ms: step %.4f ms (%.0f examples/s, kernels only)\n",
@@ -215,6 +223,9 @@ static int run(int argc, char **argv) {
       if (place.kind == PD_CPU && prof.calls)
         printf("matrix products: %.4f ms a step (mean), %.1f%% of the ops' time, %.2f GFLOP/s, %lld a step\n", prod_ms,
                100 * prod_share, prod_gf, (long long)(prof.calls / iters));
+      if (feed.n)
+        printf("data: %.4f ms a step (median) reading a batch of random rows, %.1f%% of data and ops\n", load_ms,
+               100 * load_share);
       if (place.kind == PD_CPU && prof.calls_in_parts)
         printf("  and %lld a step inside threads' parts (convolutions), counted in their ops' time only\n",
                (long long)(prof.calls_in_parts / iters));
@@ -222,7 +233,7 @@ static int run(int argc, char **argv) {
     free(col), free(med);
     code = 0;
   }
-  free(samples), free(idx), free(r.op_seconds);
+  free(samples), free(idx), free(load), free(r.op_seconds);
   r.op_seconds = NULL;
   pd_runner_free(&r);
   pd_feed_close(&feed);

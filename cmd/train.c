@@ -96,12 +96,6 @@ enum {
   NOPT
 };
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 typedef struct trainer {
   pd_net *net;
   Paddle__TrainDesc *td;
@@ -290,7 +284,7 @@ static void log_metrics(trainer *t, const double *values, const char *prefix) {
 /* The end of an epoch: evaluate (when there is evaluation data), print the
  * epoch line and log it. */
 static pd_status end_epoch(trainer *t, int64_t epoch, int64_t step, double *ev, pd_error *err) {
-  double el = now() - t->t0;
+  double el = pd_cli_now() - t->t0;
   if (t->tty) fputc('\n', stderr);
   fprintf(stderr, "epoch %lld done: step %lld, %.1f s", (long long)epoch, (long long)step, el);
   pd_status st = t->have_eval ? evaluate(t, ev, err) : PD_OK;
@@ -338,7 +332,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
   pd_status st = PD_OK;
-  double lr = 0, tstep = now();
+  double lr = 0, tstep = pd_cli_now();
   int64_t seen = 0, logged_examples = 0;
   bool evaluated = false; /* ev holds the evaluation of the current parameters */
   bool prestaged = false; /* this step's batch was fed and staged during the last one (GPU) */
@@ -416,7 +410,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
         ((st = pd_runner_fetch_persistables(&t->r, err)) || (st = pd_cli_dist_check(&t->r, step, &t->diverged, err))))
       break;
     if (step % t->log_every == 0 || last || t->tty) {
-      double tn = now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
+      double tn = pd_cli_now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
       for (int m = 0; m < t->nmetrics; m++) avg[m] = sum[m] / (double)(seen ? seen : 1);
       double eta = rate > 0 ? (double)(total - step) * (double)t->batch / rate : 0;
       if (t->tty) {
@@ -465,7 +459,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   if (!st && t->save_dir) st = save(t, step, epoch, bi, lr, err);
   if (!st && !g_signal) {
     /* the summary a script (or `make demo`) reads: the last evaluation */
-    double el = now() - t->t0;
+    double el = pd_cli_now() - t->t0;
     if (t->have_eval && !evaluated) st = evaluate(t, ev, err);
     if (!st) {
       fprintf(stderr, "finished: %lld steps in %.1f s", (long long)step, el);
@@ -687,7 +681,7 @@ static int train_main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    t.t0 = now();
+    t.t0 = pd_cli_now();
     if (t.log) { /* start-up: main() to the first step, data opened and parameters placed */
       fprintf(t.log, "{\"type\":\"start\",\"ranks\":%d,\"startup\":%.4f}\n", pd_dist_size(), t.t0 - pd_cli_t_main);
       fflush(t.log);
