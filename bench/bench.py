@@ -201,6 +201,9 @@ class Bench:
         self.drv = os.path.join(self.build, "bench")
         self.out = os.path.join(ROOT, "bench", "out")
         os.makedirs(self.out, exist_ok=True)
+        # the decoded-data cache of every run here: the bench's own, not the user's (section 3 turns it off for
+        # the first-run figure)
+        os.environ.setdefault("PADDLE_RUN_CACHE", os.path.join(self.out, "cache"))
         self.runs = 5 if args.quick else 7
         self.train_runs = self.runs
         self.cnn_runs = 3  # each run of the CNN is 15-40 s; 3 keeps the section near 5 minutes
@@ -388,11 +391,15 @@ class Bench:
         with open(os.path.join(ROOT, NET)) as f, open(nodata, "w") as g:
             g.writelines(l for l in f if "data {" not in l)
         tr_ovr, tr_bare, first_bare = [], [], []
-        start_gz, start_bare = [], []
+        start_gz, start_bare, start_cold = [], [], []
+        cold = {"PADDLE_RUN_CACHE": "off"}
+        sh([self.bin, "train", NET, "--iterations", "1"])  # fills the decoded-data cache (if it is not already)
         for _ in range(n):
             tr_gz += self.exec_times(1, [self.bin, "train", NET, "--iterations", "1", "--log", log])[0]
             first_gz.append(self.first_elapsed(log))
             start_gz.append(self.startup_of(log))
+            self.exec_times(1, [self.bin, "train", NET, "--iterations", "1", "--log", log], env=cold)
+            start_cold.append(self.startup_of(log))
             tr_ovr += self.exec_times(1, [self.bin, "train", NET, "--iterations", "1", "--log", log] + small)[0]
             tr_bare += self.exec_times(1, [self.bin, "train", nodata, "--iterations", "1", "--log", log] + small)[0]
             first_bare.append(self.first_elapsed(log))
@@ -408,8 +415,11 @@ class Bench:
         self.row(S, "`train --iterations 1`, shipped .gz data, whole process incl. final evaluation (ms)",
                  self.msfmt(g))
         sg = Stat([x + floor for x in start_gz])
-        self.row(S, "  start-up to the first training step: log's `startup` (main() to step 1) + process floor (ms)",
-                 self.msfmt(sg), self.goal(sg.med * 1e3 < 50, "< 50 ms"))
+        self.row(S, "  start-up to the first training step: log's `startup` (main() to step 1) + process floor, "
+                    "decoded-data cache filled by an earlier run (ms)", self.msfmt(sg), self.goal(sg.med * 1e3 < 50, "< 50 ms"))
+        sc = Stat([x + floor for x in start_cold])
+        self.row(S, "  the same, first run (PADDLE_RUN_CACHE=off: 26 MB of gzip inflated to 47 MB before step 1; "
+                    "ms)", self.msfmt(sc), self.goal(sc.med * 1e3 < 50, "< 50 ms"))
         self.row(S, "  of which the first step (log's elapsed at step 1, ms)", ms(first_gz).fmt(".1f"))
         self.row(S, "  the same with --data/--eval-data overriding to 256-row .npy (ms)", self.msfmt(Stat(tr_ovr)))
         g2 = Stat(tr_bare)
@@ -419,8 +429,10 @@ class Bench:
         self.row(S, "  start-up to the first training step, as above (ms)", self.msfmt(sb),
                  self.goal(sb.med * 1e3 < 50, "< 50 ms"))
         self.row(S, "  of which the first step (ms)", ms(first_bare).fmt(".1f"))
-        self.targets.append((S, "start-up to the first training step < 50 ms (shipped .gz data: 26 MB inflated "
-                                "to 55 MB before the first step)", f"{sg.med * 1e3:.1f} ms", sg.med * 1e3 < 50))
+        self.targets.append((S, "start-up to the first training step < 50 ms (shipped .gz data, decoded-data "
+                                "cache filled by an earlier run)", f"{sg.med * 1e3:.1f} ms", sg.med * 1e3 < 50))
+        self.targets.append((S, "the same on a first run (cache off: 26 MB of gzip inflated to 55 MB, train and "
+                                "eval, before the first step)", f"{sc.med * 1e3:.1f} ms", sc.med * 1e3 < 50))
         self.targets.append((S, "the same, net without data bindings, 256-row .npy", f"{sb.med * 1e3:.1f} ms",
                              sb.med * 1e3 < 50))
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <libdeflate.h>
 #include <zlib.h>
@@ -279,8 +280,132 @@ static pd_status read_all(const char *path, int fd, uint8_t **out, size_t *out_l
   return PD_OK;
 }
 
-static pd_status maybe_inflate(const char *name, pd_size_fn size_fn, pd_file_image *img, pd_error *err) {
+/* ---- the decoded-data cache (fileutil.h) ------------------------------------ */
+
+#define PD_CACHE_MIN ((size_t)1 << 20) /* compressed bytes worth caching */
+#define PD_CACHE_DATA 4096             /* the decoded bytes start a page in */
+
+typedef struct cache_head {
+  char magic[16]; /* "paddle-run cache" */
+  uint64_t dev, ino, size, mtime_s, mtime_ns;
+  uint32_t crc, isize; /* the source's gzip trailer */
+  uint64_t len;        /* decoded bytes */
+} cache_head;
+
+static const char cache_magic[16] = {'p', 'a', 'd', 'd', 'l', 'e', '-', 'r', 'u', 'n', ' ', 'c', 'a', 'c', 'h', 'e'};
+
+/* The directory (created when mk) and the copy's path for the file sb. */
+static bool cache_path(const struct stat *sb, bool mk, char *path, size_t size) {
+  const char *dir = getenv("PADDLE_RUN_CACHE");
+  char base[PATH_MAX];
+  if (dir && (!*dir || strcmp(dir, "off") == 0)) return false;
+  if (!dir) {
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && *xdg == '/')
+      n = snprintf(base, sizeof base, "%s/paddle-run", xdg);
+    else if (home && *home == '/')
+      n = snprintf(base, sizeof base, "%s/.cache/paddle-run", home);
+    else
+      return false;
+    if (n < 0 || (size_t)n >= sizeof base) return false;
+    if (mk && !xdg) { /* ~/.cache itself may be missing */
+      char *slash = strrchr(base, '/');
+      *slash = '\0';
+      (void)mkdir(base, 0700);
+      *slash = '/';
+    }
+    dir = base;
+  }
+  if (mk) (void)mkdir(dir, 0700);
+  int n =
+      snprintf(path, size, "%s/%llx-%llx.data", dir, (unsigned long long)sb->st_dev, (unsigned long long)sb->st_ino);
+  return n > 0 && (size_t)n < size;
+}
+
+static cache_head cache_head_of(const struct stat *sb, const uint8_t *gz, size_t gz_len, uint64_t len) {
+  cache_head h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, cache_magic, sizeof h.magic);
+  h.dev = (uint64_t)sb->st_dev, h.ino = (uint64_t)sb->st_ino, h.size = (uint64_t)sb->st_size;
+  h.mtime_s = (uint64_t)sb->st_mtim.tv_sec, h.mtime_ns = (uint64_t)sb->st_mtim.tv_nsec;
+  const uint8_t *t = gz + gz_len - 8; /* gzip's trailer: CRC-32 and size mod 2^32, little-endian */
+  h.crc = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+  h.isize = (uint32_t)t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 24;
+  h.len = len;
+  return h;
+}
+
+/* img holds the mapped gzip file sb: replaces it with a checked copy from
+ * the cache; false (img unchanged) when there is none that checks out. */
+static bool cache_load(const char *name, const struct stat *sb, pd_size_fn size_fn, pd_file_image *img) {
+  char path[PATH_MAX];
+  if (!img->map_ || img->size < PD_CACHE_MIN || !cache_path(sb, false, path, sizeof path)) return false;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat cs;
+  void *map = MAP_FAILED;
+  if (fstat(fd, &cs) == 0 && S_ISREG(cs.st_mode) && (uint64_t)cs.st_size > PD_CACHE_DATA &&
+      (uint64_t)cs.st_size <= SIZE_MAX)
+    map = mmap(NULL, (size_t)cs.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return false;
+  size_t map_len = (size_t)cs.st_size, len = map_len - PD_CACHE_DATA;
+  const uint8_t *data = (const uint8_t *)map + PD_CACHE_DATA;
+  cache_head want = cache_head_of(sb, img->data, img->size, len), got;
+  memcpy(&got, map, sizeof got);
+  uint64_t total = 0;
+  pd_error quiet = {0};
+  bool ok = memcmp(&want, &got, sizeof want) == 0 && (uint32_t)len == want.isize &&
+            size_fn(name, data, len < PD_HEAD_MAX ? len : PD_HEAD_MAX, &total, &quiet) == PD_OK && total == len &&
+            (uint32_t)libdeflate_crc32(0, data, len) == want.crc;
+  if (!ok) {
+    munmap(map, map_len);
+    return false;
+  }
+  pd_file_image_close(img);
+  img->map_ = map;
+  img->map_len_ = map_len;
+  img->data = data;
+  img->size = len;
+  img->inflated = img->cached = true;
+  return true;
+}
+
+/* Keeps the decoded bytes of the gzip file sb (one member: the trailer's
+ * CRC-32 covers them all) for the next run; quietly does nothing on any
+ * trouble. Written to a temp file and renamed, so a reader never sees a
+ * part (and a torn copy would fail its CRC anyway). */
+static void cache_store(const struct stat *sb, const uint8_t *gz, size_t gz_len, const uint8_t *buf, size_t len) {
+  char path[PATH_MAX], tmp[PATH_MAX + 32];
+  if (!S_ISREG(sb->st_mode) || gz_len < PD_CACHE_MIN || !cache_path(sb, true, path, sizeof path)) return;
+  cache_head h = cache_head_of(sb, gz, gz_len, len);
+  if ((uint32_t)len != h.isize || (uint32_t)libdeflate_crc32(0, buf, len) != h.crc) return; /* several members */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* ranks on several hosts may share the directory */
+  int n = snprintf(tmp, sizeof tmp, "%s.%ld.%lx.tmp", path, (long)getpid(), (unsigned long)ts.tv_nsec);
+  if (n < 0 || (size_t)n >= sizeof tmp) return;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  uint8_t page[PD_CACHE_DATA] = {0};
+  memcpy(page, &h, sizeof h);
+  bool ok = true;
+  for (size_t off = 0; ok && off < PD_CACHE_DATA + len;) {
+    const uint8_t *p = off < PD_CACHE_DATA ? page + off : buf + (off - PD_CACHE_DATA);
+    size_t want = off < PD_CACHE_DATA ? PD_CACHE_DATA - off : PD_CACHE_DATA + len - off;
+    ssize_t w = write(fd, p, want);
+    if (w < 0 && errno == EINTR) continue;
+    ok = w > 0;
+    if (ok) off += (size_t)w;
+  }
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp, path) != 0) unlink(tmp);
+}
+
+static pd_status maybe_inflate(const char *name, pd_size_fn size_fn, const struct stat *sb, pd_file_image *img,
+                               pd_error *err) {
   if (!size_fn || !pd_is_gzip(img->data, img->size)) return PD_OK;
+  if (sb && cache_load(name, sb, size_fn, img)) return PD_OK;
 #ifdef MADV_POPULATE_READ
   /* every compressed byte is read once, in order: map them all in one call
    * rather than fault page by page */
@@ -293,6 +418,7 @@ static pd_status maybe_inflate(const char *name, pd_size_fn size_fn, pd_file_ima
     pd_file_image_close(img);
     return st;
   }
+  if (sb && img->map_) cache_store(sb, img->data, img->size, buf, len);
   pd_file_image_close(img); /* the compressed bytes are no longer needed */
   img->heap_ = buf;
   img->data = buf;
@@ -347,7 +473,7 @@ pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image
     pd_file_image_close(img);
     return st;
   }
-  return maybe_inflate(path, size_fn, img, err);
+  return maybe_inflate(path, size_fn, S_ISREG(sb.st_mode) ? &sb : NULL, img, err);
 }
 
 pd_status pd_file_image_from_memory(const char *name, const void *buf, size_t len, pd_size_fn size_fn,
@@ -355,7 +481,7 @@ pd_status pd_file_image_from_memory(const char *name, const void *buf, size_t le
   memset(img, 0, sizeof *img);
   img->data = len ? buf : empty_file;
   img->size = len;
-  return maybe_inflate(name, size_fn, img, err);
+  return maybe_inflate(name, size_fn, NULL, img, err);
 }
 
 void pd_file_image_close(pd_file_image *img) {

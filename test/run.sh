@@ -17,9 +17,11 @@ export PYTHON=${PYTHON:-/usr/bin/python3}
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}protect_shadow_gap=0"
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$ROOT/test/lsan.supp"
 passed=0 failed=0 skipped=0
-failures=""
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# the decoded-data cache (lib/fileutil.h) of the runs here: in the temp dir, not the user's home
+export PADDLE_RUN_CACHE="${PADDLE_RUN_CACHE:-$TMP/cache}"
+failures=""
 
 note_fail() { failed=$((failed + 1)); failures="$failures
   $1"; }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fileutil.h"
 #include "idx.h"
 
 static char tmpdir[64];
@@ -340,6 +341,104 @@ static void test_missing_file(void **state) {
   expect_error(pd_idx_read(tpath("nope.idx"), &t, &err), &err, tpath("nope.idx"), "cannot open: No such file");
 }
 
+/* The decoded-data cache (fileutil.h): a big gzip file's decoded bytes are
+ * kept on the first open and mapped on the next, after checking; a copy
+ * that does not check out (changed bytes, a changed source) is inflated
+ * around and rewritten; several members and PADDLE_RUN_CACHE=off write none. */
+static bool open_img(const char *path, pd_file_image *img) {
+  pd_error err = {0};
+  if (pd_file_image_open(path, pd_idx_file_size, img, &err)) fail_msg("%s", err.msg);
+  return img->cached;
+}
+
+static int cache_files(const char *dir, char *one, size_t size) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "ls '%s' 2>/dev/null | grep -c '\\.data$'", dir);
+  FILE *p = popen(cmd, "r");
+  int n = 0;
+  if (!p || fscanf(p, "%d", &n) != 1) n = -1;
+  if (p) pclose(p);
+  snprintf(cmd, sizeof cmd, "ls '%s'/*.data 2>/dev/null | head -n 1", dir);
+  p = popen(cmd, "r");
+  one[0] = '\0';
+  if (p && fgets(one, (int)size, p)) one[strcspn(one, "\n")] = '\0';
+  if (p) pclose(p);
+  return n;
+}
+
+static void test_decoded_cache(void **state) {
+  (void)state;
+  enum { ROWS = 1500, COLS = 1000, N = ROWS * COLS };
+  uint8_t *raw = malloc(16 + N);
+  memcpy(raw, (uint8_t[]){0, 0, 0x08, 2, 0, 0, ROWS >> 8, ROWS & 0xff, 0, 0, COLS >> 8, COLS & 0xff}, 12);
+  uint64_t s = 42; /* noise: compresses to more than the 1 MiB worth caching */
+  for (int i = 0; i < N; i++) raw[12 + i] = (uint8_t)((s = s * 6364136223846793005u + 1442695040888963407u) >> 56);
+  size_t len = 12 + N;
+  char dirbuf[256], gz[256], one[512]; /* tpath's buffers rotate */
+  strcpy(dirbuf, tpath("cache"));
+  strcpy(gz, tpath("noise.gz"));
+  setenv("PADDLE_RUN_CACHE", dirbuf, 1);
+  gzip_file(gz, raw, len);
+  pd_file_image img;
+  assert_false(open_img(gz, &img)); /* first open: inflated, copy written */
+  assert_int_equal(img.size, len);
+  assert_memory_equal(img.data, raw, len);
+  pd_file_image_close(&img);
+  assert_int_equal(cache_files(dirbuf, one, sizeof one), 1);
+  assert_true(open_img(gz, &img)); /* second: the copy */
+  assert_int_equal(img.size, len);
+  assert_memory_equal(img.data, raw, len);
+  pd_file_image_close(&img);
+  /* a changed byte in the copy: its CRC fails, the file is inflated, the copy rewritten */
+  size_t clen;
+  uint8_t *copy = slurp(one, &clen);
+  assert_int_equal(clen, 4096 + len);
+  copy[4096 + 777] ^= 1;
+  write_bytes(one, copy, clen);
+  free(copy);
+  assert_false(open_img(gz, &img));
+  assert_memory_equal(img.data, raw, len);
+  pd_file_image_close(&img);
+  assert_true(open_img(gz, &img));
+  pd_file_image_close(&img);
+  /* the source rewritten in place (same inode, new bytes): not the old copy */
+  raw[12 + 5] ^= 0xff;
+  gzip_file(gz, raw, len);
+  assert_false(open_img(gz, &img));
+  assert_memory_equal(img.data, raw, len);
+  pd_file_image_close(&img);
+  assert_true(open_img(gz, &img));
+  assert_memory_equal(img.data, raw, len);
+  pd_file_image_close(&img);
+  /* two members: the trailer's CRC covers only the last, so no copy */
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dirbuf);
+  assert_int_equal(system(cmd), 0);
+  size_t za, zb;
+  gzip_file(tpath("m1.gz"), raw, len / 2);
+  gzip_file(tpath("m2.gz"), raw + len / 2, len - len / 2);
+  uint8_t *x = slurp(tpath("m1.gz"), &za), *y = slurp(tpath("m2.gz"), &zb), *both = malloc(za + zb);
+  memcpy(both, x, za);
+  memcpy(both + za, y, zb);
+  write_bytes(tpath("two.gz"), both, za + zb);
+  free(x), free(y), free(both);
+  assert_false(open_img(tpath("two.gz"), &img));
+  assert_memory_equal(img.data, raw, len);
+  pd_file_image_close(&img);
+  assert_false(open_img(tpath("two.gz"), &img));
+  pd_file_image_close(&img);
+  assert_int_equal(cache_files(dirbuf, one, sizeof one), 0);
+  /* off */
+  setenv("PADDLE_RUN_CACHE", "off", 1);
+  assert_false(open_img(gz, &img));
+  pd_file_image_close(&img);
+  assert_false(open_img(gz, &img));
+  pd_file_image_close(&img);
+  assert_int_equal(cache_files(dirbuf, one, sizeof one), 0);
+  unsetenv("PADDLE_RUN_CACHE");
+  free(raw);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_element_type_plain_and_gzip),
@@ -349,6 +448,7 @@ int main(void) {
       cmocka_unit_test(test_refuses_wrong_data_size),
       cmocka_unit_test(test_refuses_bad_gzip),
       cmocka_unit_test(test_missing_file),
+      cmocka_unit_test(test_decoded_cache),
   };
   return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
