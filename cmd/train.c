@@ -38,7 +38,8 @@ const pd_command pd_cmd_train = {
     "  --eval-data VAR=FILE  evaluation data, evaluated after each epoch\n"
     "  --batch-size N        examples per step\n"
     "  --epochs N            passes over the data\n"
-    "  --iterations N        steps in total (instead of epochs)\n"
+    "  --iterations N        steps in total (instead of epochs); 0: none, so --save\n"
+    "                        writes the starting parameters (initialised or --params)\n"
     "  --optimizer NAME      sgd, momentum or adam\n"
     "  --lr F                learning rate\n"
     "  --seed N              seed for initialisation, shuffling and random ops\n"
@@ -106,6 +107,7 @@ typedef struct trainer {
   bool have_eval;
   pd_feed feed, efeed;
   int64_t batch, epochs, iterations, log_every, save_every, keep, check_every;
+  bool no_steps; /* --iterations 0: save (and evaluate) the parameters as they start */
   uint64_t seed;
   bool shuffle;
   bool diverged; /* the ranks' checksums disagreed (every rank knows) */
@@ -304,7 +306,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   pd_net *net = t->net;
   int64_t rows = t->feed.rows;
   int64_t per_epoch = (rows + t->batch - 1) / t->batch;
-  int64_t total = t->iterations > 0 ? t->iterations : per_epoch * t->epochs;
+  int64_t total = t->no_steps ? 0 : t->iterations > 0 ? t->iterations : per_epoch * t->epochs;
   int64_t step = 0, epoch = 0, bi = 0;
   if (ck) {
     const pd_ckpt_state *cs = pd_checkpoint_state(ck);
@@ -534,7 +536,7 @@ static int train_main(int argc, char **argv) {
   double lr = 0, comm_timeout = 300;
   if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, &batch)) ||
       (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, &epochs)) ||
-      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 1, &iters)) ||
+      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 0, &iters)) ||
       (opts[O_SEED].value && !pd_cli_int("train", "--seed", opts[O_SEED].value, 0, &seed)) ||
       (opts[O_THREADS].value && !pd_cli_int("train", "--threads", opts[O_THREADS].value, 1, &threads)) ||
       (opts[O_SAVE_EVERY].value && !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, &save_every)) ||
@@ -586,6 +588,7 @@ static int train_main(int argc, char **argv) {
     t.batch = batch ? batch : t.td->batch_size;
     t.epochs = epochs ? epochs : t.td->epochs;
     t.iterations = epochs ? 0 : iters ? iters : t.td->iterations;
+    t.no_steps = opts[O_ITERS].value && iters == 0;
     if (!t.epochs && !t.iterations) t.epochs = 1;
     t.seed = opts[O_SEED].value ? (uint64_t)seed : t.td->seed;
     t.shuffle = opts[O_NOSHUF].value ? false : opts[O_SHUF].value ? true : t.td->shuffle;

@@ -1,6 +1,7 @@
 # train_small.py — end-to-end training on generated data: the loss falls and
 # accuracy rises; the same seed gives bit-identical parameters; 2 epochs
-# straight equal 1 epoch + --resume + 1 epoch, byte for byte; infer after
+# straight equal 1 epoch + --resume + 1 epoch, byte for byte (and 0 steps,
+# --iterations 0, + --resume); infer after
 # train reproduces the evaluation accuracy; and the bad inputs of training
 # (missing binding, label out of range, wrong row shape, unwritable --save)
 # give exit 2 with a clear message before training starts.
@@ -71,6 +72,14 @@ assert rc == 0, out
 rc, out = run("train", "net.pbtxt", "--save", "m2", "--resume", "m")
 assert rc == 0, out
 assert params("m2") == pa, "resume mid-epoch differs"
+# --iterations 0: no step; --save writes the starting parameters, and training
+# resumed from them is the run from scratch, byte for byte
+rc, out = run("train", "net.pbtxt", "--save", "z", "--iterations", "0")
+assert rc == 0 and "finished: 0 steps" in out, out
+assert os.path.basename(os.path.realpath("z/latest")) == "step-00000000", os.path.realpath("z/latest")
+rc, out = run("train", "net.pbtxt", "--save", "z2", "--resume", "z")
+assert rc == 0, out
+assert params("z2") == pa, "0 steps + resume differs from a run from scratch"
 print("reproducible and resume exact")
 
 # desc --backward --optimizer prints a net that trains as it is, identically
