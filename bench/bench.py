@@ -690,20 +690,24 @@ class Bench:
         last = max(theirs) if theirs else every
         self.loss_check.setdefault(key, []).append((rel(every), rel(last), ours.get(every), theirs.get(every)))
 
+    def loss_verdict(self, S, label, worst, failure):
+        """The row of a loss-agreement check; a difference over LOSS_TOL marks the run as failed."""
+        ok = worst <= self.LOSS_TOL
+        if not ok:
+            LOSS_FAIL.append(failure)
+            sys.stderr.write(f"bench: LOSS MISMATCH {failure}\n")
+        self.row(S, label, f"{worst:.1e}", f"must be <= {self.LOSS_TOL:g}: {'agrees' if ok else 'DOES NOT AGREE'}")
+
     def loss_rows(self, S, key, tag, every, iters):
         """The loss-agreement rows for key; a difference over LOSS_TOL marks the run as failed."""
         v = self.loss_check.get(key, [])
         if not v:
             return
         worst = max(x[0] for x in v)
-        ok = worst <= self.LOSS_TOL
-        if not ok:
-            LOSS_FAIL.append(f"{tag}: mean loss of steps 1-{every}, ours {v[0][2]} vs PyTorch {v[0][3]}, "
-                             f"relative difference {worst:.2e} > {self.LOSS_TOL:g}")
-            sys.stderr.write(f"bench: LOSS MISMATCH {LOSS_FAIL[-1]}\n")
-        self.row(S, f"  same computation: mean loss of steps 1-{every}, {tag}, ours vs PyTorch (rel. diff, "
-                    f"worst of {len(v)} pairs)", f"{worst:.1e}",
-                 f"must be <= {self.LOSS_TOL:g}: {'agrees' if ok else 'DOES NOT AGREE'}")
+        self.loss_verdict(S, f"  same computation: mean loss of steps 1-{every}, {tag}, ours vs PyTorch (rel. diff, "
+                             f"worst of {len(v)} pairs)", worst,
+                          f"{tag}: mean loss of steps 1-{every}, ours {v[0][2]} vs PyTorch {v[0][3]}, "
+                          f"relative difference {worst:.2e} > {self.LOSS_TOL:g}")
         self.row(S, f"    the same for steps {iters - (iters - 1) % every}-{iters} (shown, not checked)",
                  f"{max(x[1] for x in v):.1e}")
 
@@ -969,14 +973,10 @@ class Bench:
                  Stat([x / y for x, y in zip(ours[2], theirs[2]) if x and y]).fmt(".2f"))
         for t in threads:
             worst = max(short[t])
-            ok = worst <= self.LOSS_TOL
-            if not ok:
-                LOSS_FAIL.append(f"fashion_cnn, {th(t)}: the loss of steps 1-{SHORT} differs from PyTorch's by up to "
-                                 f"{worst:.2e} > {self.LOSS_TOL:g}")
-                sys.stderr.write(f"bench: LOSS MISMATCH {LOSS_FAIL[-1]}\n")
-            self.row(S, f"  same computation: loss of each of steps 1-{SHORT}, batch {b}, {th(t)}, ours vs PyTorch "
-                        f"(worst rel. diff; per step: {', '.join(f'{x:.0e}' for x in short[t])})", f"{worst:.1e}",
-                     f"must be <= {self.LOSS_TOL:g}: {'agrees' if ok else 'DOES NOT AGREE'}")
+            self.loss_verdict(S, f"  same computation: loss of each of steps 1-{SHORT}, batch {b}, {th(t)}, ours vs "
+                                 f"PyTorch (worst rel. diff; per step: {', '.join(f'{x:.0e}' for x in short[t])})",
+                              worst, f"fashion_cnn, {th(t)}: the loss of steps 1-{SHORT} differs from PyTorch's by up "
+                                     f"to {worst:.2e} > {self.LOSS_TOL:g}")
             v = self.loss_check.get(("cnn", t), [])
             if v:
                 self.row(S, f"    mean loss of steps 1-{every} and {iters - (iters - 1) % every}-{iters} of the long "
