@@ -664,15 +664,13 @@ class Bench:
 
     def initial_params(self, net, tag, extra=()):
         """A directory of the parameters our initializer gives `net` (seed 1), as .npy files, for ours
-        (--params) and PyTorch to start from. `train` has no way to save before the first step, so this is
-        one step at lr 1e-30, which leaves every nonzero parameter bit-identical (the change is far below
-        its float32 ulp) and moves the zero biases to about +-1e-30; the optimizer's state files are left
-        out. Both sides load these same files, so they start from identical parameters either way."""
+        (--params) and PyTorch to start from: `train --iterations 0 --save` (no step), without the optimizer's
+        state files. Both sides load these same files."""
         ck = os.path.join(self.out, f"init_{tag}.ckpt")
         d = os.path.join(self.out, f"init_{tag}")
         shutil.rmtree(ck, ignore_errors=True)
         shutil.rmtree(d, ignore_errors=True)
-        sh([self.bin, "train", net, "--iterations", "1", "--lr", "1e-30", "--save", ck] + list(extra))
+        sh([self.bin, "train", net, "--iterations", "0", "--save", ck] + list(extra))
         os.makedirs(d)
         src = os.path.join(ck, "latest")
         for name in os.listdir(src):
@@ -1113,9 +1111,8 @@ class Bench:
                   "ru_maxrss. `bench/compare_torch.py` runs the same computation in PyTorch, each of our runs "
                   "paired with one of its runs in alternating order, timed over the same steps: the same "
                   "layers, starting from the same parameters (INIT: the .npy files our initializer writes, "
-                  "loaded by both; fc weights transposed from our [in, out] to PyTorch's [out, in]; `train` "
-                  "cannot save before the first step, so INIT is one step at lr 1e-30, which leaves every "
-                  "nonzero parameter bit-identical and moves the zero biases to about 1e-30), the same batches "
+                  "loaded by both; fc weights transposed from our [in, out] to PyTorch's [out, in]; INIT is "
+                  "`train --iterations 0 --save`, no step), the same batches "
                   "in the same order (`--no-shuffle`: rows in file order, epoch after epoch, the short batch at "
                   "an epoch's end; PyTorch gathers each batch by index as a shuffled run would), the same "
                   "optimizer and schedule (SGD momentum 0.9, lr 0.05 on the file's cosine over 9380 steps, set "
