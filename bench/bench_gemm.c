@@ -1,17 +1,21 @@
 /* bench_gemm.c — the GEMM-bound limit of fashion_mlp training: times bare
- * BLIS sgemm (through pd_gemm_float, as ops/fc.c calls it, same transposes)
- * on the matrix products of one training step of a 784-512-256-10 MLP at
+ * BLIS sgemm (bli_sgemm_ex with THREADS threads of BLIS's own, the
+ * transposes ops/fc.c uses; with a 4th argument `pd`, through pd_gemm_float
+ * instead: one-thread BLIS products split on our worker pool, as the
+ * runner calls them) on the matrix products of one training step of a 784-512-256-10 MLP at
  * batch B: forward X·W per layer, dW = Xᵀ·dY per layer, dX = dY·Wᵀ for
  * layers 2 and 3 (the first layer's input needs no gradient). Prints, per
  * shape, the median GFLOP/s (each shape repeated, its operands warm in
  * cache) and the sum of those medians; then one line per run with the time
  * of the whole set of products one after another (one "step" of GEMMs,
  * each product's operands its own, as cold as the set's size makes them).
- *   bench_gemm THREADS BATCH RUNS */
+ *   bench_gemm THREADS BATCH RUNS [pd] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <blis.h>
 
 #include "blas.h"
 #include "tensor.h"
@@ -36,9 +40,21 @@ static float *buf(int64_t n) {
   return p;
 }
 
+static bool through_pd;
+static int bare_threads;
+
 static void gemm(const shape *s) {
   /* row-major: A is m×k (k×m when transposed), B is k×n (n×k when transposed) */
-  pd_gemm_float(s->ta, s->tb, s->m, s->n, s->k, 1, s->a, s->ta ? s->m : s->k, s->b, s->tb ? s->k : s->n, 0, s->c, s->n);
+  int64_t lda = s->ta ? s->m : s->k, ldb = s->tb ? s->k : s->n;
+  if (through_pd) {
+    pd_gemm_float(s->ta, s->tb, s->m, s->n, s->k, 1, s->a, lda, s->b, ldb, 0, s->c, s->n);
+    return;
+  }
+  float one = 1, zero = 0;
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_num_threads(bare_threads, &rntm);
+  bli_sgemm_ex(s->ta ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, s->tb ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, s->m, s->n, s->k,
+               &one, s->a, lda, 1, s->b, ldb, 1, &zero, s->c, s->n, 1, NULL, &rntm);
 }
 
 static int cmp(const void *a, const void *b) {
@@ -47,11 +63,13 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: bench_gemm THREADS BATCH RUNS\n");
+  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "pd") == 0)) {
+    fprintf(stderr, "usage: bench_gemm THREADS BATCH RUNS [pd]\n");
     return 2;
   }
   int threads = atoi(argv[1]), runs = atoi(argv[3]);
+  through_pd = argc == 5;
+  bare_threads = threads;
   int64_t B = atoll(argv[2]);
   pd_set_threads(threads);
   const int64_t dims[] = {784, 512, 256, 10};

@@ -1,10 +1,11 @@
 /* blas.c — row-major GEMM through BLIS's typed API (strides let BLIS read
- * transposed operands in place, no copies). Small products run on one
- * thread: waking BLIS's threads costs more than they save below ~2^18
- * multiply-adds, and on a busy machine far more; so do products inside a
- * part of pd_parallel_run, whose caller already split the work. A product with one row
- * (batch-1 inference) is a matrix-vector product, which BLIS does without
- * packing the matrix. */
+ * transposed operands in place, no copies). BLIS always runs on one thread:
+ * a product big enough for several is split into blocks of C on the worker
+ * pool (GEMM_SPLIT below). Small products run whole: waking threads costs
+ * more than they save below ~2^18 multiply-adds; so do products inside a
+ * part of pd_parallel_run, whose caller already split the work. A product
+ * with one row (batch-1 inference) is a matrix-vector product, which BLIS
+ * does without packing the matrix. */
 #include "blas.h"
 
 #include <blis.h>
@@ -88,33 +89,103 @@ GEMV_ROW(double, bli_dgemv)
 GEMV_SPLIT(float)
 GEMV_SPLIT(double)
 
-#define GEMM(T, fn)                                                                                                    \
-  void pd_gemm_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b,    \
-                   int64_t ldb, T beta, T *c, int64_t ldc) {                                                           \
-    if (m == 0 || n == 0) return;                                                                                      \
-    if (!tls_timing && __atomic_load_n(&g_prof, __ATOMIC_RELAXED)) {                                                   \
-      if (pd_parallel_inside()) {                                                                                      \
-        __atomic_add_fetch(&g_prof_acc.calls_in_parts, 1, __ATOMIC_RELAXED);                                           \
-      } else {                                                                                                         \
-        double t0 = prof_now();                                                                                        \
-        tls_timing = true;                                                                                             \
-        pd_gemm_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                             \
-        tls_timing = false;                                                                                            \
-        g_prof_acc.seconds += prof_now() - t0;                                                                         \
-        g_prof_acc.flops += 2.0 * (double)m * (double)n * (double)k;                                                   \
-        g_prof_acc.calls++;                                                                                            \
-        return;                                                                                                        \
-      }                                                                                                                \
-    }                                                                                                                  \
-    if (m == 1 && k > 0) {                                                                                             \
-      gemv_##T(ta, tb, n, k, alpha, a, lda, b, ldb, beta, c);                                                          \
-      return;                                                                                                          \
-    }                                                                                                                  \
+/* Parts split C at multiples of the micro-kernel's tile (MR x NR) in both
+ * directions (BLIS may swap the roles of rows and columns), so every element
+ * falls in the same kind of tile, computed the same way, as in an unsplit
+ * product: the bits do not depend on the thread count. */
+static int64_t split_unit(num_t dt) {
+  static int64_t unit[2];
+  int i = dt == BLIS_DOUBLE;
+  int64_t u = __atomic_load_n(&unit[i], __ATOMIC_RELAXED);
+  if (!u) {
+    cntx_t *cntx = bli_gks_query_cntx();
+    int64_t mr = (int64_t)bli_cntx_get_blksz_def_dt(dt, BLIS_MR, cntx);
+    int64_t nr = (int64_t)bli_cntx_get_blksz_def_dt(dt, BLIS_NR, cntx), x = mr, y = nr;
+    while (y) { /* gcd */
+      int64_t r = x % y;
+      x = y, y = r;
+    }
+    u = mr > 0 && nr > 0 ? mr / x * nr : 16;
+    __atomic_store_n(&unit[i], u, __ATOMIC_RELAXED);
+  }
+  return u;
+}
+
+/* A product big enough for threads is split on the worker pool, not by
+ * BLIS: BLIS 0.9 starts and joins its threads in every call, and here a
+ * thread it starts often waits on the caller's core for the scheduler's
+ * next balancing tick (~4 ms), so a 0.5 ms product could take 10-50 ms (bare
+ * bench_gemm, 2 threads: 4 ms warm per shape, 60-100 ms for the step's 8
+ * products back to back). The pool's threads are already running. The rows
+ * of C (or its columns: whichever leaves the smaller operand to be packed by
+ * every part) are split into blocks (split_unit apart), one per part, each a
+ * one-thread BLIS product over the whole K: every element of C is one
+ * part's sum, in BLIS's one-thread order. */
+#define GEMM_SPLIT(T, fn)                                                                                              \
+  typedef struct gemm_job_##T {                                                                                        \
+    bool ta, tb, by_rows;                                                                                              \
+    int64_t unit, m, n, k, lda, ldb, ldc;                                                                              \
+    T alpha, beta;                                                                                                     \
+    const T *a, *b;                                                                                                    \
+    T *c;                                                                                                              \
+  } gemm_job_##T;                                                                                                      \
+  static void gemm_one_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda,        \
+                           const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {                                       \
     rntm_t rntm = BLIS_RNTM_INITIALIZER;                                                                               \
-    double work = (double)m * (double)n * (double)k;                                                                   \
-    bli_rntm_set_num_threads(work < PD_GEMM_SERIAL_BELOW || pd_parallel_inside() ? 1 : pd_get_threads(), &rntm);       \
+    bli_rntm_set_num_threads(1, &rntm);                                                                                \
     fn(ta ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, tb ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, (T *)a, lda, \
        1, (T *)b, ldb, 1, &beta, c, ldc, 1, NULL, &rntm);                                                              \
+  }                                                                                                                    \
+  static void gemm_part_##T(void *arg, int part, int nparts) {                                                         \
+    const gemm_job_##T *j = arg;                                                                                       \
+    const int64_t unit = j->unit, total = j->by_rows ? j->m : j->n;                                                    \
+    int64_t lo, hi;                                                                                                    \
+    pd_parallel_range((total + unit - 1) / unit, part, nparts, &lo, &hi);                                              \
+    lo *= unit, hi *= unit;                                                                                            \
+    if (hi > total) hi = total;                                                                                        \
+    if (lo >= hi) return;                                                                                              \
+    if (j->by_rows) /* rows lo..hi of op(A) and of C */                                                                \
+      gemm_one_##T(j->ta, j->tb, hi - lo, j->n, j->k, j->alpha, j->ta ? j->a + lo : j->a + lo * j->lda, j->lda, j->b,  \
+                   j->ldb, j->beta, j->c + lo * j->ldc, j->ldc);                                                       \
+    else /* columns lo..hi of op(B) and of C */                                                                        \
+      gemm_one_##T(j->ta, j->tb, j->m, hi - lo, j->k, j->alpha, j->a, j->lda, j->tb ? j->b + lo * j->ldb : j->b + lo,  \
+                   j->ldb, j->beta, j->c + lo, j->ldc);                                                                \
   }
-GEMM(float, bli_sgemm_ex)
-GEMM(double, bli_dgemm_ex)
+GEMM_SPLIT(float, bli_sgemm_ex)
+GEMM_SPLIT(double, bli_dgemm_ex)
+
+#define GEMM(T, fn, dt)                                                                                             \
+  void pd_gemm_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b, \
+                   int64_t ldb, T beta, T *c, int64_t ldc) {                                                        \
+    if (m == 0 || n == 0) return;                                                                                   \
+    if (!tls_timing && __atomic_load_n(&g_prof, __ATOMIC_RELAXED)) {                                                \
+      if (pd_parallel_inside()) {                                                                                   \
+        __atomic_add_fetch(&g_prof_acc.calls_in_parts, 1, __ATOMIC_RELAXED);                                        \
+      } else {                                                                                                      \
+        double t0 = prof_now();                                                                                     \
+        tls_timing = true;                                                                                          \
+        pd_gemm_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                          \
+        tls_timing = false;                                                                                         \
+        g_prof_acc.seconds += prof_now() - t0;                                                                      \
+        g_prof_acc.flops += 2.0 * (double)m * (double)n * (double)k;                                                \
+        g_prof_acc.calls++;                                                                                         \
+        return;                                                                                                     \
+      }                                                                                                             \
+    }                                                                                                               \
+    if (m == 1 && k > 0) {                                                                                          \
+      gemv_##T(ta, tb, n, k, alpha, a, lda, b, ldb, beta, c);                                                       \
+      return;                                                                                                       \
+    }                                                                                                               \
+    double work = (double)m * (double)n * (double)k;                                                                \
+    /* split the side whose other operand is smaller (each part packs all of it) */                                 \
+    bool by_rows = n < m;                                                                                           \
+    int parts = work < PD_GEMM_SERIAL_BELOW ? 1 : pd_parallel_parts(by_rows ? m : n, split_unit(dt));               \
+    if (parts <= 1) {                                                                                               \
+      gemm_one_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                           \
+      return;                                                                                                       \
+    }                                                                                                               \
+    gemm_job_##T j = {ta, tb, by_rows, split_unit(dt), m, n, k, lda, ldb, ldc, alpha, beta, a, b, c};               \
+    pd_parallel_run(parts, gemm_part_##T, &j);                                                                      \
+  }
+GEMM(float, bli_sgemm_ex, BLIS_FLOAT)
+GEMM(double, bli_dgemm_ex, BLIS_DOUBLE)

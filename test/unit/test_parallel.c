@@ -184,6 +184,46 @@ static void test_gemv_split(void **state) {
   free(a), free(b);
 }
 
+/* Products big enough for threads are split on the pool, by rows of C when
+ * op(B) has fewer columns than C has rows, else by columns (lib/blas.c):
+ * all four transposes, sizes that are no multiple of a block, alpha and
+ * beta, against a double reference on 1, 2 and 3 threads, and the same bits
+ * when run again with the same thread count. (Not across thread counts:
+ * BLIS picks its small-matrix path by the size of each part.) */
+static void test_gemm_split(void **state) {
+  (void)state;
+  const int64_t shapes[][3] = {{300, 77, 129}, {45, 333, 90}, {129, 130, 131}}; /* m, n, k */
+  for (int sh = 0; sh < 3; sh++) {
+    const int64_t M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
+    float *a = malloc(sizeof *a * (size_t)(M * K)), *b = malloc(sizeof *b * (size_t)(K * N)), *c[3], *again;
+    for (int64_t i = 0; i < M * K; i++) a[i] = (float)((i * 37) % 19) / 19.0f - 0.5f;
+    for (int64_t i = 0; i < K * N; i++) b[i] = (float)((i * 101) % 23) / 23.0f - 0.5f;
+    for (int t = 0; t < 3; t++) c[t] = malloc(sizeof(float) * (size_t)(M * N));
+    again = malloc(sizeof(float) * (size_t)(M * N));
+    for (int ta = 0; ta < 2; ta++)
+      for (int tb = 0; tb < 2; tb++) {
+        int64_t lda = ta ? M : K, ldb = tb ? K : N;
+        for (int t = 0; t < 3; t++) {
+          pd_set_threads(t + 1);
+          for (int64_t i = 0; i < M * N; i++) c[t][i] = again[i] = (float)(i % 5);
+          pd_gemm_float(ta, tb, M, N, K, 0.5f, a, lda, b, ldb, 2.0f, c[t], N);
+          pd_gemm_float(ta, tb, M, N, K, 0.5f, a, lda, b, ldb, 2.0f, again, N);
+          assert_memory_equal(c[t], again, sizeof(float) * (size_t)(M * N));
+          for (int64_t i = 0; i < M; i += 7)
+            for (int64_t j = 0; j < N; j++) {
+              double want = 2.0 * (double)((i * N + j) % 5);
+              for (int64_t k = 0; k < K; k++)
+                want += 0.5 * (double)(ta ? a[k * M + i] : a[i * K + k]) * (double)(tb ? b[j * K + k] : b[k * N + j]);
+              assert_true(fabs(c[t][i * N + j] - want) <= 1e-4 * (1 + fabs(want)));
+            }
+        }
+      }
+    for (int t = 0; t < 3; t++) free(c[t]);
+    free(a), free(b), free(again);
+  }
+  pd_set_threads(0);
+}
+
 static void test_activations(void **state) {
   (void)state;
   const char *acts[] = {"relu", "sigmoid", "tanh"};
@@ -253,9 +293,9 @@ static void test_optimizers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_run_parts),  cmocka_unit_test(test_nested),      cmocka_unit_test(test_for_covers),
-      cmocka_unit_test(test_gemv_split), cmocka_unit_test(test_activations), cmocka_unit_test(test_pooling),
-      cmocka_unit_test(test_optimizers),
+      cmocka_unit_test(test_run_parts),  cmocka_unit_test(test_nested),     cmocka_unit_test(test_for_covers),
+      cmocka_unit_test(test_gemv_split), cmocka_unit_test(test_gemm_split), cmocka_unit_test(test_activations),
+      cmocka_unit_test(test_pooling),    cmocka_unit_test(test_optimizers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
