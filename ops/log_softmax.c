@@ -35,28 +35,8 @@ LOG_SOFTMAX_FORWARD(double)
 /* Grad op slots (see op.h): inputs X Out dOut, output dX. */
 enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
 
-#define LOG_SOFTMAX_BACKWARD(T)                                                          \
-  static pd_status backward_##T(pd_ctx *c) {                                             \
-    pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_in(c, G_DOUT);                           \
-    if (!dxt) return PD_OK;                                                              \
-    int64_t rows, d;                                                                     \
-    pd_lastdim_rows(pd_in(c, G_OUT), &rows, &d);                                         \
-    const T *y = PD_DATA(pd_in(c, G_OUT), T), *dy = dyt ? PD_DATA(dyt, T) : NULL;        \
-    T *dx = PD_DATA(dxt, T);                                                             \
-    for (int64_t r = 0; r < rows; r++, y += d, dx += d) {                                \
-      if (!dy) { /* no gradient reaches Out */                                           \
-        for (int64_t j = 0; j < d; j++) dx[j] = 0;                                       \
-        continue;                                                                        \
-      }                                                                                  \
-      T sum = 0;                                                                         \
-      for (int64_t j = 0; j < d; j++) sum += dy[j];                                      \
-      for (int64_t j = 0; j < d; j++) dx[j] = pd_log_softmax_grad_##T(y[j], dy[j], sum); \
-      dy += d;                                                                           \
-    }                                                                                    \
-    return PD_OK;                                                                        \
-  }
-LOG_SOFTMAX_BACKWARD(float)
-LOG_SOFTMAX_BACKWARD(double)
+PD_LASTDIM_BACKWARD(float, pd_log_softmax_grad_float, dy[j])
+PD_LASTDIM_BACKWARD(double, pd_log_softmax_grad_double, dy[j])
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
