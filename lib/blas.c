@@ -89,10 +89,11 @@ GEMV_ROW(double, bli_dgemv)
 GEMV_SPLIT(float)
 GEMV_SPLIT(double)
 
-/* Parts split C at multiples of the micro-kernel's tile (MR x NR) in both
- * directions (BLIS may swap the roles of rows and columns), so every element
- * falls in the same kind of tile, computed the same way, as in an unsplit
- * product: the bits do not depend on the thread count. */
+/* Parts split C at multiples of the micro-kernel's tile (MR x NR, in both
+ * directions: BLIS may swap the roles of rows and columns), so the parts'
+ * tiles line up with those of the unsplit product. The bits still differ
+ * between thread counts where BLIS picks its small-matrix ("sup") path by a
+ * part's size; for one thread count they are always the same. */
 static int64_t split_unit(num_t dt) {
   static int64_t unit[2];
   int i = dt == BLIS_DOUBLE;
