@@ -757,7 +757,7 @@ class Bench:
             prof = []
             for _ in range(self.runs):
                 o = json.loads(sh([self.bin, "time", NET, "--json", "--batch-size", str(b), "--threads", str(t),
-                                   "--iterations", "20"]))
+                                   "--iterations", "20", "--warmup", "50"]))
                 prof.append(o["products"])
             pg, ps = Stat([p["gflops"] for p in prof]), Stat([100 * p["share"] for p in prof])
             warm = fl / float(re.search(r"shapes_warm_seconds ([\d.e-]+)", res).group(1)) * 1e-9
@@ -1153,7 +1153,7 @@ class Bench:
                   "each shape repeated with its operands warm in cache (the sum of the per-shape medians); the "
                   "bare-BLIS rate our path is held to is the faster of the two. Our path: `paddle-run time --json` "
                   "on the same net, batch and threads, which times each `pd_gemm_float` call the runner makes "
-                  "inside the ops of a training step (20 steps after 3 warm-up, per run), and gives those calls' "
+                  "inside the ops of a training step (20 steps after 50 warm-up, per run: on 2 threads the first few dozen steps of a process ran up to 1.5x slower here while the scheduler settled the pool's thread on the other core, and the figure is meant for the steady state, as the training figures are), and gives those calls' "
                   "GFLOP/s and their share of the time of all the step's ops.",
                   "6. `bench_infer` loads the net and the parameter directory, prunes to `prob`, fills `pixels` "
                   "and times `pd_runner_run` per batch (each run averages enough batches to last ~20 ms). At "
