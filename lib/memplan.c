@@ -13,7 +13,7 @@ static int root(int *parent, int v) {
 }
 
 void pd_memplan_free(pd_memplan *p) {
-  free(p->group), free(p->first), free(p->last), free(p->order), free(p->buf);
+  free(p->group), free(p->first), free(p->last), free(p->from), free(p->order), free(p->buf);
   free(p->need), free(p->bytes), free(p->until);
   memset(p, 0, sizeof *p);
 }
@@ -27,6 +27,7 @@ pd_status pd_memplan_init(pd_memplan *p, const pd_net *net, const bool *active, 
   p->group = malloc(cnt * sizeof *p->group);
   p->first = malloc(cnt * sizeof *p->first);
   p->last = malloc(cnt * sizeof *p->last);
+  p->from = malloc(cnt * sizeof *p->from);
   p->order = malloc(cnt * sizeof *p->order);
   p->buf = malloc(cnt * sizeof *p->buf);
   p->need = malloc(cnt * sizeof *p->need);
@@ -35,8 +36,8 @@ pd_status pd_memplan_init(pd_memplan *p, const pd_net *net, const bool *active, 
   /* scratch per variable: its first write, first read, last use, union-find parent */
   int *wfirst = malloc(cnt * sizeof *wfirst), *rfirst = malloc(cnt * sizeof *rfirst);
   int *use_last = malloc(cnt * sizeof *use_last), *parent = malloc(cnt * sizeof *parent);
-  if (!p->group || !p->first || !p->last || !p->order || !p->buf || !p->need || !p->bytes || !p->until || !wfirst ||
-      !rfirst || !use_last || !parent) {
+  if (!p->group || !p->first || !p->last || !p->from || !p->order || !p->buf || !p->need || !p->bytes || !p->until ||
+      !wfirst || !rfirst || !use_last || !parent) {
     free(wfirst), free(rfirst), free(use_last), free(parent);
     pd_memplan_free(p);
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
@@ -92,6 +93,20 @@ pd_status pd_memplan_init(pd_memplan *p, const pd_net *net, const bool *active, 
     if (wfirst[v] < p->first[g]) p->first[g] = wfirst[v];
     if (use_last[v] > p->last[g]) p->last[g] = use_last[v];
   }
+  /* in place: a group whose first op declares it writes output 0 over an
+   * input may take that input's buffer (pd_memplan_assign checks that the
+   * input's value dies there) */
+  for (int g = 0; g < p->ngroups; g++) p->from[g] = -1;
+  for (int o = 0; o < net->nops; o++) {
+    const pd_op *op = &net->ops[o];
+    int s = op->def->inplace - 1;
+    if ((active && !active[o]) || s < 0 || s >= op->def->n_inputs || op->in[s].n < 1 || op->def->n_outputs < 1 ||
+        op->out[0].n < 1)
+      continue;
+    int x = op->in[s].vars[0], y = op->out[0].vars[0];
+    if (x < 0 || y < 0 || p->group[x] < 0 || p->group[y] < 0 || p->group[x] == p->group[y]) continue;
+    if (p->first[p->group[y]] == o && wfirst[y] == o) p->from[p->group[y]] = p->group[x];
+  }
   /* groups in order of their first op (insertion sort: stable, groups are few) */
   for (int g = 0; g < p->ngroups; g++) {
     int k = g;
@@ -113,9 +128,14 @@ void pd_memplan_assign(pd_memplan *p, pd_tensor *const *shapes) {
   p->nbufs = 0;
   p->naive = p->planned = 0;
   for (int k = 0; k < p->ngroups; k++) {
-    int g = p->order[k], best = -1, largest = -1;
+    int g = p->order[k], best = -1, largest = -1, h = p->from[g];
     size_t need = p->need[g];
     p->naive += need;
+    if (h >= 0 && p->last[h] == p->first[g] && p->until[p->buf[h]] == p->first[g] && p->bytes[p->buf[h]] >= need) {
+      p->buf[g] = p->buf[h]; /* over its input, which this op reads last */
+      p->until[p->buf[g]] = p->last[g];
+      continue;
+    }
     for (int b = 0; b < p->nbufs; b++) {
       if (p->until[b] >= p->first[g]) continue; /* still holds a live group */
       if (p->bytes[b] >= need && (best < 0 || p->bytes[b] < p->bytes[best])) best = b;

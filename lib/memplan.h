@@ -2,8 +2,10 @@
  * overlap share one buffer.
  *
  * A variable's lifetime is the span of active ops from the first that writes
- * it to the last that reads it (inclusive: an op's outputs never share a
- * buffer with its inputs, so no kernel has to work in place). Outputs that a
+ * it to the last that reads it, inclusive: an op's outputs share no buffer
+ * with its inputs, except where the op declares it can work in place
+ * (pd_op_def.inplace: the activations, Out over X and dX over dOut) and the
+ * input's value dies at that op. Outputs that a
  * view op (reshape, flatten, identity: pd_op_def.views) makes share its
  * input's storage form one group with one lifetime. What is planned: temporaries
  * written by an active op, except those the caller keeps (fetched after the
@@ -15,8 +17,9 @@
  * The structure (who may share) is fixed at pd_memplan_init; the assignment
  * depends on the sizes and is redone by pd_memplan_assign whenever the shapes
  * change (a short last batch), without allocating: greedy in op order, a
- * group taking the smallest free buffer that holds it, else growing the
- * largest free one, else a new buffer. */
+ * group taking its in-place input's buffer when it may (and it holds it),
+ * else the smallest free buffer that holds it, else growing the largest
+ * free one, else a new buffer. */
 #ifndef PD_MEMPLAN_H
 #define PD_MEMPLAN_H
 
@@ -33,6 +36,7 @@ typedef struct pd_memplan {
   int *group;     /* per variable: its group, -1: not planned (its own storage) */
   int *first;     /* per group: the op that first writes it */
   int *last;      /* per group: the last op that reads (or writes) it */
+  int *from;      /* per group: the group whose buffer it may take over in place at its first op, -1: none */
   int *order;     /* groups by first op, then index */
   int *buf;       /* per group: its buffer after pd_memplan_assign */
   size_t *need;   /* per group: bytes at the assigned shapes */

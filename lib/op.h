@@ -139,6 +139,13 @@ struct pd_op_def {
    * 0: none. The memory plan keeps such variables in one buffer
    * (lib/memplan.h). */
   int views;
+  /* 1 + the input slot whose buffer output 0 may take over when that
+   * input's value is last read by this op (kernels computing element i
+   * from element i of that input alone, reading before writing: the
+   * activations); 0: none. grad_inplace: the same for the generated grad
+   * op, whose dX may take dOut's buffer. Used by the memory plan. */
+  int inplace;
+  bool grad_inplace;
   /* Constant data a family of ops shares kernels through (e.g. which
    * activation relu/sigmoid/tanh compute); the grad op gets the same. */
   const void *data;

@@ -86,7 +86,8 @@ static void make_grad(const pd_op_def *f) {
       .kernel_dtype = f->kernel_dtype,
       .flops = f->grad_flops,
       .random = f->random,
-      .views = f->views ? 1 + PD_GRAD_DY(ni, no, 0) : 0, /* dX shares dOut */
+      .views = f->views ? 1 + PD_GRAD_DY(ni, no, 0) : 0,          /* dX shares dOut */
+      .inplace = f->grad_inplace ? 1 + PD_GRAD_DY(ni, no, 0) : 0, /* dX over dOut */
       .data = f->data,
   };
 }

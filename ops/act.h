@@ -141,11 +141,12 @@ static const pd_kernel pd_act_grad_kernels[] = {
 };
 
 /* The def of an activation op: its type, comment, output slot and kind. */
-#define PD_ACT_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                               \
-  {                                                                                                               \
-    .type = TYPE, .comment = COMMENT, .inputs = pd_act_inputs, .n_inputs = 1, .outputs = OUTPUTS, .n_outputs = 1, \
-    .infer_shape = pd_act_infer, .kernels = pd_act_kernels, .n_kernels = PD_LEN(pd_act_kernels),                  \
-    .grad_kernels = pd_act_grad_kernels, .n_grad_kernels = PD_LEN(pd_act_grad_kernels), .data = KIND,             \
+#define PD_ACT_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                                 \
+  {                                                                                                                 \
+    .type = TYPE, .comment = COMMENT, .inputs = pd_act_inputs, .n_inputs = 1, .outputs = OUTPUTS, .n_outputs = 1,   \
+    .infer_shape = pd_act_infer, .kernels = pd_act_kernels, .n_kernels = PD_LEN(pd_act_kernels),                    \
+    .grad_kernels = pd_act_grad_kernels, .n_grad_kernels = PD_LEN(pd_act_grad_kernels), .data = KIND, .inplace = 1, \
+    .grad_inplace = true, /* element i from element i: Out over X, dX over dOut */                                  \
   }
 
 #endif

@@ -307,11 +307,11 @@ static void test_backward_errors(void **state) {
 }
 
 /* The memory plan changes where temporaries live, never what they hold: a
- * small CNN (conv, relu, max pool, batch_norm, flatten, concat, a fan-out
- * summed in backward, dropout, reshape and identity views, softmax with
- * cross-entropy, momentum) trained with the plan (training step: forward
- * kept; and every temporary planned) ends with the same bits as without it,
- * over batches of 6, 6 and a short one of 4 (which re-plans). */
+ * small CNN (conv, relu and sigmoid (in place where their input dies, and
+ * one whose input is read again), max pool, batch_norm, flatten, concat, a
+ * fan-out summed in backward, dropout, reshape and identity views, softmax
+ * with cross-entropy, momentum), trained and run forward, over batches of 6,
+ * 6 and a short one of 4 (which re-plans). */
 static const char CNN[] =
     "var { name: 'x' shape: [-1, 2, 6, 6] }\n"
     "var { name: 'y' shape: [-1, 1] dtype: INT64 }\n"
@@ -328,7 +328,9 @@ static const char CNN[] =
     "     attrs { key: 'act' value { s: 'tanh' } } }\n"
     "op { type: 'dropout' inputs: 'h' outputs: ['d', 'dm'] attrs { key: 'dropout_prob' value { f: 0.25 } } }\n"
     "op { type: 'elementwise_add' inputs: ['d', 'h'] outputs: 'hh' }\n"
-    "op { type: 'identity' inputs: 'hh' outputs: 'hi' }\n"
+    "op { type: 'sigmoid' inputs: 'hh' outputs: 'hs' }\n"
+    "op { type: 'elementwise_add' inputs: ['hs', 'hh'] outputs: 'hq' }\n"
+    "op { type: 'identity' inputs: 'hq' outputs: 'hi' }\n"
     "op { type: 'reshape' inputs: 'hi' outputs: 'hr' attrs { key: 'shape' value { ints: [-1, 2, 4] } } }\n"
     "op { type: 'flatten' inputs: 'hr' outputs: 'hf' }\n"
     "op { type: 'fc' inputs: ['hf', 'w2', 'b2'] outputs: 'logits' attrs { key: 'size' value { i: 3 } } }\n"
