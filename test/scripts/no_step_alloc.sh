@@ -1,8 +1,9 @@
 # no_step_alloc.sh — a steady training step allocates nothing: the heap
 # allocations (malloc, calloc, realloc, aligned_alloc, posix_memalign) of a
 # run of 2 steps and of a run of 42 steps, counted by an LD_PRELOAD shim, are
-# the same, for an MLP and a small CNN, on 1 and 2 threads. BLIS's own allocations inside each matrix product (its control
-# tree, 2 per call in BLIS 0.9) are counted apart and reported, not failed.
+# the same, for an MLP and a small CNN, on 1 and 2 threads. BLIS's own
+# allocations inside each matrix product (its control tree, 2 per call in
+# BLIS 0.9) are counted apart and reported, not failed.
 command -v cc >/dev/null || { echo "skipped: no C compiler"; exit 77; }
 if ldd "$PR" | grep -q libasan; then echo "skipped: sanitizer build (ASan owns malloc; the counting shim needs the plain build)"; exit 77; fi
 cat > shim.c <<'C'
