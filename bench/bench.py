@@ -50,6 +50,11 @@ def sh(cmd, tries=3, env=None):
     sys.exit(1)
 
 
+def timings(out):
+    """The per-run figures a bench driver (bench/*.c) printed: its lines that are not `#` comments."""
+    return [float(l) for l in out.splitlines() if l and not l.startswith("#")]
+
+
 RETRIES = []
 LOSS_FAIL = []  # loss-agreement checks that failed: the run is not the same computation
 
@@ -649,13 +654,12 @@ class Bench:
         # process alone and as two processes at once (what two ranks do, minus everything else). Two cores
         # that slow each other down bound the 2-rank speed-up at 2 x (alone / together).
         g = os.path.join(self.drv, "bench_gemm")
-        runs = lambda out: [float(l) for l in out.splitlines() if l and not l.startswith("#")]  # noqa: E731
         bound = []
         for rep in range(self.runs):
-            alone = statistics.median(runs(sh([g, "1", str(b // 2), "5"])))
+            alone = statistics.median(timings(sh([g, "1", str(b // 2), "5"])))
             ps = [subprocess.Popen([g, "1", str(b // 2), "5"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
                   for _ in range(2)]
-            together = statistics.mean(statistics.median(runs(p.communicate()[0])) for p in ps)
+            together = statistics.mean(statistics.median(timings(p.communicate()[0])) for p in ps)
             bound.append(2 * alone / together)
         bd = Stat(bound)
         self.row(S, f"  bound from the machine: bare BLIS, the step's products at {b // 2} rows, two 1-thread "
@@ -727,9 +731,9 @@ class Bench:
                 # scheduler's next tick on the caller's core: its own threading can be many times slower than
                 # one-thread products split on a pool of running threads (what pd_gemm does). The limit is
                 # what BLIS can do on T cores: the faster of the two.
-                own = [float(l) for l in res.splitlines() if l and not l.startswith("#")]
+                own = timings(res)
                 res_pd = sh([os.path.join(self.drv, "bench_gemm"), str(t), str(b), str(self.runs), "pd"])
-                pool = [float(l) for l in res_pd.splitlines() if l and not l.startswith("#")]
+                pool = timings(res_pd)
                 self.row(S, f"BLIS sgemm with its own threads, this step's 8 products, {tag} (GFLOP/s)",
                          Stat([fl / x * 1e-9 for x in own]).fmt(".1f"))
                 self.row(S, f"one-thread BLIS products split on our worker pool (pd_gemm), {tag} (GFLOP/s)",
@@ -737,7 +741,7 @@ class Bench:
                 if statistics.median(pool) < statistics.median(own):
                     res = res_pd
             shapes = [l[len("# shape "):] for l in res.splitlines() if l.startswith("# shape")]
-            ts = [float(l) for l in res.splitlines() if l and not l.startswith("#")]
+            ts = timings(res)
             gf = Stat([fl / x * 1e-9 for x in ts])
             lim = Stat([b / x for x in ts])
             lim3 = Stat([fl / x / (3 * fwd) for x in ts])  # same GFLOP/s, spent on 3x forward FLOPs
@@ -794,7 +798,7 @@ class Bench:
                     if who == "ours":
                         res = sh([os.path.join(self.drv, "bench_infer"), NET, self.params, "pixels", "prob", str(t),
                                   "1", "1"])
-                        ts += [float(l) for l in res.splitlines() if l and not l.startswith("#")]
+                        ts += timings(res)
                     elif use_torch:
                         self.torch.stdin.write(json.dumps({"cmd": "infer", "threads": t, "batch": 1, "runs": 1,
                                                            "params": os.path.join(self.params, "latest")}) + "\n")
@@ -817,7 +821,7 @@ class Bench:
         for t in (1, 2):
             res = sh([os.path.join(self.drv, "bench_infer"), NET, self.params, "pixels", "prob", str(t), "256",
                       str(self.runs)])
-            ts = [float(l) for l in res.splitlines() if l and not l.startswith("#")]
+            ts = timings(res)
             self.row(S, f"in-process, batch 256, {t} thread{'s' if t > 1 else ''}: throughput (rows/s)",
                      Stat([256 / x for x in ts]).fmt(".0f"))
         # whole process: 10000 test images from the .gz, batch 256

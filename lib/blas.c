@@ -180,12 +180,13 @@ GEMM_SPLIT(double, bli_dgemm_ex)
     double work = (double)m * (double)n * (double)k;                                                                \
     /* split the side whose other operand is smaller (each part packs all of it) */                                 \
     bool by_rows = n < m;                                                                                           \
-    int parts = work < PD_GEMM_SERIAL_BELOW ? 1 : pd_parallel_parts(by_rows ? m : n, split_unit(dt));               \
+    int64_t unit = split_unit(dt);                                                                                  \
+    int parts = work < PD_GEMM_SERIAL_BELOW ? 1 : pd_parallel_parts(by_rows ? m : n, unit);                         \
     if (parts <= 1) {                                                                                               \
       gemm_one_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                           \
       return;                                                                                                       \
     }                                                                                                               \
-    gemm_job_##T j = {ta, tb, by_rows, split_unit(dt), m, n, k, lda, ldb, ldc, alpha, beta, a, b, c};               \
+    gemm_job_##T j = {ta, tb, by_rows, unit, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c};                         \
     pd_parallel_run(parts, gemm_part_##T, &j);                                                                      \
   }
 GEMM(float, bli_sgemm_ex, BLIS_FLOAT)

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <libdeflate.h>
 #include <zlib.h>
@@ -301,15 +300,16 @@ static bool cache_path(const struct stat *sb, bool mk, char *path, size_t size) 
   if (dir && (!*dir || strcmp(dir, "off") == 0)) return false;
   if (!dir) {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    bool in_home = !(xdg && *xdg == '/');
     int n;
-    if (xdg && *xdg == '/')
+    if (!in_home)
       n = snprintf(base, sizeof base, "%s/paddle-run", xdg);
     else if (home && *home == '/')
       n = snprintf(base, sizeof base, "%s/.cache/paddle-run", home);
     else
       return false;
     if (n < 0 || (size_t)n >= sizeof base) return false;
-    if (mk && !xdg) { /* ~/.cache itself may be missing */
+    if (mk && in_home) { /* ~/.cache itself may be missing */
       char *slash = strrchr(base, '/');
       *slash = '\0';
       (void)mkdir(base, 0700);
@@ -374,32 +374,20 @@ static bool cache_load(const char *name, const struct stat *sb, pd_size_fn size_
 
 /* Keeps the decoded bytes of the gzip file sb (one member: the trailer's
  * CRC-32 covers them all) for the next run; quietly does nothing on any
- * trouble. Written to a temp file and renamed, so a reader never sees a
- * part (and a torn copy would fail its CRC anyway). */
+ * trouble. An atomic write (a reader never sees a part) without fsync: a
+ * copy torn by a crash fails its CRC and is rewritten. */
 static void cache_store(const struct stat *sb, const uint8_t *gz, size_t gz_len, const uint8_t *buf, size_t len) {
-  char path[PATH_MAX], tmp[PATH_MAX + 32];
+  char path[PATH_MAX];
   if (!S_ISREG(sb->st_mode) || gz_len < PD_CACHE_MIN || !cache_path(sb, true, path, sizeof path)) return;
   cache_head h = cache_head_of(sb, gz, gz_len, len);
   if ((uint32_t)len != h.isize || (uint32_t)libdeflate_crc32(0, buf, len) != h.crc) return; /* several members */
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts); /* ranks on several hosts may share the directory */
-  int n = snprintf(tmp, sizeof tmp, "%s.%ld.%lx.tmp", path, (long)getpid(), (unsigned long)ts.tv_nsec);
-  if (n < 0 || (size_t)n >= sizeof tmp) return;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
   uint8_t page[PD_CACHE_DATA] = {0};
   memcpy(page, &h, sizeof h);
-  bool ok = true;
-  for (size_t off = 0; ok && off < PD_CACHE_DATA + len;) {
-    const uint8_t *p = off < PD_CACHE_DATA ? page + off : buf + (off - PD_CACHE_DATA);
-    size_t want = off < PD_CACHE_DATA ? PD_CACHE_DATA - off : PD_CACHE_DATA + len - off;
-    ssize_t w = write(fd, p, want);
-    if (w < 0 && errno == EINTR) continue;
-    ok = w > 0;
-    if (ok) off += (size_t)w;
-  }
-  ok = close(fd) == 0 && ok;
-  if (!ok || rename(tmp, path) != 0) unlink(tmp);
+  pd_atomic_file f;
+  pd_error quiet = {0};
+  if (pd_atomic_begin(&f, path, &quiet) == PD_OK && pd_atomic_write(&f, page, sizeof page, &quiet) == PD_OK &&
+      pd_atomic_write(&f, buf, len, &quiet) == PD_OK)
+    (void)pd_atomic_commit_unsynced(&f, &quiet); /* each step cleans up after itself when it fails */
 }
 
 static pd_status maybe_inflate(const char *name, pd_size_fn size_fn, const struct stat *sb, pd_file_image *img,
@@ -549,12 +537,14 @@ pd_status pd_atomic_write(pd_atomic_file *f, const void *buf, size_t len, pd_err
   return PD_OK;
 }
 
-pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err) {
+/* Closes the temp file and renames it over the target; with durable, an
+ * fsync of the file first and of the directory after. */
+static pd_status atomic_commit(pd_atomic_file *f, bool durable, pd_error *err) {
   char eb[128];
   if (f->fd < 0) return pd_errorf(err, PD_ERR_RUNTIME, "commit of a file that is not open");
   /* fsync before rename: otherwise a crash can leave the new name pointing
    * at a file whose data never reached the disk. */
-  int rc = fsync(f->fd);
+  int rc = durable ? fsync(f->fd) : 0;
   int e = errno;
   if (close(f->fd) != 0 && rc == 0) {
     rc = -1;
@@ -576,7 +566,9 @@ pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err) {
   /* Make the rename itself durable. Some file systems refuse fsync on a
    * directory (EINVAL); only a real I/O error is worth failing for. */
   char *slash = strrchr(f->path, '/');
-  if (slash) {
+  if (!durable) {
+    /* rc is 0: the rename went through */
+  } else if (slash) {
     if (slash == f->path) slash++; /* "/name": the directory is "/" */
     char save = *slash;
     *slash = '\0';
@@ -598,6 +590,10 @@ pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err) {
   f->path = NULL;
   return st;
 }
+
+pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err) { return atomic_commit(f, true, err); }
+
+pd_status pd_atomic_commit_unsynced(pd_atomic_file *f, pd_error *err) { return atomic_commit(f, false, err); }
 
 void pd_atomic_abort(pd_atomic_file *f) {
   if (f->fd >= 0) close(f->fd);

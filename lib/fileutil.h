@@ -91,6 +91,10 @@ pd_status pd_atomic_begin(pd_atomic_file *f, const char *path, pd_error *err);
 /* On failure the temp file is already removed (no abort needed). */
 pd_status pd_atomic_write(pd_atomic_file *f, const void *buf, size_t len, pd_error *err);
 pd_status pd_atomic_commit(pd_atomic_file *f, pd_error *err);
+/* The same without the fsyncs: while the machine runs, no reader sees a
+ * part, but after a crash the file may hold less than was written. For
+ * caches that check what they read (the decoded-data cache). */
+pd_status pd_atomic_commit_unsynced(pd_atomic_file *f, pd_error *err);
 /* Drops the temp file; safe to call after a failed write or commit. */
 void pd_atomic_abort(pd_atomic_file *f);
 

@@ -825,14 +825,20 @@ pd_status pd_runner_init(pd_runner *r, pd_net *net, pd_scope *scope, const bool 
   return PD_OK;
 }
 
-void pd_runner_free(pd_runner *r) {
-  if (r->gpu || r->d) pd_gpu_runner_detach(r);
+/* The memory plan and its buffers (whose storage lives on while variables
+ * still use it). */
+static void drop_plan(pd_runner *r) {
   if (r->plan) {
     for (int b = 0; b < r->net->nvars; b++) pd_tensor_release(&r->bufs[b]);
     pd_memplan_free(r->plan);
   }
-  free(r->plan);
-  free(r->bufs);
+  free(r->plan), free(r->bufs);
+  r->plan = NULL, r->bufs = NULL;
+}
+
+void pd_runner_free(pd_runner *r) {
+  if (r->gpu || r->d) pd_gpu_runner_detach(r);
+  drop_plan(r);
   free(r->t);
   free(r->active);
   free(r->shape_key);
@@ -904,11 +910,7 @@ pd_status pd_runner_plan_memory(pd_runner *r, const int *keep, int nkeep, bool k
     return st;
   }
   for (int b = 0; b < n; b++) pd_tensor_init(&bufs[b], PD_U8);
-  if (r->plan) { /* planned again: the old buffers go once no variable uses them */
-    for (int b = 0; b < n; b++) pd_tensor_release(&r->bufs[b]);
-    pd_memplan_free(r->plan);
-    free(r->plan), free(r->bufs);
-  }
+  drop_plan(r); /* planned again: the old buffers go once no variable uses them */
   r->plan = plan, r->bufs = bufs;
   r->shapes_ok = false;
   return PD_OK;
