@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -428,6 +429,22 @@ static void test_decoded_cache(void **state) {
   assert_false(open_img(tpath("two.gz"), &img));
   pd_file_image_close(&img);
   assert_int_equal(cache_files(dirbuf, one, sizeof one), 0);
+  /* no PADDLE_RUN_CACHE, XDG_CACHE_HOME not absolute: $HOME/.cache/paddle-run, ~/.cache made too */
+  char home[256], where[300];
+  snprintf(home, sizeof home, "%s/home", tmpdir);
+  snprintf(where, sizeof where, "%s/.cache/paddle-run", home);
+  assert_int_equal(mkdir(home, 0700), 0);
+  char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  setenv("HOME", home, 1);
+  setenv("XDG_CACHE_HOME", "relative/cache", 1);
+  unsetenv("PADDLE_RUN_CACHE");
+  assert_false(open_img(gz, &img));
+  pd_file_image_close(&img);
+  assert_int_equal(cache_files(where, one, sizeof one), 1);
+  assert_true(open_img(gz, &img));
+  pd_file_image_close(&img);
+  unsetenv("XDG_CACHE_HOME");
+  if (old_home) setenv("HOME", old_home, 1), free(old_home);
   /* off */
   setenv("PADDLE_RUN_CACHE", "off", 1);
   assert_false(open_img(gz, &img));
