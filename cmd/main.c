@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blisarch.h"
 #include "cli.h"
 #include "gpurt.h"
 
@@ -45,6 +46,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
     printf("paddle-run %s\n", PD_VERSION);
+    printf("blas: BLIS %s, kernels '%s' (%s)\n", pd_blis_version(), pd_blis_arch(), pd_blis_arch_how());
     if (pd_gpu_built())
       printf("gpu: CUDA %s (sm_90 and PTX)\n", pd_gpu_cuda_version());
     else

@@ -11,8 +11,13 @@
 #include <blis.h>
 #include <time.h>
 
+#include "blisarch.h"
 #include "parallel.h"
 #include "tensor.h"
+
+/* BLIS's kernel set is chosen before main, before BLIS's first call; here,
+ * since every program that multiplies matrices links this file. */
+__attribute__((constructor)) static void choose_kernels(void) { pd_blis_arch_choose(); }
 
 #define PD_GEMM_SERIAL_BELOW (1 << 18)
 

@@ -1,0 +1,17 @@
+/* blisarch.h — the BLIS kernel set this process runs (see blisarch.c: on
+ * an Intel CPU with two AVX-512 FMA units that BLIS cannot recognise,
+ * paddle-run asks BLIS for its AVX-512 kernels before BLIS starts). */
+#ifndef PD_BLISARCH_H
+#define PD_BLISARCH_H
+
+/* Makes the choice: before BLIS's first call (blas.c runs it before main). */
+void pd_blis_arch_choose(void);
+/* BLIS's name of the sub-configuration in use ("skx", "haswell", "zen3",
+ * ...); starts BLIS if it has not started. */
+const char *pd_blis_arch(void);
+/* BLIS's version string. */
+const char *pd_blis_version(void);
+/* How it was chosen, in words. */
+const char *pd_blis_arch_how(void);
+
+#endif
