@@ -82,7 +82,7 @@ pd_status pd_cli_dist_share(pd_runner *r, pd_error *err) {
     pd_status st = pd_dist_bcast(pd_tensor_data(t), (int64_t)pd_tensor_bytes(t), what, err);
     if (st) return st;
   }
-  return PD_OK;
+  return pd_dist_shared_decide(err);
 }
 
 /* FNV-1a, 64 bits, continued over n more bytes */
@@ -105,11 +105,27 @@ pd_status pd_cli_dist_same_plan(const int64_t *plan, int n, bool *differ, pd_err
   return st;
 }
 
+/* The parameters' checksum: FNV-1a's step over 8-byte words in four
+ * interleaved lanes (a byte at a time, one chain of multiplies took ~3 ms
+ * for 2 MB of parameters: 1 % of a 2-rank run), then the lanes and the tail
+ * bytes through fnv. */
+static uint64_t words_hash(uint64_t h, const void *data, size_t n) {
+  uint64_t lane[4] = {h, h ^ 1, h ^ 2, h ^ 3}, w;
+  const unsigned char *p = data;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int l = 0; l < 4; l++) {
+      memcpy(&w, p + i + 8 * l, 8);
+      lane[l] = (lane[l] ^ w) * 0x100000001b3ull;
+    }
+  return fnv(fnv(h, lane, sizeof lane), p + i, n - i);
+}
+
 pd_status pd_cli_dist_check(pd_runner *r, int64_t step, bool *differ, pd_error *err) {
   uint64_t h = FNV_START; /* over the bytes of every persistable */
   for (int v = 0; v < r->net->nvars; v++) {
     const pd_tensor *t = r->t[v];
-    if (persistable(r->net, v) && pd_tensor_data(t)) h = fnv(h, pd_tensor_data(t), pd_tensor_bytes(t));
+    if (persistable(r->net, v) && pd_tensor_data(t)) h = words_hash(h, pd_tensor_data(t), pd_tensor_bytes(t));
   }
   bool same = true;
   pd_status st = pd_dist_same(h, &same, "the ranks' parameter checksum", err);

@@ -686,7 +686,12 @@ static int train_main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     t.t0 = pd_cli_now();
     if (t.log) { /* start-up: main() to the first step, data opened and parameters placed */
-      fprintf(t.log, "{\"type\":\"start\",\"ranks\":%d,\"startup\":%.4f}\n", pd_dist_size(), t.t0 - pd_cli_t_main);
+      fprintf(t.log, "{\"type\":\"start\",\"ranks\":%d,\"startup\":%.4f", pd_dist_size(), t.t0 - pd_cli_t_main);
+      if (pd_dist_size() > 1) { /* how the CPU gradients are summed */
+        const char *why = pd_dist_shared_why_not();
+        fprintf(t.log, ",\"allreduce\":\"%s%s%s\"", why ? "mpi (" : "shared memory", why ? why : "", why ? ")" : "");
+      }
+      fputs("}\n", t.log);
       fflush(t.log);
     }
     st = train_loop(&t, ck, &err);

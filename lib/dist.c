@@ -20,6 +20,15 @@ static struct {
   int64_t local_rows;
   bool local_stop, global_stop;
   double comm; /* seconds spent in collectives */
+#ifdef PD_MPI
+  /* the gradients' shared-memory window (see pd_dist_shared_slots) */
+  int shared;          /* 0: not decided yet, 1: in use, 2: usable, -1: not */
+  MPI_Win win;         /* per rank: two slots of `cap` bytes */
+  int64_t cap;         /* bytes of one slot */
+  char **bases;        /* each rank's part of the window */
+  unsigned parity;     /* which of its two slots a rank fills this step */
+  const char *why_not; /* why the shared window is not used */
+#endif
 } g = {.size = 1, .timeout = 300, .local_rows = 1};
 
 bool pd_dist_joined(void) { return g.joined; }
@@ -58,8 +67,18 @@ pd_status pd_dist_init(pd_error *err) {
   return PD_OK;
 }
 
+static void free_window(void) {
+  if (g.shared != 1) return;
+  MPI_Win_unlock_all(g.win);
+  MPI_Win_free(&g.win);
+  g.shared = 2;
+}
+
 void pd_dist_finalize(void) {
   if (!g.joined) return;
+  free_window();
+  free(g.bases);
+  g.bases = NULL;
   MPI_Finalize();
   g.joined = false;
 }
@@ -129,6 +148,101 @@ pd_status pd_dist_allreduce_sum(void *buf, int64_t n, pd_dtype dtype, const char
   return wait_for(&req, rc, what, g.timeout, err);
 }
 
+/* All ranks meet (a barrier polled against the deadline), with the memory
+ * of the shared window made consistent on both sides of it. */
+static pd_status shared_barrier(const char *what, double timeout, pd_error *err) {
+  if (g.shared == 1) MPI_Win_sync(g.win);
+  MPI_Request req;
+  int rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  pd_status st = wait_for(&req, rc, what, timeout, err);
+  if (!st && g.shared == 1) MPI_Win_sync(g.win);
+  return st;
+}
+
+/* Whether the shared window can be used: every rank on one machine, and
+ * not PADDLE_RUN_ALLREDUCE=mpi. Collective. */
+static pd_status decide(pd_error *err) {
+  const char *force = getenv("PADDLE_RUN_ALLREDUCE");
+  MPI_Comm node;
+  int node_size = 0;
+  g.why_not = NULL;
+  if (force && strcmp(force, "mpi") == 0) {
+    g.why_not = "PADDLE_RUN_ALLREDUCE=mpi";
+  } else if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+    g.why_not = "MPI could not tell which ranks share a machine";
+  } else {
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    /* the same answer on every rank: if some ranks do not share, none does */
+    int all = node_size == g.size, every = 0;
+    MPI_Allreduce(&all, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!every) g.why_not = "the ranks run on more than one machine";
+  }
+  if (g.why_not) {
+    g.shared = -1;
+    return PD_OK;
+  }
+  if (!g.bases) g.bases = calloc((size_t)g.size, sizeof *g.bases);
+  if (!g.bases) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  g.shared = 2; /* usable, no window yet */
+  return PD_OK;
+}
+
+pd_status pd_dist_shared_decide(pd_error *err) {
+  if (!g.joined || g.size == 1 || g.shared != 0) return PD_OK;
+  pd_status st = shared_barrier("the ranks' meeting before sharing memory", SETUP_TIMEOUT, err);
+  return st ? st : decide(err);
+}
+
+/* Makes (or, for more bytes, remakes) the window: every rank calls it at the
+ * same step with the same size. The ranks first meet at a barrier with a
+ * deadline, so none waits forever in the blocking calls that follow for a
+ * rank that has already gone. */
+static pd_status make_window(int64_t bytes, pd_error *err) {
+  pd_status st = shared_barrier("the ranks' meeting before sharing memory", SETUP_TIMEOUT, err);
+  if (st) return st;
+  if (g.shared == 0) st = decide(err);
+  if (st || g.shared == -1) return st;
+  free_window();
+  g.cap = (bytes + 63) / 64 * 64;
+  char *mine = NULL;
+  int rc = MPI_Win_allocate_shared((MPI_Aint)(2 * g.cap), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &g.win);
+  int ok = rc == MPI_SUCCESS, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_ok) {
+    if (ok) MPI_Win_free(&g.win);
+    g.shared = -1, g.why_not = "MPI could not allocate shared memory";
+    return PD_OK;
+  }
+  for (int r = 0; r < g.size; r++) {
+    MPI_Aint size;
+    int disp;
+    MPI_Win_shared_query(g.win, r, &size, &disp, &g.bases[r]);
+  }
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, g.win);
+  g.shared = 1, g.parity = 0;
+  return PD_OK;
+}
+
+pd_status pd_dist_shared_slots(int64_t bytes, void **slots, pd_error *err) {
+  slots[0] = NULL;
+  if (!g.joined || g.size == 1 || g.shared == -1) return PD_OK;
+  if (g.shared != 1 || bytes > g.cap) {
+    pd_status st = make_window(bytes, err);
+    if (st || g.shared != 1) return st;
+  }
+  g.parity ^= 1;
+  for (int r = 0; r < g.size; r++) slots[r] = g.bases[r] + g.parity * g.cap;
+  return PD_OK;
+}
+
+pd_status pd_dist_shared_wait(const char *what, pd_error *err) { return shared_barrier(what, g.timeout, err); }
+
+const char *pd_dist_shared_why_not(void) {
+  if (!g.joined || g.size == 1) return "a single rank";
+  return g.shared >= 1 ? NULL : g.why_not ? g.why_not : "not decided yet";
+}
+
 pd_status pd_dist_bcast(void *buf, int64_t bytes, const char *what, pd_error *err) {
   if (!g.joined || g.size == 1) return PD_OK;
   for (int64_t off = 0; off < bytes;) {
@@ -190,6 +304,20 @@ pd_status pd_dist_allreduce_sum(void *buf, int64_t n, pd_dtype dtype, const char
 }
 pd_status pd_dist_bcast(void *buf, int64_t bytes, const char *what, pd_error *err) {
   (void)buf, (void)bytes, (void)what, (void)err;
+  return PD_OK;
+}
+pd_status pd_dist_shared_slots(int64_t bytes, void **slots, pd_error *err) {
+  (void)bytes, (void)err;
+  slots[0] = NULL;
+  return PD_OK;
+}
+pd_status pd_dist_shared_wait(const char *what, pd_error *err) {
+  (void)what, (void)err;
+  return PD_OK;
+}
+const char *pd_dist_shared_why_not(void) { return "built without MPI"; }
+pd_status pd_dist_shared_decide(pd_error *err) {
+  (void)err;
   return PD_OK;
 }
 pd_status pd_dist_same(uint64_t value, bool *same, const char *what, pd_error *err) {

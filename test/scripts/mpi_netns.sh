@@ -3,7 +3,7 @@
 # by a veth pair, Open MPI over TCP only (btl tcp,self; oob tcp), mpirun in
 # the first reaching the second through a launcher that enters its namespace
 # (instead of ssh). The parameters equal one process's on one host (float64,
-# relative error <= 1e-6). Skips only where namespaces cannot be made.
+# relative error <= 1e-6), with the gradients summed by MPI's allreduce. Skips only where namespaces cannot be made.
 set -eu
 . "$ROOT/test/mpi/env.sh"
 mpi_available || exit 77
@@ -57,12 +57,19 @@ PY
 "$PR" train net.pbtxt --save one 2>one.log
 ip netns exec "$A" timeout 60 mpirun --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
   --mca plm_rsh_agent "$PWD/agent.sh" --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 \
-  --mca oob_tcp_if_include 10.77.0.0/24 "$PR" train net.pbtxt --save two --comm-timeout 20 >two.log 2>&1 || {
+  --mca oob_tcp_if_include 10.77.0.0/24 "$PR" train net.pbtxt --save two --log two.jsonl --comm-timeout 20 \
+  >two.log 2>&1 || {
   cat two.log
   exit 1
 }
 cat two.log
 grep -q "10.77.0.2 $B" agent.log || { echo "rank 1 was not launched in namespace $B"; exit 1; }
+# two machines: the gradients go through MPI's allreduce, not shared memory
+head -n 1 two.jsonl
+grep -q '"allreduce":"mpi (the ranks run on more than one machine)"' two.jsonl || {
+  echo "two hosts, yet not MPI's allreduce"
+  exit 1
+}
 "$PYTHON" - <<'PY'
 import glob, os, numpy as np
 def params(d):

@@ -1,12 +1,13 @@
 # mpi_train.py — data-parallel training under mpirun on this machine
 # (oversubscribed): -np 2 and -np 4 end with the parameters of one process
 # with the same (global) batch, in float64 to 1e-6 relative, and repeat
-# bit for bit; the evaluation and the log match too; --resume works with
+# bit for bit (summed in shared memory, and on 2 ranks the same bits
+# through MPI's allreduce); the evaluation and the log match too; --resume works with
 # another rank count; `desc --ranks` shows the allreduce op; and the faults:
 # bad input on every rank or on one is reported once (with the rank), ranks
 # that drift apart are stopped by the checksum, and a rank that hangs or
 # dies ends the job within a few seconds.
-import glob, os, re, subprocess, sys, time
+import glob, json, os, re, subprocess, sys, time
 import numpy as np
 
 PR, ROOT = os.environ["PR"], os.environ["ROOT"]
@@ -44,12 +45,12 @@ train { loss: "avg_loss" metrics: "acc" batch_size: 30 epochs: 3 seed: 5 log_eve
         eval_data { var: "x" file: "ex.npy" } eval_data { var: "y" file: "ey.npy" } }
 """)
 
-def run(np_, *args, wrap=None, timeout=60):
+def run(np_, *args, wrap=None, timeout=60, extra_env=None):
     cmd = [PR, "train", "net.pbtxt", "--threads", "1", *args]
     if wrap: cmd = ["sh", "-c", wrap.replace("PR", " ".join(cmd))]
     if np_: cmd = ["mpirun", "-np", str(np_), *cmd]
     t0 = time.time()
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    r = subprocess.run(cmd, capture_output=True, text=True, env={**env, **(extra_env or {})}, timeout=timeout)
     return r.returncode, r.stdout + r.stderr, time.time() - t0
 
 def params(d):
@@ -85,6 +86,17 @@ for n in (2, 4):
     rc, out, _ = run(n, "--save", f"np{n}b")
     assert rc == 0, out
     assert raw(f"np{n}") == raw(f"np{n}b"), f"-np {n} is not bit-identical across repeats"
+    start = json.loads(open(f"np{n}.jsonl").readline())
+    assert start["allreduce"] == "shared memory", start
+# the same through MPI's allreduce (as between machines): equal to one process,
+# and on 2 ranks bit-identical to the shared-memory sum (a + b either way)
+rc, out, _ = run(2, "--save", "np2mpi", "--log", "np2mpi.jsonl", extra_env={"PADDLE_RUN_ALLREDUCE": "mpi"})
+assert rc == 0, out
+assert json.loads(open("np2mpi.jsonl").readline())["allreduce"] == "mpi (PADDLE_RUN_ALLREDUCE=mpi)"
+e = rel_err(ref, params("np2mpi"))
+print(f"-np 2 through MPI's allreduce: parameters rel err {e:.2e} vs one process")
+assert e <= 1e-6, e
+assert raw("np2mpi") == raw("np2"), "-np 2: MPI's allreduce and the shared-memory sum differ"
 print("eval metrics and log lines equal; repeats bit-identical")
 
 # ---- resume with another rank count: 1 epoch on 2 ranks, then 2 more on 1 and on 4 ----
