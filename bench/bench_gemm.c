@@ -18,6 +18,7 @@
 #include <blis.h>
 
 #include "blas.h"
+#include "blisarch.h"
 #include "tensor.h"
 
 static double now(void) {
@@ -63,6 +64,7 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
+  pd_blis_arch_lock(); /* BLIS's kernels as paddle-run picks them for large products */
   if (argc != 4 && !(argc == 5 && strcmp(argv[4], "pd") == 0)) {
     fprintf(stderr, "usage: bench_gemm THREADS BATCH RUNS [pd]\n");
     return 2;

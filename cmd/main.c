@@ -46,7 +46,8 @@ int main(int argc, char **argv) {
   }
   if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
     printf("paddle-run %s\n", PD_VERSION);
-    printf("blas: BLIS %s, kernels '%s' (%s)\n", pd_blis_version(), pd_blis_arch(), pd_blis_arch_how());
+    const char *kernels = pd_blis_arch(); /* first: it makes the choice that _how describes */
+    printf("blas: BLIS %s, kernels '%s' (%s)\n", pd_blis_version(), kernels, pd_blis_arch_how());
     if (pd_gpu_built())
       printf("gpu: CUDA %s (sm_90 and PTX)\n", pd_gpu_cuda_version());
     else

@@ -9,6 +9,7 @@
 
 #include "backward.h"
 #include "blas.h"
+#include "blisarch.h"
 #include "cli.h"
 #include "feed.h"
 #include "gpurt.h"
@@ -220,8 +221,10 @@ static int run(int argc, char **argv) {
       printf("],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"examples_per_sec\":%.1f",
              part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
       if (place.kind == PD_CPU)
-        printf(",\"products\":{\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f,\"calls\":%lld,\"calls_in_parts\":%lld}",
-               prod_ms, prod_share, prod_gf, (long long)(prof.calls / iters), (long long)(prof.calls_in_parts / iters));
+        printf(",\"products\":{\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f,\"calls\":%lld,\"calls_in_parts\":%lld,"
+               "\"blis_kernels\":\"%s\"}",
+               prod_ms, prod_share, prod_gf, (long long)(prof.calls / iters), (long long)(prof.calls_in_parts / iters),
+               pd_blis_arch());
       if (feed.n) printf(",\"data\":{\"ms\":%.6f,\"share\":%.6f}", load_ms, load_share);
       printf("}\n");
     } else {
@@ -236,6 +239,10 @@ static int run(int argc, char **argv) {
       if (place.kind == PD_CPU && prof.calls_in_parts)
         printf("  and %lld a step inside threads' parts (convolutions), counted in their ops' time only\n",
                (long long)(prof.calls_in_parts / iters));
+      if (place.kind == PD_CPU && (prof.calls || prof.calls_in_parts)) {
+        const char *kernels = pd_blis_arch();
+        printf("BLIS kernels: '%s' (%s)\n", kernels, pd_blis_arch_how());
+      }
     }
     free(col), free(med);
     code = 0;

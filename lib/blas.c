@@ -9,15 +9,19 @@
 #include "blas.h"
 
 #include <blis.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "blisarch.h"
 #include "parallel.h"
 #include "tensor.h"
 
-/* BLIS's kernel set is chosen before main, before BLIS's first call; here,
- * since every program that multiplies matrices links this file. */
-__attribute__((constructor)) static void choose_kernels(void) { pd_blis_arch_choose(); }
+/* The CPU is measured for BLIS's kernel set before main (here, since every
+ * program that multiplies matrices links this file), and the set chosen
+ * before the first product (start_blis). */
+__attribute__((constructor)) static void measure_cpu(void) { pd_blis_arch_choose(); }
+static pthread_once_t g_blis_started = PTHREAD_ONCE_INIT;
+static void start_blis(void) { pthread_once(&g_blis_started, pd_blis_arch_lock); }
 
 #define PD_GEMM_SERIAL_BELOW (1 << 18)
 
@@ -164,6 +168,7 @@ GEMM_SPLIT(double, bli_dgemm_ex)
   void pd_gemm_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b, \
                    int64_t ldb, T beta, T *c, int64_t ldc) {                                                        \
     if (m == 0 || n == 0) return;                                                                                   \
+    start_blis();                                                                                                   \
     if (!tls_timing && __atomic_load_n(&g_prof, __ATOMIC_RELAXED)) {                                                \
       if (pd_parallel_inside()) {                                                                                   \
         __atomic_add_fetch(&g_prof_acc.calls_in_parts, 1, __ATOMIC_RELAXED);                                        \

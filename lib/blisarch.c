@@ -8,20 +8,27 @@
  * then BLIS falls back to its AVX2 kernels ('haswell'), which on a core
  * with two AVX-512 FMA units reach ~100 instead of ~140 GFLOP/s on a
  * training step's products. So where BLIS would fall back, we count the
- * units ourselves: the core's rate of independent 512-bit FMAs against its
- * rate of 256-bit ones (about 2x with two AVX-512 units, about 1x with
- * one), timed for well under a millisecond, and with two we ask for 'skx'
- * through BLIS's own BLIS_ARCH_TYPE variable. A BLIS_ARCH_TYPE the user
- * set is left alone, as is every CPU that is not an Intel one with AVX-512.
+ * units ourselves (before main, from a constructor in blas.c): the core's
+ * rate of independent 512-bit FMAs against its rate of 256-bit ones (about
+ * 2x with two AVX-512 units, about 1x with one), timed for well under a
+ * millisecond.
  *
- * The choice is made before main, by a constructor in blas.c (which every
- * program that multiplies matrices links): paddle-run, the tests and the
- * benchmarks then run the same kernels, and BLIS reads its environment on
- * its first call, later. The variable is inherited by child processes,
- * which so skip the probe. */
+ * The AVX-512 kernels are not better for every net: BLIS 0.9 has no
+ * small-matrix path for them, so each small product pays ~2.3 us of packing
+ * and set-up where the AVX2 kernels' small-matrix path takes ~0.4 us (a
+ * 16x16 product: 2.8 against 0.44 us; at 128x128x128 and up the AVX-512
+ * kernels win). So the choice waits for the work: a runner, once it knows
+ * its shapes, passes the mean FLOPs of its ops (pd_blis_arch_workload), and
+ * the AVX-512 kernels are taken from PD_BLIS_BIG_OP_FLOPS an op up. The
+ * first product locks the choice (pd_blis_arch_lock: BLIS starts then,
+ * reading BLIS_ARCH_TYPE, which is set for it and removed again); without
+ * a workload (a test, a benchmark's bare products) two units mean 'skx'.
+ * A BLIS_ARCH_TYPE the user set is obeyed, and every CPU that is not an
+ * Intel one with AVX-512 runs BLIS's own choice. */
 #include "blisarch.h"
 
 #include <blis.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -31,14 +38,22 @@
 #define PD_PROBE_X86 1
 #endif
 
+/* Mean FLOPs of a runner's ops from which the AVX-512 kernels pay. */
+#define PD_BLIS_BIG_OP_FLOPS 1e6
+
 static const char *g_how = "BLIS's own choice";
-static char g_how_buf[128];
+static char g_how_buf[256];
+static bool g_two;             /* two AVX-512 FMA units measured */
+static double g_ratio;         /* 512-bit / 256-bit FMA rate, floats per second */
+static double g_workload = -1; /* mean FLOPs an op; -1: no runner said */
+static bool g_locked;          /* BLIS has started */
 
 const char *pd_blis_arch_how(void) { return g_how; }
 
 const char *pd_blis_version(void) { return bli_info_get_version_str(); }
 
 const char *pd_blis_arch(void) {
+  pd_blis_arch_lock();
   bli_init();
   return bli_arch_string(bli_arch_query_id());
 }
@@ -117,21 +132,42 @@ void pd_blis_arch_choose(void) {
     return;
   }
   if (!intel_avx512()) return;
-  double ratio;
-  bool two = two_avx512_fma_units(&ratio);
-  snprintf(g_how_buf, sizeof g_how_buf, "%s: 512-bit FMAs at %.2fx the rate of 256-bit ones",
-           two ? "chosen by paddle-run, two AVX-512 FMA units measured"
-               : "BLIS's own choice, one AVX-512 FMA unit measured",
-           ratio);
+  g_two = two_avx512_fma_units(&g_ratio);
+  if (!g_two) {
+    snprintf(g_how_buf, sizeof g_how_buf,
+             "BLIS's own choice; one AVX-512 FMA unit measured: 512-bit FMAs at %.2fx the rate of 256-bit ones",
+             g_ratio);
+    g_how = g_how_buf;
+  }
+}
+
+void pd_blis_arch_workload(double flops_per_op) {
+  if (!g_locked) g_workload = flops_per_op;
+}
+
+void pd_blis_arch_lock(void) {
+  if (g_locked) return;
+  g_locked = true;
+  if (!g_two) return;
+  bool big = g_workload < 0 || g_workload >= PD_BLIS_BIG_OP_FLOPS;
+  char size[64] = "no net's sizes given";
+  if (g_workload >= 0) snprintf(size, sizeof size, "%.3g MFLOP an op", g_workload * 1e-6);
+  snprintf(g_how_buf, sizeof g_how_buf,
+           "%s; two AVX-512 FMA units measured (512-bit FMAs at %.2fx the rate of 256-bit ones), %s",
+           big ? "chosen by paddle-run" : "BLIS's own choice kept for small products", g_ratio, size);
   g_how = g_how_buf;
-  if (!two) return;
+  if (!big) return;
   char id[16];
   snprintf(id, sizeof id, "%d", (int)BLIS_ARCH_SKX);
   setenv("BLIS_ARCH_TYPE", id, 1);
+  bli_init(); /* reads it */
+  unsetenv("BLIS_ARCH_TYPE");
 }
 
 #else
 
 void pd_blis_arch_choose(void) {}
+void pd_blis_arch_workload(double flops_per_op) { (void)flops_per_op; }
+void pd_blis_arch_lock(void) {}
 
 #endif

@@ -4,8 +4,14 @@
 #ifndef PD_BLISARCH_H
 #define PD_BLISARCH_H
 
-/* Makes the choice: before BLIS's first call (blas.c runs it before main). */
+/* Measures the CPU (blas.c runs it before main). */
 void pd_blis_arch_choose(void);
+/* The work ahead, before the first product: the mean FLOPs of a runner's
+ * ops (large products take the AVX-512 kernels, small ones BLIS's AVX2
+ * kernels and their small-matrix path). Ignored once BLIS has started. */
+void pd_blis_arch_workload(double flops_per_op);
+/* Makes the choice and starts BLIS; before BLIS's first call (blas.c). */
+void pd_blis_arch_lock(void);
 /* BLIS's name of the sub-configuration in use ("skx", "haswell", "zen3",
  * ...); starts BLIS if it has not started. */
 const char *pd_blis_arch(void);

@@ -5,6 +5,7 @@
 #include "net.h"
 #include "memplan.h"
 
+#include "blisarch.h"
 #include "gpurt.h"
 #include "initializer.h"
 #include "pbset.h"
@@ -845,6 +846,21 @@ void pd_runner_free(pd_runner *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* BLIS's kernels are chosen at the first product, by the size of the work:
+ * the mean FLOPs of the ops that count theirs (those with matrix products,
+ * convolutions, pooling and the like; blisarch.h). */
+static void tell_blis(const pd_runner *r, pd_tensor **vars) {
+  double total = 0;
+  int n = 0;
+  for (int o = 0; o < r->net->nops; o++) {
+    const pd_op *op = &r->net->ops[o];
+    if (!r->active[o] || !op->def->flops) continue;
+    pd_ctx c = {.op = (pd_op *)op, .vars = vars};
+    total += op->def->flops(&c), n++;
+  }
+  if (n) pd_blis_arch_workload(total / n);
+}
+
 pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
   pd_net *net = r->net;
   pd_tensor **vars = r->d ? r->d : r->t; /* on a GPU, the device copies */
@@ -877,6 +893,7 @@ pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
         }
     if (st) return st;
   }
+  if (!r->d) tell_blis(r, vars);
   if (plan) {
     pd_memplan_assign(plan, vars);
     for (int b = 0; b < plan->nbufs; b++) {

@@ -2,7 +2,6 @@
  * 64-byte aligned (BLIS and the vectorised loops like that) and only grows. */
 #include "tensor.h"
 
-#include <blis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,8 +235,7 @@ void pd_set_threads(int n) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     n = c > 0 ? (int)c : 1;
   }
-  g_threads = n;
-  bli_thread_set_num_threads(n);
+  g_threads = n; /* BLIS itself always runs one thread (blas.c) */
 }
 
 int pd_get_threads(void) {

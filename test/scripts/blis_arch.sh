@@ -1,8 +1,10 @@
 # BLIS's kernel set (lib/blisarch.c): `--version` names it and how it was
 # chosen; a BLIS_ARCH_TYPE the user set is obeyed; on an Intel CPU with
-# AVX-512 the FMA units were counted (and two of them mean the 'skx'
-# kernels); training with BLIS's AVX2 kernels ('haswell', forced) and with
-# the kernels chosen here gives the same losses up to float rounding.
+# AVX-512 the FMA units were counted, and with two of them a net of large
+# products runs the 'skx' kernels and a net of tiny ones BLIS's own choice
+# (`time` says which); training with BLIS's AVX2 kernels ('haswell',
+# forced) and with the kernels chosen here gives the same losses up to
+# float rounding.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -28,11 +30,18 @@ if grep -q -m1 'GenuineIntel' /proc/cpuinfo; then
     echo "$flags" | grep -qw "$f" || intel512=0
   done
 fi
+kernels() { "$PR" time "$1" --iterations 2 --threads 1 | grep '^BLIS kernels: '; }
+big=$(kernels "$ROOT/netdescs/fashion_mlp.pbtxt") small=$(kernels "$ROOT/test/cli/data/tiny.pbtxt")
+echo "fashion_mlp: $big"
+echo "tiny: $small"
 if [ $intel512 = 1 ]; then
-  echo "$line" | grep -Eq "(two|one) AVX-512 FMA units? measured: 512-bit FMAs at [0-9.]+x the rate of 256-bit ones" ||
+  echo "$line" | grep -Eq "(two|one) AVX-512 FMA units? measured:? \(?512-bit FMAs at [0-9.]+x the rate of 256-bit ones" ||
     fail "an Intel CPU with AVX-512, but no measurement: $line"
   if echo "$line" | grep -q 'two AVX-512'; then
-    echo "$line" | grep -q "kernels 'skx'" || fail "two units measured, yet not skx: $line"
+    echo "$line" | grep -q "kernels 'skx' (chosen by paddle-run; .*no net's sizes given)" || fail "two units, yet: $line"
+    echo "$big" | grep -q "^BLIS kernels: 'skx' (chosen by paddle-run; .* MFLOP an op)$" || fail "fashion_mlp: $big"
+    echo "$small" | grep -q "(BLIS's own choice kept for small products; " || fail "tiny: $small"
+    echo "$small" | grep -vq "'skx'" || fail "tiny: $small"
   fi
 else
   echo "$line" | grep -q "(BLIS's own choice)" || fail "not an Intel CPU with AVX-512, yet: $line"
