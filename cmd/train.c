@@ -433,7 +433,8 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
                   (long long)step, lr);
           log_metrics(t, avg, "");
           if (pd_dist_size() > 1)
-            fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f", pd_dist_size(), pd_dist_comm_seconds());
+            fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f,\"shared_steps\":%lld", pd_dist_size(),
+                    pd_dist_comm_seconds(), (long long)pd_dist_shared_steps());
           fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f", rate, tn - t->t0);
           if (t->r.d) {
             pd_gpu_mem m = pd_gpu_mem_stats();

@@ -20,13 +20,13 @@ static struct {
   int64_t local_rows;
   bool local_stop, global_stop;
   double comm; /* seconds spent in collectives */
+  int64_t shared_steps;
 #ifdef PD_MPI
-  /* the gradients' shared-memory window (see pd_dist_shared_slots) */
+  /* the gradients' shared-memory window (see pd_dist_shared_region) */
   int shared;          /* 0: not decided yet, 1: in use, 2: usable, -1: not */
-  MPI_Win win;         /* per rank: two slots of `cap` bytes */
-  int64_t cap;         /* bytes of one slot */
+  MPI_Win win;         /* per rank: `cap` bytes */
+  int64_t cap;         /* bytes of each rank's part */
   char **bases;        /* each rank's part of the window */
-  unsigned parity;     /* which of its two slots a rank fills this step */
   const char *why_not; /* why the shared window is not used */
 #endif
 } g = {.size = 1, .timeout = 300, .local_rows = 1};
@@ -35,6 +35,8 @@ bool pd_dist_joined(void) { return g.joined; }
 int pd_dist_rank(void) { return g.rank; }
 int pd_dist_size(void) { return g.size; }
 double pd_dist_comm_seconds(void) { return g.comm; }
+void pd_dist_count_shared_step(void) { g.shared_steps++; }
+int64_t pd_dist_shared_steps(void) { return g.shared_steps; }
 void pd_dist_set_timeout(double seconds) { g.timeout = seconds; }
 
 void pd_dist_step_begin(int64_t local_rows, bool stop) {
@@ -206,7 +208,7 @@ static pd_status make_window(int64_t bytes, pd_error *err) {
   free_window();
   g.cap = (bytes + 63) / 64 * 64;
   char *mine = NULL;
-  int rc = MPI_Win_allocate_shared((MPI_Aint)(2 * g.cap), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &g.win);
+  int rc = MPI_Win_allocate_shared((MPI_Aint)g.cap, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &g.win);
   int ok = rc == MPI_SUCCESS, all_ok = 0;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_ok) {
@@ -220,20 +222,25 @@ static pd_status make_window(int64_t bytes, pd_error *err) {
     MPI_Win_shared_query(g.win, r, &size, &disp, &g.bases[r]);
   }
   MPI_Win_lock_all(MPI_MODE_NOCHECK, g.win);
-  g.shared = 1, g.parity = 0;
+  g.shared = 1;
   return PD_OK;
 }
 
-pd_status pd_dist_shared_slots(int64_t bytes, void **slots, pd_error *err) {
-  slots[0] = NULL;
+pd_status pd_dist_shared_region(int64_t bytes, void **bases, pd_error *err) {
+  bases[0] = NULL;
   if (!g.joined || g.size == 1 || g.shared == -1) return PD_OK;
   if (g.shared != 1 || bytes > g.cap) {
     pd_status st = make_window(bytes, err);
     if (st || g.shared != 1) return st;
   }
-  g.parity ^= 1;
-  for (int r = 0; r < g.size; r++) slots[r] = g.bases[r] + g.parity * g.cap;
+  for (int r = 0; r < g.size; r++) bases[r] = g.bases[r];
   return PD_OK;
+}
+
+bool pd_dist_shared_bases(void **bases) {
+  if (g.shared != 1) return false;
+  for (int r = 0; r < g.size; r++) bases[r] = g.bases[r];
+  return true;
 }
 
 pd_status pd_dist_shared_wait(const char *what, pd_error *err) { return shared_barrier(what, g.timeout, err); }
@@ -306,10 +313,14 @@ pd_status pd_dist_bcast(void *buf, int64_t bytes, const char *what, pd_error *er
   (void)buf, (void)bytes, (void)what, (void)err;
   return PD_OK;
 }
-pd_status pd_dist_shared_slots(int64_t bytes, void **slots, pd_error *err) {
+pd_status pd_dist_shared_region(int64_t bytes, void **bases, pd_error *err) {
   (void)bytes, (void)err;
-  slots[0] = NULL;
+  bases[0] = NULL;
   return PD_OK;
+}
+bool pd_dist_shared_bases(void **bases) {
+  (void)bases;
+  return false;
 }
 pd_status pd_dist_shared_wait(const char *what, pd_error *err) {
   (void)what, (void)err;

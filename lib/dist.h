@@ -37,6 +37,10 @@ int pd_dist_size(void);
 /* Seconds this rank spent in collectives so far (waiting for the others
  * included). */
 double pd_dist_comm_seconds(void);
+/* Steps whose gradients were averaged in shared memory so far (the
+ * allreduce op counts them; the log shows them). */
+void pd_dist_count_shared_step(void);
+int64_t pd_dist_shared_steps(void);
 
 /* Seconds a collective may wait for the other ranks before it fails (those
  * of the setup, pd_dist_agree and pd_dist_bcast, at least 60). */
@@ -44,30 +48,30 @@ void pd_dist_set_timeout(double seconds);
 
 /* Sum over ranks of buf[0..n) in place (float32 or float64). */
 pd_status pd_dist_allreduce_sum(void *buf, int64_t n, pd_dtype dtype, const char *what, pd_error *err);
-/* The gradients' sum through memory the ranks share, where every rank runs
- * on one machine (MPI-3 shared windows: MPI_Win_allocate_shared): Open
- * MPI's allreduce copies each buffer through its shared-memory transport
- * in pieces, which cost a rank ~20 % of a step; here each rank writes its
- * part once where the others can read it, the ranks meet at a barrier, and
- * each reads every rank's part for its sums directly.
+/* Memory the ranks share, where every rank runs on one machine (an MPI-3
+ * shared window, MPI_Win_allocate_shared): the allreduce op places the
+ * gradients there (its bind), and each rank sums a part of them for all
+ * ranks, reading and writing the others' memory directly; Open MPI's
+ * allreduce instead copies each buffer through its shared-memory transport
+ * in pieces, which cost a rank ~20 % of a step.
  *
- * pd_dist_shared_slots sets slots[0..size) to every rank's buffer of at
- * least `bytes` for this step (slots[rank] is this rank's, to fill), or
- * slots[0] to NULL where there is no shared memory (one rank, ranks on
- * several machines, PADDLE_RUN_ALLREDUCE=mpi, or MPI could not allocate
- * it): then use pd_dist_allreduce_sum. Every rank calls it at the same
- * step with the same size (the first call, and one for more bytes, makes
- * the window: collective). After filling its slot a rank calls
- * pd_dist_shared_wait (a barrier with the deadline); then every slot may
- * be read, until the next step's pd_dist_shared_wait (two sets of slots
- * alternate, so a rank that runs ahead fills the other one). */
+ * pd_dist_shared_region sets bases[0..size) to every rank's part of at
+ * least `bytes` (the same size on every rank), or bases[0] to NULL where
+ * there is none (one rank, ranks on several machines,
+ * PADDLE_RUN_ALLREDUCE=mpi, or MPI could not allocate it): then use
+ * pd_dist_allreduce_sum. The first call, and one for more bytes, is
+ * collective: every rank makes it at the same point. pd_dist_shared_wait
+ * is a barrier with the deadline that also makes each rank's writes to the
+ * window visible to the others. */
 #define PD_DIST_MAX_SHARED 64 /* more ranks: pd_dist_allreduce_sum */
-pd_status pd_dist_shared_slots(int64_t bytes, void **slots, pd_error *err);
+pd_status pd_dist_shared_region(int64_t bytes, void **bases, pd_error *err);
+/* The same once made, without a collective: false while there is none. */
+bool pd_dist_shared_bases(void **bases);
 pd_status pd_dist_shared_wait(const char *what, pd_error *err);
-/* Decides whether the shared slots can be used (collective; else the
- * first pd_dist_shared_slots does). */
+/* Decides whether the shared memory can be used (collective; else the
+ * first pd_dist_shared_region does). */
 pd_status pd_dist_shared_decide(pd_error *err);
-/* Why the shared slots are not used (NULL when they are or will be). */
+/* Why the shared memory is not used (NULL when it is or will be). */
 const char *pd_dist_shared_why_not(void);
 
 /* Rank 0's bytes to every rank. */

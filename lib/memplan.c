@@ -52,6 +52,7 @@ pd_status pd_memplan_init(pd_memplan *p, const pd_net *net, const bool *active, 
         if (v < 0) continue;
         if (rfirst[v] == INT_MAX) rfirst[v] = o;
         use_last[v] = o;
+        if (op->def->bind) rfirst[v] = -1; /* placed by the op (op.h): never planned */
       }
     /* a view op's outputs join the group of the input they share */
     int vs = op->def->views - 1;

@@ -907,6 +907,12 @@ pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
     for (int v = 0; v < net->nvars; v++)
       if (plan->group[v] >= 0) pd_tensor_set_storage(vars[v], r->bufs[plan->buf[plan->group[v]]].storage);
   }
+  for (int o = 0; o < net->nops && !r->d; o++) { /* ops that place their inputs (op.h) */
+    if (!r->active[o] || !net->ops[o].def->bind) continue;
+    pd_ctx c = {.op = &net->ops[o], .vars = vars, .exec = &r->exec, .err = err};
+    pd_status st = net->ops[o].def->bind(&c);
+    if (st) return st;
+  }
   r->shapes_ok = true;
   pd_scope_set_shaped_by(r->scope, r);
   return PD_OK;

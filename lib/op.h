@@ -151,6 +151,11 @@ struct pd_op_def {
   const void *data;
   /* Per input slot: the value a PD_SLOT_STATE input starts at (NULL: 0). */
   const double *state_init;
+  /* Called by a CPU runner on each of its ops that has it, once the run's
+   * variables have storage (pd_runner_prepare, at every change of shapes):
+   * the allreduce places its inputs in memory the ranks share. The inputs
+   * of such an op are left out of the memory plan. */
+  pd_status (*bind)(pd_ctx *c);
   /* Per input slot: the constant a PD_SLOT_PARAM input that declares no
    * initializer starts at (batch_norm's scale: 1); NaN or NULL: the default
    * initializer (xavier for matrices, zeros for vectors). */

@@ -33,7 +33,9 @@ void pd_tensor_init(pd_tensor *t, pd_dtype dtype) {
 
 static void storage_unref(pd_storage *s) {
   if (s && --s->refs == 0) {
-    if (s->place.kind == PD_GPU)
+    if (s->borrowed)
+      ;
+    else if (s->place.kind == PD_GPU)
       pd_gpu_mem_free(s->data, s->cap);
     else
       free(s->data);
@@ -154,6 +156,15 @@ void pd_tensor_set_storage(pd_tensor *t, pd_storage *s) {
   if (s) s->refs++;
   storage_unref(t->storage);
   t->storage = s;
+}
+
+pd_status pd_tensor_borrow(pd_tensor *t, void *data, size_t bytes, pd_error *err) {
+  pd_storage *s = malloc(sizeof *s);
+  if (!s) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  *s = (pd_storage){.data = data, .cap = bytes, .refs = 1, .place = {PD_CPU, 0}, .borrowed = true};
+  storage_unref(t->storage);
+  t->storage = s;
+  return PD_OK;
 }
 
 pd_status pd_tensor_copy(pd_tensor *dst, const pd_tensor *src, pd_error *err) {

@@ -39,6 +39,7 @@ typedef struct pd_storage {
   int refs;
   pd_place place;
   bool plan_buffer; /* a memory plan's buffer, shared by several variables (lib/memplan.h) */
+  bool borrowed;    /* memory the tensor does not own (pd_tensor_borrow): never freed here */
 } pd_storage;
 
 typedef struct pd_tensor {
@@ -72,6 +73,9 @@ void pd_tensor_view(pd_tensor *dst, const pd_tensor *src);
 /* t uses storage s (which must hold t's bytes), keeping its dtype and dims
  * (the memory plan's shared buffers). */
 void pd_tensor_set_storage(pd_tensor *t, pd_storage *s);
+/* t uses `bytes` of host memory at data that it does not own and never
+ * frees (the allreduce's inputs in memory MPI shares between ranks). */
+pd_status pd_tensor_borrow(pd_tensor *t, void *data, size_t bytes, pd_error *err);
 /* Deep copy of shape and contents into dst (allocating dst as needed). */
 pd_status pd_tensor_copy(pd_tensor *dst, const pd_tensor *src, pd_error *err);
 

@@ -2,15 +2,26 @@
  * gradient, weighted by the rows each rank held in this step, so that N
  * ranks step exactly like one process with their combined batch (each rank's
  * loss is the mean over its rows; the global mean is the row-weighted mean
- * of those). All X go in one fused buffer, one collective per step, with
- * two more elements: the rank's row count and its stop request (SIGINT or
- * SIGTERM), so every rank learns in the same step that one wants to stop.
- * Where all ranks run on one machine the buffer is this rank's slot of
- * memory they share (dist.h): each rank fills its own, they meet, and each
- * sums all slots itself, in rank order (the same bits on every rank);
- * elsewhere it is summed by MPI's allreduce.
+ * of those): Out = (sum over ranks r, in rank order, of w_r X_r) / (sum of
+ * w_r), a rank without rows (w = 0, X not computed) adding 0. With the sum
+ * go the ranks' stop requests (SIGINT or SIGTERM), so every rank learns in
+ * the same step that one wants to stop. Two ways:
+ *
+ * - Where every rank runs on one machine, the op's bind (called by the
+ *   runner once the variables have storage) places every X in memory the
+ *   ranks share (dist.h), at the same offsets on every rank, with the rank's
+ *   row count and stop request after them. A step then needs no copy: the
+ *   ranks meet; each computes the means of its share of every X's elements
+ *   (1/N of them) from all ranks' X and writes them into all ranks' X; they
+ *   meet again, and every rank holds the means. Each element is computed
+ *   once, so every rank has the same bits.
+ * - Elsewhere (ranks on several machines, PADDLE_RUN_ALLREDUCE=mpi), all
+ *   w_r X_r go in one fused buffer with the row count and the stop request,
+ *   summed by one MPI allreduce, and each Out is its part over the total
+ *   (on 2 ranks the same bits as the shared way: a + b either way).
+ *
  * AddOptimizerOps puts it before the update ops when training on more than
- * one rank; on a single rank it leaves X as it is. No gradient. */
+ * one rank; on a single rank Out = X. No gradient. */
 #include <string.h>
 
 #include "dist.h"
@@ -28,7 +39,7 @@ static const pd_slot_def outputs[] = {
      PD_SLOT_DUPLICABLE},
 };
 
-/* The fused buffer: op scratch work[0], grown once and kept. */
+/* The fused buffer of the MPI way: op scratch work[0], grown once and kept. */
 static void *fused(pd_ctx *c, pd_dtype dt, int64_t n, pd_status *st) {
   pd_tensor *t = &c->op->work[0];
   t->dtype = dt;
@@ -37,11 +48,53 @@ static void *fused(pd_ctx *c, pd_dtype dt, int64_t n, pd_status *st) {
   return *st ? NULL : pd_tensor_data(t);
 }
 
-/* X times this rank's row count w (zeros for a rank without rows this
- * step: X was not computed), then w and the stop request, into buf. */
+/* The layout of a rank's shared memory: X i at offset off(i) (64-byte
+ * aligned, in order), then the row count and the stop request (two
+ * elements) at header_off. */
+static int64_t align64(int64_t b) { return (b + 63) / 64 * 64; }
+static int64_t x_bytes(pd_ctx *c, int i) {
+  const pd_tensor *t = pd_in_at(c, X, i);
+  return pd_tensor_numel(t) * (int64_t)pd_dtype_size(t->dtype);
+}
+static int64_t header_off(pd_ctx *c) {
+  int64_t off = 0;
+  for (int i = 0; i < pd_in_count(c, X); i++) off = align64(off) + x_bytes(c, i);
+  return align64(off);
+}
+
+/* Whether every X sits at its place in this rank's shared memory (then
+ * bases holds every rank's). */
+static bool placed(pd_ctx *c, char **bases) {
+  if (pd_dist_size() > PD_DIST_MAX_SHARED || !pd_dist_shared_bases((void **)bases)) return false;
+  int64_t off = 0;
+  for (int i = 0; i < pd_in_count(c, X); i++) {
+    off = align64(off);
+    if ((char *)pd_tensor_data(pd_in_at(c, X, i)) != bases[pd_dist_rank()] + off) return false;
+    off += x_bytes(c, i);
+  }
+  return true;
+}
+
+/* The runner's call (op.h): puts every X in the shared memory, once. */
+static pd_status bind(pd_ctx *c) {
+  if (pd_dist_size() == 1 || pd_dist_size() > PD_DIST_MAX_SHARED) return PD_OK;
+  char *bases[PD_DIST_MAX_SHARED];
+  if (placed(c, bases)) return PD_OK;
+  pd_status st = pd_dist_shared_region(header_off(c) + 64, (void **)bases, c->err);
+  if (st || !bases[0]) return st;
+  int64_t off = 0;
+  for (int i = 0; i < pd_in_count(c, X) && !st; i++) {
+    off = align64(off);
+    st = pd_tensor_borrow(pd_in_at(c, X, i), bases[pd_dist_rank()] + off, (size_t)x_bytes(c, i), c->err);
+    off += x_bytes(c, i);
+  }
+  return st;
+}
+
 #define ALLREDUCE(T, DT)                                                                                 \
-  static int64_t pack_##T(pd_ctx *c, T *buf) {                                                           \
-    const T w = (T)pd_dist_local_rows();                                                                 \
+  /* The MPI way: w X into buf (zeros for a rank without rows), then w and                               \
+   * the stop request; returns where they are. */                                                        \
+  static int64_t pack_##T(pd_ctx *c, T *buf, T w) {                                                      \
     int64_t k = 0;                                                                                       \
     for (int i = 0; i < pd_in_count(c, X); i++) {                                                        \
       const pd_tensor *xt = pd_in_at(c, X, i);                                                           \
@@ -57,73 +110,93 @@ static void *fused(pd_ctx *c, pd_dtype dt, int64_t n, pd_status *st) {
     return k;                                                                                            \
   }                                                                                                      \
                                                                                                          \
-  /* Out = the sum over the ranks' buffers (in rank order) / the total rows;                             \
-   * with one buffer, one that already holds the sum. With two, this rank's                              \
-   * part (bufs[me], unless me < 0) is taken as X * w again rather than read                             \
-   * back from its buffer: the same floats, one pass of reading fewer. */                                \
-  static pd_status unpack_##T(pd_ctx *c, T *const *bufs, int nbufs, int me, int64_t k) {                 \
-    const T w = (T)pd_dist_local_rows();                                                                 \
-    T total = 0, stop = 0;                                                                               \
-    for (int r = 0; r < nbufs; r++) total += bufs[r][k], stop += bufs[r][k + 1];                         \
-    pd_dist_set_global_stop(stop > 0);                                                                   \
+  static pd_status mpi_way_##T(pd_ctx *c, T w) {                                                         \
+    int64_t len = 2;                                                                                     \
+    for (int i = 0; i < pd_in_count(c, X); i++) len += pd_tensor_numel(pd_in_at(c, X, i));               \
+    pd_status st;                                                                                        \
+    T *buf = fused(c, DT, len, &st);                                                                     \
+    if (!buf) return st;                                                                                 \
+    int64_t k = pack_##T(c, buf, w);                                                                     \
+    st = pd_dist_allreduce_sum(buf, len, DT, "the gradients' allreduce", c->err);                        \
+    if (st) return st;                                                                                   \
+    T total = buf[k];                                                                                    \
+    pd_dist_set_global_stop(buf[k + 1] > 0);                                                             \
     if (!(total > 0)) return pd_ctx_fail(c, PD_ERR_RUNTIME, "no rank held a row of the batch");          \
     k = 0;                                                                                               \
     for (int i = 0; i < pd_in_count(c, X); i++) {                                                        \
       T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                                         \
       int64_t m = pd_tensor_numel(pd_in_at(c, X, i));                                                    \
-      if (nbufs == 1) {                                                                                  \
-        const T *b0 = bufs[0] + k;                                                                       \
-        for (int64_t j = 0; j < m; j++) out[j] = b0[j] / total;                                          \
-      } else if (nbufs == 2 && me >= 0 && w != 0) {                                                      \
-        const T *x = PD_DATA(pd_in_at(c, X, i), T), *o = bufs[1 - me] + k;                               \
-        if (me == 0)                                                                                     \
-          for (int64_t j = 0; j < m; j++) out[j] = (x[j] * w + o[j]) / total;                            \
-        else                                                                                             \
-          for (int64_t j = 0; j < m; j++) out[j] = (o[j] + x[j] * w) / total;                            \
-      } else if (nbufs == 2) {                                                                           \
-        const T *b0 = bufs[0] + k, *b1 = bufs[1] + k;                                                    \
-        for (int64_t j = 0; j < m; j++) out[j] = (b0[j] + b1[j]) / total;                                \
-      } else {                                                                                           \
-        for (int64_t j = 0; j < m; j++) {                                                                \
-          T s = bufs[0][k + j];                                                                          \
-          for (int r = 1; r < nbufs; r++) s += bufs[r][k + j];                                           \
-          out[j] = s / total;                                                                            \
-        }                                                                                                \
-      }                                                                                                  \
+      for (int64_t j = 0; j < m; j++) out[j] = buf[k + j] / total;                                       \
       k += m;                                                                                            \
     }                                                                                                    \
     return PD_OK;                                                                                        \
   }                                                                                                      \
                                                                                                          \
+  /* The shared way: this rank's share of each X's elements, for all ranks. */                           \
+  static pd_status shared_way_##T(pd_ctx *c, char **bases, T w) {                                        \
+    const int n = pd_dist_size(), me = pd_dist_rank();                                                   \
+    const int64_t hdr = header_off(c);                                                                   \
+    T *own = (T *)(bases[me] + hdr);                                                                     \
+    own[0] = w, own[1] = pd_dist_local_stop() ? 1 : 0;                                                   \
+    pd_status st = pd_dist_shared_wait("the gradients' allreduce", c->err);                              \
+    if (st) return st;                                                                                   \
+    T ws[PD_DIST_MAX_SHARED], total = 0, stop = 0;                                                       \
+    for (int r = 0; r < n; r++) {                                                                        \
+      const T *h = (const T *)(bases[r] + hdr);                                                          \
+      ws[r] = h[0], total += h[0], stop += h[1];                                                         \
+    }                                                                                                    \
+    if (!(total > 0)) return pd_ctx_fail(c, PD_ERR_RUNTIME, "no rank held a row of the batch");          \
+    int64_t off = 0;                                                                                     \
+    for (int i = 0; i < pd_in_count(c, X); i++) {                                                        \
+      off = align64(off);                                                                                \
+      const int64_t m = pd_tensor_numel(pd_in_at(c, X, i));                                              \
+      /* this rank's share: 16-element (64-byte) blocks, so no two ranks                                 \
+       * write one cache line */                                                                         \
+      int64_t share = ((m + n - 1) / n + 15) / 16 * 16, lo = me * share, hi = lo + share;                \
+      if (lo > m) lo = m;                                                                                \
+      if (hi > m) hi = m;                                                                                \
+      T *x[PD_DIST_MAX_SHARED];                                                                          \
+      for (int r = 0; r < n; r++) x[r] = (T *)(bases[r] + off);                                          \
+      if (n == 2 && ws[0] != 0 && ws[1] != 0) {                                                          \
+        T *a = x[0], *b = x[1], wa = ws[0], wb = ws[1];                                                  \
+        for (int64_t j = lo; j < hi; j++) {                                                              \
+          T v = (a[j] * wa + b[j] * wb) / total;                                                         \
+          a[j] = v, b[j] = v;                                                                            \
+        }                                                                                                \
+      } else {                                                                                           \
+        for (int64_t j = lo; j < hi; j++) {                                                              \
+          T s = ws[0] != 0 ? x[0][j] * ws[0] : 0;                                                        \
+          for (int r = 1; r < n; r++) s += ws[r] != 0 ? x[r][j] * ws[r] : 0;                             \
+          T v = s / total;                                                                               \
+          for (int r = 0; r < n; r++) x[r][j] = v;                                                       \
+        }                                                                                                \
+      }                                                                                                  \
+      off += m * (int64_t)sizeof(T);                                                                     \
+    }                                                                                                    \
+    st = pd_dist_shared_wait("the gradients' allreduce", c->err);                                        \
+    if (st) return st;                                                                                   \
+    pd_dist_set_global_stop(stop > 0);                                                                   \
+    pd_dist_count_shared_step();                                                                         \
+    for (int i = 0; i < pd_in_count(c, X); i++) { /* an Out that is not its X */                         \
+      const pd_tensor *xt = pd_in_at(c, X, i);                                                           \
+      T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                                         \
+      if (out != PD_DATA(xt, T)) memcpy(out, PD_DATA(xt, T), sizeof(T) * (size_t)pd_tensor_numel(xt));   \
+    }                                                                                                    \
+    return PD_OK;                                                                                        \
+  }                                                                                                      \
+                                                                                                         \
   static pd_status forward_##T(pd_ctx *c) {                                                              \
-    int n = pd_in_count(c, X);                                                                           \
     if (pd_dist_size() == 1) { /* the mean over one rank: X itself */                                    \
-      for (int i = 0; i < n; i++) {                                                                      \
+      for (int i = 0; i < pd_in_count(c, X); i++) {                                                      \
         const pd_tensor *xt = pd_in_at(c, X, i);                                                         \
         T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                                       \
         if (out != PD_DATA(xt, T)) memcpy(out, PD_DATA(xt, T), sizeof(T) * (size_t)pd_tensor_numel(xt)); \
       }                                                                                                  \
       return PD_OK;                                                                                      \
     }                                                                                                    \
-    int64_t len = 2;                                                                                     \
-    for (int i = 0; i < n; i++) len += pd_tensor_numel(pd_in_at(c, X, i));                               \
-    T *slots[PD_DIST_MAX_SHARED];                                                                        \
-    pd_status st = PD_OK;                                                                                \
-    if (pd_dist_size() <= PD_DIST_MAX_SHARED)                                                            \
-      st = pd_dist_shared_slots((int64_t)sizeof(T) * len, (void **)slots, c->err);                       \
-    else                                                                                                 \
-      slots[0] = NULL;                                                                                   \
-    if (st) return st;                                                                                   \
-    if (slots[0]) { /* every rank's buffer readable here */                                              \
-      int64_t k = pack_##T(c, slots[pd_dist_rank()]);                                                    \
-      st = pd_dist_shared_wait("the gradients' allreduce", c->err);                                      \
-      return st ? st : unpack_##T(c, slots, pd_dist_size(), pd_dist_rank(), k);                          \
-    }                                                                                                    \
-    T *buf = fused(c, DT, len, &st);                                                                     \
-    if (!buf) return st;                                                                                 \
-    int64_t k = pack_##T(c, buf);                                                                        \
-    st = pd_dist_allreduce_sum(buf, len, DT, "the gradients' allreduce", c->err);                        \
-    return st ? st : unpack_##T(c, &buf, 1, -1, k);                                                      \
+    const T w = (T)pd_dist_local_rows();                                                                 \
+    char *bases[PD_DIST_MAX_SHARED];                                                                     \
+    return placed(c, bases) ? shared_way_##T(c, bases, w) : mpi_way_##T(c, w);                           \
   }
 ALLREDUCE(float, PD_F32)
 ALLREDUCE(double, PD_F64)
@@ -139,8 +212,10 @@ static const pd_kernel kernels[] = {
 const pd_op_def pd_op_allreduce = {
     .type = "allreduce",
     .comment = "Data-parallel training: each Out is the mean of its X over all MPI ranks, weighted by the rows "
-               "each rank held in the step (so N ranks equal one process with the combined batch). All X travel "
-               "in one fused buffer, one collective per step. On a single rank Out = X.",
+               "each rank held in the step (so N ranks equal one process with the combined batch). On one "
+               "machine the X live in memory the ranks share and each rank averages a share of the elements "
+               "for all; between machines all X travel in one fused buffer, one MPI allreduce per step. On a "
+               "single rank Out = X.",
     .inputs = inputs,
     .n_inputs = N_IN,
     .outputs = outputs,
@@ -148,4 +223,5 @@ const pd_op_def pd_op_allreduce = {
     .infer_shape = pd_optim_infer_list,
     .kernels = kernels,
     .n_kernels = sizeof kernels / sizeof kernels[0],
+    .bind = bind,
 };

@@ -86,18 +86,34 @@ for n in (2, 4):
     rc, out, _ = run(n, "--save", f"np{n}b")
     assert rc == 0, out
     assert raw(f"np{n}") == raw(f"np{n}b"), f"-np {n} is not bit-identical across repeats"
-    start = json.loads(open(f"np{n}.jsonl").readline())
-    assert start["allreduce"] == "shared memory", start
+    lines = [json.loads(l) for l in open(f"np{n}.jsonl")]
+    assert lines[0]["allreduce"] == "shared memory", lines[0]
+    last = [o for o in lines if o.get("type") == "step"][-1]  # every step averaged in the shared memory
+    assert last["shared_steps"] == last["step"], last
 # the same through MPI's allreduce (as between machines): equal to one process,
 # and on 2 ranks bit-identical to the shared-memory sum (a + b either way)
 rc, out, _ = run(2, "--save", "np2mpi", "--log", "np2mpi.jsonl", extra_env={"PADDLE_RUN_ALLREDUCE": "mpi"})
 assert rc == 0, out
-assert json.loads(open("np2mpi.jsonl").readline())["allreduce"] == "mpi (PADDLE_RUN_ALLREDUCE=mpi)"
+lines = [json.loads(l) for l in open("np2mpi.jsonl")]
+assert lines[0]["allreduce"] == "mpi (PADDLE_RUN_ALLREDUCE=mpi)", lines[0]
+assert [o for o in lines if o.get("type") == "step"][-1]["shared_steps"] == 0
 e = rel_err(ref, params("np2mpi"))
 print(f"-np 2 through MPI's allreduce: parameters rel err {e:.2e} vs one process")
 assert e <= 1e-6, e
 assert raw("np2mpi") == raw("np2"), "-np 2: MPI's allreduce and the shared-memory sum differ"
 print("eval metrics and log lines equal; repeats bit-identical")
+
+# ---- a rank without rows: 203 rows at batch 40 end with a batch of 3, so on
+# 4 ranks rank 0 holds none of it and joins with weight 0 ----
+rc, out, _ = run(0, "--batch-size", "40", "--save", "b40")
+assert rc == 0, out
+rc, out, _ = run(4, "--batch-size", "40", "--save", "b40np4", "--log", "b40np4.jsonl")
+assert rc == 0, out
+e = rel_err(params("b40"), params("b40np4"))
+print(f"-np 4 with an empty rank in the last batches: parameters rel err {e:.2e} vs one process")
+assert e <= 1e-6, e
+last = [o for o in map(json.loads, open("b40np4.jsonl")) if o.get("type") == "step"][-1]
+assert last["shared_steps"] == last["step"], last
 
 # ---- resume with another rank count: 1 epoch on 2 ranks, then 2 more on 1 and on 4 ----
 rc, out, _ = run(2, "--epochs", "1", "--save", "half")
