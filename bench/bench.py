@@ -289,7 +289,7 @@ class Bench:
             "blis_variant": blis_variant or "unknown",
             "protoc": quiet_out(["protoc", "--version"]),
             "cc": quiet_out(["cc", "--version"]).splitlines()[0] if quiet_out(["cc", "--version"]) else "",
-            "paddle": quiet_out([self.bin, "--version"]),
+            "paddle": "; ".join(quiet_out([self.bin, "--version"]).splitlines()),  # one table cell
             "commit": quiet_out(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]),
             "dirty": bool(quiet_out(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])),
             "kernel": platform.release(),
