@@ -233,7 +233,7 @@ pd_status pd_dist_shared_region(int64_t bytes, void **bases, pd_error *err) {
     pd_status st = make_window(bytes, err);
     if (st || g.shared != 1) return st;
   }
-  for (int r = 0; r < g.size; r++) bases[r] = g.bases[r];
+  pd_dist_shared_bases(bases);
   return PD_OK;
 }
 
