@@ -45,14 +45,25 @@ pd_blas_profile pd_blas_profile_stop(void) {
   return g_prof_acc;
 }
 
-/* c[0, :] = alpha op(A)[0, :] op(B) + beta c[0, :] */
+/* c[0, :] = alpha op(A)[0, :] op(B) + beta c[0, :]. With B [k, n] (the fc
+ * layer's weights) the float product is lib/gemv.c's where the CPU has
+ * AVX-512 (own_rows: false where it has not, and for double). */
+static bool own_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
+                           float beta, float *c) {
+  return pd_gemv_rows_float(n, k, alpha, x, incx, b, ldb, beta, c);
+}
+static bool own_rows_double(int64_t n, int64_t k, double alpha, const double *x, int64_t incx, const double *b,
+                            int64_t ldb, double beta, double *c) {
+  (void)n, (void)k, (void)alpha, (void)x, (void)incx, (void)b, (void)ldb, (void)beta, (void)c;
+  return false;
+}
 #define GEMV_ROW(T, fn)                                                                                          \
   static void gemv_row_##T(bool ta, bool tb, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b, \
                            int64_t ldb, T beta, T *c) {                                                          \
     int64_t incx = ta ? lda : 1;                                                                                 \
     if (tb) /* op(B) = B^T, B is [n, k]: c = B x */                                                              \
       fn(BLIS_NO_TRANSPOSE, BLIS_NO_CONJUGATE, n, k, &alpha, (T *)b, ldb, 1, (T *)a, incx, &beta, c, 1);         \
-    else /* B is [k, n]: c = B^T x */                                                                            \
+    else if (!own_rows_##T(n, k, alpha, a, incx, b, ldb, beta, c)) /* B is [k, n]: c = B^T x */                  \
       fn(BLIS_TRANSPOSE, BLIS_NO_CONJUGATE, k, n, &alpha, (T *)b, ldb, 1, (T *)a, incx, &beta, c, 1);            \
   }
 GEMV_ROW(float, bli_sgemv)

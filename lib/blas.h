@@ -13,6 +13,15 @@ void pd_gemm_float(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
 void pd_gemm_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                     const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
+/* c[0:n] = alpha x B + beta c for one row x (element i at x[i incx]) and
+ * B [k, n] with row stride ldb, in float on AVX-512 (lib/gemv.c); false,
+ * with nothing done, where the CPU lacks it. Each call walks B in the
+ * opposite direction to the thread's previous one (to start where the last
+ * left the cache); the result is the same bits either way. beta 0: c is not
+ * read. */
+bool pd_gemv_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
+                        float beta, float *c);
+
 /* Profile of the products (for `paddle-run time`): while on, every product
  * called outside a pd_parallel_run part adds its wall time, multiply-adds x2
  * and one call; those inside parts (a convolution's, whose threads overlap)

@@ -150,38 +150,46 @@ static void check_same_bits(const char *type, const char *const *attrs, pd_tenso
   }
 }
 
-/* A one-row product (batch-1 inference) over a large matrix is split into
- * column blocks across threads: every layout of A and B, against a plain
- * sum in double, and the same bits on 1, 2 and 3 threads (each element is
- * one thread's whole sum). n is not a multiple of the 16-float block. */
+/* A one-row product (batch-1 inference): every layout of A and B, against
+ * a plain sum in double, on 1, 2 and 3 threads (a large matrix is split into
+ * column blocks, each element one thread's whole sum) and twice on each
+ * (lib/gemv.c walks the rows the other way on every call): the same bits in
+ * all six. Shapes: n no multiple of the 16-float block or below it; k of
+ * one block of rows, of several, of the most blocks (so longer ones), and
+ * below one vector; beta 0 with NaN in C (C must not be read). */
 static void test_gemv_split(void **state) {
   (void)state;
-  enum { K = 300, N = 1000 };
-  float *a = malloc(sizeof *a * K * 2), *b = malloc(sizeof *b * K * N), *c[3];
-  for (int i = 0; i < K * 2; i++) a[i] = (float)((i * 37) % 19) / 19.0f - 0.5f;
-  for (int i = 0; i < K * N; i++) b[i] = (float)((i * 101) % 23) / 23.0f - 0.5f;
-  for (int t = 0; t < 3; t++) c[t] = malloc(sizeof(float) * N);
-  for (int ta = 0; ta < 2; ta++)
-    for (int tb = 0; tb < 2; tb++) {
-      /* A is [1,K] (lda K), or stored transposed as [K,1] with row stride 2 */
-      int64_t lda = ta ? 2 : K, ldb = tb ? K : N;
-      for (int t = 0; t < 3; t++) {
-        pd_set_threads(t + 1);
-        for (int j = 0; j < N; j++) c[t][j] = 1.0f;
-        pd_gemm_float(ta, tb, 1, N, K, 0.5f, a, lda, b, ldb, 2.0f, c[t], N);
-      }
-      for (int j = 0; j < N; j++) {
-        double want = 2.0;
-        for (int k = 0; k < K; k++)
-          want += 0.5 * (double)a[ta ? k * 2 : k] * (double)(tb ? b[j * K + k] : b[k * N + j]);
-        assert_true(fabs(c[0][j] - want) <= 1e-4 * (1 + fabs(want)));
-      }
-      assert_memory_equal(c[0], c[1], sizeof(float) * N);
-      assert_memory_equal(c[0], c[2], sizeof(float) * N);
-    }
-  pd_set_threads(0);
-  for (int t = 0; t < 3; t++) free(c[t]);
-  free(a), free(b);
+  const int64_t shapes[][2] = {{300, 1000}, {3001, 517}, {129, 33}, {5, 7}, {700, 16}}; /* k, n */
+  for (int sh = 0; sh < 5; sh++) {
+    const int64_t K = shapes[sh][0], N = shapes[sh][1];
+    float *a = malloc(sizeof *a * (size_t)(K * 2)), *b = malloc(sizeof *b * (size_t)(K * N)), *c[6];
+    for (int64_t i = 0; i < K * 2; i++) a[i] = (float)((i * 37) % 19) / 19.0f - 0.5f;
+    for (int64_t i = 0; i < K * N; i++) b[i] = (float)((i * 101) % 23) / 23.0f - 0.5f;
+    for (int t = 0; t < 6; t++) c[t] = malloc(sizeof(float) * (size_t)N);
+    for (int beta = 0; beta < 3; beta += 2)
+      for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+          /* A is [1,K] (lda K), or stored transposed as [K,1] with row stride 2 */
+          int64_t lda = ta ? 2 : K, ldb = tb ? K : N;
+          for (int t = 0; t < 6; t++) {
+            pd_set_threads(t / 2 + 1);
+            for (int64_t j = 0; j < N; j++) c[t][j] = beta ? 1.0f : NAN;
+            pd_gemm_float(ta, tb, 1, N, K, 0.5f, a, lda, b, ldb, (float)beta, c[t], N);
+          }
+          for (int64_t j = 0; j < N; j++) {
+            double want = beta;
+            for (int64_t k = 0; k < K; k++)
+              want += 0.5 * (double)a[ta ? k * 2 : k] * (double)(tb ? b[j * K + k] : b[k * N + j]);
+            if (!(fabs(c[0][j] - want) <= 1e-5 * (1 + fabs(want)) * sqrt((double)K)))
+              fail_msg("k %lld n %lld ta %d tb %d beta %d: c[%lld] = %.9g, want %.9g", (long long)K, (long long)N, ta,
+                       tb, beta, (long long)j, c[0][j], want);
+          }
+          for (int t = 1; t < 6; t++) assert_memory_equal(c[0], c[t], sizeof(float) * (size_t)N);
+        }
+    pd_set_threads(0);
+    for (int t = 0; t < 6; t++) free(c[t]);
+    free(a), free(b);
+  }
 }
 
 /* Products big enough for threads are split on the pool, by rows of C when
