@@ -7,6 +7,7 @@
 
 #include "gpu_ops.h"
 #include "op.h"
+#include "parallel.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };
@@ -63,15 +64,34 @@ ALL_TARGETS(CONVERT, uint8_t)
 static const convert_fn converters[PD_NUM_DTYPES][PD_NUM_DTYPES] = {ROW(float) ROW(double) ROW(int32_t) ROW(int64_t)
                                                                         ROW(uint8_t)};
 
+/* Long tensors (a batch of pixels) are converted in ranges on the worker
+ * pool: each thread's share streams through its own core's cache. */
+#define PD_CAST_GRAIN ((int64_t)1 << 16)
+
+typedef struct convert_job {
+  convert_fn fn; /* NULL: the same dtype, copied */
+  const char *src;
+  char *dst;
+  size_t size_from, size_to;
+} convert_job;
+
+static void convert_range(void *arg, int64_t lo, int64_t hi) {
+  const convert_job *j = arg;
+  const char *src = j->src + (size_t)lo * j->size_from;
+  char *dst = j->dst + (size_t)lo * j->size_to;
+  if (j->fn)
+    j->fn(src, dst, hi - lo);
+  else
+    memcpy(dst, src, (size_t)(hi - lo) * j->size_to);
+}
+
 static void convert(const pd_tensor *from, pd_tensor *to) {
   const void *src = pd_tensor_data(from);
   void *dst = pd_tensor_data(to);
-  int64_t n = pd_tensor_numel(from);
-  if (from->dtype == to->dtype) {
-    if (src != dst) memcpy(dst, src, (size_t)n * pd_dtype_size(from->dtype));
-    return;
-  }
-  converters[from->dtype][to->dtype](src, dst, n);
+  if (from->dtype == to->dtype && src == dst) return;
+  convert_job j = {from->dtype == to->dtype ? NULL : converters[from->dtype][to->dtype], src, dst,
+                   pd_dtype_size(from->dtype), pd_dtype_size(to->dtype)};
+  pd_parallel_for(pd_tensor_numel(from), PD_CAST_GRAIN, convert_range, &j);
 }
 
 static pd_status forward(pd_ctx *c) {

@@ -3,6 +3,7 @@
  * One body for float and double. */
 #include "gpu_ops.h"
 #include "op.h"
+#include "parallel.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };
@@ -24,36 +25,44 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, x->ndim, x->dims);
 }
 
-/* scale * (X + bias) = scale * X + scale * bias: one loop either way. */
-#define SCALE_FORWARD(T)                                                \
-  static pd_status forward_##T(pd_ctx *c) {                             \
-    pd_tensor *x = pd_in(c, X);                                         \
-    const T *xs = PD_DATA(x, T);                                        \
-    T *out = PD_DATA(pd_out(c, OUT), T);                                \
-    double s = pd_attr_f(c, A_SCALE), b = pd_attr_f(c, A_BIAS);         \
-    T a = (T)s, d = (T)(pd_attr_b(c, A_AFTER) ? b : s * b);             \
-    int64_t n = pd_tensor_numel(x);                                     \
-    for (int64_t i = 0; i < n; i++) out[i] = pd_scale_##T(xs[i], a, d); \
-    return PD_OK;                                                       \
-  }
-SCALE_FORWARD(float)
-SCALE_FORWARD(double)
+/* scale * (X + bias) = scale * X + scale * bias: one loop either way. Long
+ * tensors (a batch of pixels) are split in ranges on the worker pool. */
+#define PD_SCALE_GRAIN ((int64_t)1 << 16)
 
-/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
-
-#define SCALE_BACKWARD(T)                                 \
-  static pd_status backward_##T(pd_ctx *c) {              \
-    pd_tensor *dy = pd_in(c, G_DOUT), *dx = pd_out(c, X); \
-    if (!dx) return PD_OK;                                \
-    const T *g = PD_DATA(dy, T);                          \
-    T *gx = PD_DATA(dx, T), a = (T)pd_attr_f(c, A_SCALE); \
-    int64_t n = pd_tensor_numel(dy);                      \
-    for (int64_t i = 0; i < n; i++) gx[i] = a * g[i];     \
-    return PD_OK;                                         \
+#define SCALE_KERNELS(T)                                                                                         \
+  typedef struct scale_job_##T {                                                                                 \
+    const T *x;                                                                                                  \
+    T *out, a, d;                                                                                                \
+  } scale_job_##T;                                                                                               \
+  static void range_##T(void *arg, int64_t lo, int64_t hi) {                                                     \
+    const scale_job_##T *j = arg; /* in locals: out could alias *j, for all the compiler knows */                \
+    const T *x = j->x, a = j->a, d = j->d;                                                                       \
+    T *out = j->out;                                                                                             \
+    for (int64_t i = lo; i < hi; i++) out[i] = pd_scale_##T(x[i], a, d);                                         \
+  }                                                                                                              \
+  static void grad_range_##T(void *arg, int64_t lo, int64_t hi) {                                                \
+    const scale_job_##T *j = arg;                                                                                \
+    const T *x = j->x, a = j->a;                                                                                 \
+    T *out = j->out;                                                                                             \
+    for (int64_t i = lo; i < hi; i++) out[i] = a * x[i];                                                         \
+  }                                                                                                              \
+  static pd_status forward_##T(pd_ctx *c) {                                                                      \
+    pd_tensor *x = pd_in(c, X);                                                                                  \
+    double s = pd_attr_f(c, A_SCALE), b = pd_attr_f(c, A_BIAS);                                                  \
+    scale_job_##T j = {PD_DATA(x, T), PD_DATA(pd_out(c, OUT), T), (T)s, (T)(pd_attr_b(c, A_AFTER) ? b : s * b)}; \
+    pd_parallel_for(pd_tensor_numel(x), PD_SCALE_GRAIN, range_##T, &j);                                          \
+    return PD_OK;                                                                                                \
+  }                                                                                                              \
+  /* Grad op slots (see op.h): inputs X Out dOut, output dX = a dOut */                                          \
+  static pd_status backward_##T(pd_ctx *c) {                                                                     \
+    pd_tensor *dy = pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT)), *dx = pd_out(c, X);                                  \
+    if (!dx) return PD_OK;                                                                                       \
+    scale_job_##T j = {PD_DATA(dy, T), PD_DATA(dx, T), (T)pd_attr_f(c, A_SCALE), 0};                             \
+    pd_parallel_for(pd_tensor_numel(dy), PD_SCALE_GRAIN, grad_range_##T, &j);                                    \
+    return PD_OK;                                                                                                \
   }
-SCALE_BACKWARD(float)
-SCALE_BACKWARD(double)
+SCALE_KERNELS(float)
+SCALE_KERNELS(double)
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),

@@ -299,11 +299,53 @@ static void test_optimizers(void **state) {
   }
 }
 
+/* scale and cast split long tensors in ranges on the pool: the same bits
+ * on one thread and two, and every element right (a range left out would
+ * show in both runs alike). */
+static void test_elementwise(void **state) {
+  (void)state;
+  const int64_t dims[] = {301, 1001};
+  const char *const after[] = {"scale", "f: 0.5", "bias", "f: -3", NULL};
+  const char *const before[] = {"scale", "f: 0.5", "bias", "f: -3", "bias_after_scale", "b: false", NULL};
+  for (int dt = 0; dt < 2; dt++) {
+    pd_dtype t = dt ? PD_F64 : PD_F32;
+    pd_tensor *x = ot_rand(t, 2, dims, 1, -3, 3, 0), *dy = ot_rand(t, 2, dims, 2, -1, 1, 0);
+    check_same_bits("scale", after, (pd_tensor *[]){x}, 1, 1, NULL);
+    check_same_bits("scale", before, (pd_tensor *[]){x}, 1, 1, NULL);
+    pd_tensor *y = ot_out();
+    pd_set_threads(2);
+    ot_run("scale", before, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){y}, NULL);
+    for (int64_t i = 0; i < pd_tensor_numel(x); i++) {
+      double want = dt ? 0.5 * pd_tensor_get(x, i) + -1.5 : (double)(0.5f * (float)pd_tensor_get(x, i) + -1.5f);
+      if (pd_tensor_get(y, i) != want)
+        fail_msg("scale element %lld: %.17g, want %.17g", (long long)i, pd_tensor_get(y, i), want);
+    }
+    pd_set_threads(0);
+    check_same_bits("scale_grad", after, (pd_tensor *[]){x, y, dy}, 3, 1, NULL);
+    ot_free(y), ot_free(x), ot_free(dy);
+  }
+  const char *const to_f32[] = {"dtype", "s: \"float32\"", NULL}, *const to_f64[] = {"dtype", "s: \"float64\"", NULL};
+  const char *const to_i32[] = {"dtype", "s: \"int32\"", NULL};
+  pd_tensor *u8 = ot_tensor(PD_U8, 2, dims), *f = ot_rand(PD_F32, 2, dims, 3, -1e3, 1e3, 0);
+  for (int64_t i = 0; i < pd_tensor_numel(u8); i++) pd_tensor_set(u8, i, (double)((i * 7) % 256));
+  check_same_bits("cast", to_f32, (pd_tensor *[]){u8}, 1, 1, NULL);
+  check_same_bits("cast", to_f64, (pd_tensor *[]){f}, 1, 1, NULL);
+  check_same_bits("cast", to_f32, (pd_tensor *[]){f}, 1, 1, NULL); /* the same dtype: a copy */
+  check_same_bits("cast", to_i32, (pd_tensor *[]){f}, 1, 1, NULL);
+  pd_tensor *y = ot_out();
+  pd_set_threads(2);
+  ot_run("cast", to_f32, (pd_tensor *[]){u8}, NULL, (pd_tensor *[]){y}, NULL);
+  assert_int_equal(y->dtype, PD_F32);
+  for (int64_t i = 0; i < pd_tensor_numel(u8); i++) assert_true(pd_tensor_get(y, i) == (double)((i * 7) % 256));
+  pd_set_threads(0);
+  ot_free(y), ot_free(u8), ot_free(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_run_parts),  cmocka_unit_test(test_nested),     cmocka_unit_test(test_for_covers),
       cmocka_unit_test(test_gemv_split), cmocka_unit_test(test_gemm_split), cmocka_unit_test(test_activations),
-      cmocka_unit_test(test_pooling),    cmocka_unit_test(test_optimizers),
+      cmocka_unit_test(test_pooling),    cmocka_unit_test(test_optimizers), cmocka_unit_test(test_elementwise),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
