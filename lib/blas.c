@@ -151,6 +151,8 @@ static int64_t split_unit(num_t dt, bool by_rows) {
     T alpha, beta;                                                                                                     \
     const T *a, *b;                                                                                                    \
     T *c;                                                                                                              \
+    pd_gemm_epilogue ep;                                                                                               \
+    void *ep_arg;                                                                                                      \
   } gemm_job_##T;                                                                                                      \
   static void gemm_one_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda,        \
                            const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {                                       \
@@ -167,50 +169,59 @@ static int64_t split_unit(num_t dt, bool by_rows) {
     lo *= unit, hi *= unit;                                                                                            \
     if (hi > total) hi = total;                                                                                        \
     if (lo >= hi) return;                                                                                              \
-    if (j->by_rows) /* rows lo..hi of op(A) and of C */                                                                \
+    if (j->by_rows) { /* rows lo..hi of op(A) and of C */                                                              \
       gemm_one_##T(j->ta, j->tb, hi - lo, j->n, j->k, j->alpha, j->ta ? j->a + lo : j->a + lo * j->lda, j->lda, j->b,  \
                    j->ldb, j->beta, j->c + lo * j->ldc, j->ldc);                                                       \
-    else /* columns lo..hi of op(B) and of C */                                                                        \
+      if (j->ep) j->ep(j->ep_arg, j->c + lo * j->ldc, j->ldc, lo, hi - lo, 0, j->n);                                   \
+    } else { /* columns lo..hi of op(B) and of C */                                                                    \
       gemm_one_##T(j->ta, j->tb, j->m, hi - lo, j->k, j->alpha, j->a, j->lda, j->tb ? j->b + lo * j->ldb : j->b + lo,  \
                    j->ldb, j->beta, j->c + lo, j->ldc);                                                                \
+      if (j->ep) j->ep(j->ep_arg, j->c + lo, j->ldc, 0, j->m, lo, hi - lo);                                            \
+    }                                                                                                                  \
   }
 GEMM_SPLIT(float, bli_sgemm_ex)
 GEMM_SPLIT(double, bli_dgemm_ex)
 
-#define GEMM(T, fn, dt)                                                                                             \
-  void pd_gemm_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b, \
-                   int64_t ldb, T beta, T *c, int64_t ldc) {                                                        \
-    if (m == 0 || n == 0) return;                                                                                   \
-    start_blis();                                                                                                   \
-    if (!tls_timing && __atomic_load_n(&g_prof, __ATOMIC_RELAXED)) {                                                \
-      if (pd_parallel_inside()) {                                                                                   \
-        __atomic_add_fetch(&g_prof_acc.calls_in_parts, 1, __ATOMIC_RELAXED);                                        \
-      } else {                                                                                                      \
-        double t0 = prof_now();                                                                                     \
-        tls_timing = true;                                                                                          \
-        pd_gemm_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                          \
-        tls_timing = false;                                                                                         \
-        g_prof_acc.seconds += prof_now() - t0;                                                                      \
-        g_prof_acc.flops += 2.0 * (double)m * (double)n * (double)k;                                                \
-        g_prof_acc.calls++;                                                                                         \
-        return;                                                                                                     \
-      }                                                                                                             \
-    }                                                                                                               \
-    if (m == 1 && k > 0) {                                                                                          \
-      gemv_##T(ta, tb, n, k, alpha, a, lda, b, ldb, beta, c);                                                       \
-      return;                                                                                                       \
-    }                                                                                                               \
-    double work = (double)m * (double)n * (double)k;                                                                \
-    /* split the side whose other operand is smaller (each part packs all of it) */                                 \
-    bool by_rows = n < m;                                                                                           \
-    int64_t unit = split_unit(dt, by_rows);                                                                         \
-    int parts = work < PD_GEMM_SERIAL_BELOW ? 1 : pd_parallel_parts(by_rows ? m : n, unit);                         \
-    if (parts <= 1) {                                                                                               \
-      gemm_one_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                           \
-      return;                                                                                                       \
-    }                                                                                                               \
-    gemm_job_##T j = {ta, tb, by_rows, unit, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c};                         \
-    pd_parallel_run(parts, gemm_part_##T, &j);                                                                      \
+#define GEMM(T, fn, dt)                                                                                                \
+  void pd_gemm_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b,    \
+                   int64_t ldb, T beta, T *c, int64_t ldc) {                                                           \
+    pd_gemm_ep_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, NULL);                                  \
+  }                                                                                                                    \
+  void pd_gemm_ep_##T(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b, \
+                      int64_t ldb, T beta, T *c, int64_t ldc, pd_gemm_epilogue ep, void *ep_arg) {                     \
+    if (m == 0 || n == 0) return;                                                                                      \
+    start_blis();                                                                                                      \
+    if (!tls_timing && __atomic_load_n(&g_prof, __ATOMIC_RELAXED)) {                                                   \
+      if (pd_parallel_inside()) {                                                                                      \
+        __atomic_add_fetch(&g_prof_acc.calls_in_parts, 1, __ATOMIC_RELAXED);                                           \
+      } else {                                                                                                         \
+        double t0 = prof_now();                                                                                        \
+        tls_timing = true;                                                                                             \
+        pd_gemm_ep_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ep, ep_arg);                              \
+        tls_timing = false;                                                                                            \
+        g_prof_acc.seconds += prof_now() - t0;                                                                         \
+        g_prof_acc.flops += 2.0 * (double)m * (double)n * (double)k;                                                   \
+        g_prof_acc.calls++;                                                                                            \
+        return;                                                                                                        \
+      }                                                                                                                \
+    }                                                                                                                  \
+    if (m == 1 && k > 0) {                                                                                             \
+      gemv_##T(ta, tb, n, k, alpha, a, lda, b, ldb, beta, c);                                                          \
+      if (ep) ep(ep_arg, c, ldc, 0, 1, 0, n);                                                                          \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    double work = (double)m * (double)n * (double)k;                                                                   \
+    /* split the side whose other operand is smaller (each part packs all of it) */                                    \
+    bool by_rows = n < m;                                                                                              \
+    int64_t unit = split_unit(dt, by_rows);                                                                            \
+    int parts = work < PD_GEMM_SERIAL_BELOW ? 1 : pd_parallel_parts(by_rows ? m : n, unit);                            \
+    if (parts <= 1) {                                                                                                  \
+      gemm_one_##T(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                                              \
+      if (ep) ep(ep_arg, c, ldc, 0, m, 0, n);                                                                          \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    gemm_job_##T j = {ta, tb, by_rows, unit, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, ep, ep_arg};                \
+    pd_parallel_run(parts, gemm_part_##T, &j);                                                                         \
   }
 GEMM(float, bli_sgemm_ex, BLIS_FLOAT)
 GEMM(double, bli_dgemm_ex, BLIS_DOUBLE)

@@ -13,6 +13,22 @@ void pd_gemm_float(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
 void pd_gemm_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                     const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
+/* pd_gemm with an epilogue: ep(ep_arg, ...) is applied to each block of C
+ * right after the block's product, by the thread that computed it (while
+ * the block is still in that core's cache): rows r0 .. r0 + rows - 1 and
+ * columns c0 .. c0 + cols - 1 of C, c pointing at element (r0, c0). The
+ * blocks tile C; each element is in exactly one. (fc adds its bias and
+ * applies its activation this way.) In the products profile an epilogue's
+ * time counts as the product's. */
+typedef void (*pd_gemm_epilogue)(void *ep_arg, void *c, int64_t ldc, int64_t r0, int64_t rows, int64_t c0,
+                                 int64_t cols);
+void pd_gemm_ep_float(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                      const float *b, int64_t ldb, float beta, float *c, int64_t ldc, pd_gemm_epilogue ep,
+                      void *ep_arg);
+void pd_gemm_ep_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+                       const double *b, int64_t ldb, double beta, double *c, int64_t ldc, pd_gemm_epilogue ep,
+                       void *ep_arg);
+
 /* c[0:n] = alpha x B + beta c for one row x (element i at x[i incx]) and
  * B [k, n] with row stride ldb, in float on AVX-512 (lib/gemv.c); false,
  * with nothing done, where the CPU lacks it. Each call walks B in the

@@ -5,6 +5,7 @@
 #include "blas.h"
 #include "gpu_ops.h"
 #include "op.h"
+#include "parallel.h"
 #include "act.h"
 
 enum { X, W, B, N_IN };
@@ -66,49 +67,89 @@ static double grad_flops(pd_ctx *c) {
   return one * ((pd_out(c, W) != NULL) + (pd_out(c, X) != NULL));
 }
 
-#define FC_FORWARD(T)                                                                             \
-  static pd_status forward_##T(pd_ctx *c) {                                                       \
-    pd_tensor *x = pd_in(c, X), *w = pd_in(c, W), *b = pd_in(c, B), *y = pd_out(c, OUT);          \
-    int64_t n, k, m = pd_attr_i(c, A_SIZE);                                                       \
-    flat(x, &n, &k);                                                                              \
-    T *out = PD_DATA(y, T);                                                                       \
-    if (b) {                                                                                      \
-      const T *bias = PD_DATA(b, T);                                                              \
-      for (int64_t i = 0; i < n; i++)                                                             \
-        for (int64_t j = 0; j < m; j++) out[i * m + j] = bias[j];                                 \
-    }                                                                                             \
-    pd_gemm_##T(false, false, n, m, k, 1, PD_DATA(x, T), k, PD_DATA(w, T), m, b ? 1 : 0, out, m); \
-    pd_act_forward_##T(pd_act_parse(pd_attr_s(c, A_ACT)), out, out, n *m);                        \
-    return PD_OK;                                                                                 \
+/* Forward: Out = act(X W + b). The bias and the activation are the
+ * product's epilogue (lib/blas.h): each thread applies them to its own block
+ * of Out as soon as its product is done, while the block is in its cache.
+ * (Out = product, then + bias rounds once, as BLIS's beta = 1 over a
+ * bias-filled Out did: the same bits.) */
+#define FC_FORWARD(T)                                                                                              \
+  typedef struct fc_epilogue_##T {                                                                                 \
+    const T *bias;                                                                                                 \
+    pd_act act;                                                                                                    \
+  } fc_epilogue_##T;                                                                                               \
+  static void epilogue_##T(void *arg, void *cv, int64_t ldc, int64_t r0, int64_t rows, int64_t c0, int64_t cols) { \
+    const fc_epilogue_##T *e = arg;                                                                                \
+    (void)r0;                                                                                                      \
+    for (int64_t i = 0; i < rows; i++) {                                                                           \
+      T *row = (T *)cv + i * ldc;                                                                                  \
+      if (e->bias) {                                                                                               \
+        const T *bias = e->bias + c0;                                                                              \
+        for (int64_t j = 0; j < cols; j++) row[j] += bias[j];                                                      \
+      }                                                                                                            \
+      pd_act_forward_##T(e->act, row, row, cols);                                                                  \
+    }                                                                                                              \
+  }                                                                                                                \
+  static pd_status forward_##T(pd_ctx *c) {                                                                        \
+    pd_tensor *x = pd_in(c, X), *w = pd_in(c, W), *b = pd_in(c, B), *y = pd_out(c, OUT);                           \
+    int64_t n, k, m = pd_attr_i(c, A_SIZE);                                                                        \
+    flat(x, &n, &k);                                                                                               \
+    fc_epilogue_##T e = {b ? PD_DATA(b, T) : NULL, pd_act_parse(pd_attr_s(c, A_ACT))};                             \
+    bool ep = e.bias || e.act != PD_ACT_NONE;                                                                      \
+    pd_gemm_ep_##T(false, false, n, m, k, 1, PD_DATA(x, T), k, PD_DATA(w, T), m, 0, PD_DATA(y, T), m,              \
+                   ep ? epilogue_##T : NULL, &e);                                                                  \
+    return PD_OK;                                                                                                  \
   }
 FC_FORWARD(float)
 FC_FORWARD(double)
 
-/* dPre = dOut * act'(Out); dW = X^T dPre; dB = column sums of dPre; dX = dPre W^T. */
+/* dPre = dOut * act'(Out); dW = X^T dPre; dB = column sums of dPre; dX =
+ * dPre W^T. dPre and dB in one pass split by columns on the worker pool:
+ * each column's sum still runs over the rows in order (the same bits on any
+ * thread count). */
+#define FC_GRAD_GRAIN ((int64_t)1 << 15) /* elements a part at least */
 #define FC_BACKWARD(T)                                                                              \
+  typedef struct fc_pre_##T {                                                                       \
+    pd_act act;                                                                                     \
+    int64_t n, m;                                                                                   \
+    const T *y, *dy;                                                                                \
+    T *pre, *db; /* pre NULL: dPre is dOut (no activation) */                                       \
+  } fc_pre_##T;                                                                                     \
+  static void pre_range_##T(void *arg, int64_t lo, int64_t hi) { /* columns lo..hi */               \
+    const fc_pre_##T *j = arg;                                                                      \
+    if (j->db)                                                                                      \
+      for (int64_t q = lo; q < hi; q++) j->db[q] = 0;                                               \
+    for (int64_t i = 0; i < j->n; i++) {                                                            \
+      const T *src = j->dy + i * j->m + lo;                                                         \
+      if (j->pre) {                                                                                 \
+        T *pre = j->pre + i * j->m + lo;                                                            \
+        pd_act_backward_##T(j->act, j->y + i * j->m + lo, src, pre, hi - lo);                       \
+        src = pre;                                                                                  \
+      }                                                                                             \
+      if (j->db)                                                                                    \
+        for (int64_t q = lo; q < hi; q++) j->db[q] += src[q - lo];                                  \
+    }                                                                                               \
+  }                                                                                                 \
   static pd_status backward_##T(pd_ctx *c) {                                                        \
     pd_tensor *x = pd_in(c, G_X), *w = pd_in(c, G_W), *y = pd_in(c, G_OUT), *dy = pd_in(c, G_DOUT); \
     pd_tensor *dx = pd_out(c, X), *dw = pd_out(c, W), *db = pd_out(c, B);                           \
     int64_t n, k, m = pd_attr_i(c, A_SIZE);                                                         \
     flat(x, &n, &k);                                                                                \
-    const T *g = PD_DATA(dy, T);                                                                    \
-    pd_act act = pd_act_parse(pd_attr_s(c, A_ACT));                                                 \
-    if (act != PD_ACT_NONE) {                                                                       \
+    fc_pre_##T j = {pd_act_parse(pd_attr_s(c, A_ACT)), n, m, PD_DATA(y, T), PD_DATA(dy, T), NULL,   \
+                    db ? PD_DATA(db, T) : NULL};                                                    \
+    if (j.act != PD_ACT_NONE) {                                                                     \
       pd_tensor *tmp = &c->op->work[0];                                                             \
       tmp->dtype = dy->dtype;                                                                       \
       pd_status st = pd_tensor_set_dims(tmp, 2, (int64_t[]){n, m}, c->err);                         \
       if (!st) st = pd_ctx_alloc(c, tmp);                                                           \
       if (st) return st;                                                                            \
-      pd_act_backward_##T(act, PD_DATA(y, T), g, PD_DATA(tmp, T), n *m);                            \
-      g = PD_DATA(tmp, T);                                                                          \
+      j.pre = PD_DATA(tmp, T);                                                                      \
     }                                                                                               \
+    if (j.pre || j.db) {                                                                            \
+      int64_t grain = n > 0 ? (FC_GRAD_GRAIN + n - 1) / n : m;                                      \
+      pd_parallel_for(m, grain < 16 ? 16 : grain, pre_range_##T, &j);                               \
+    }                                                                                               \
+    const T *g = j.pre ? j.pre : j.dy;                                                              \
     if (dw) pd_gemm_##T(true, false, k, m, n, 1, PD_DATA(x, T), k, g, m, 0, PD_DATA(dw, T), m);     \
-    if (db) {                                                                                       \
-      T *gb = PD_DATA(db, T);                                                                       \
-      for (int64_t j = 0; j < m; j++) gb[j] = 0;                                                    \
-      for (int64_t i = 0; i < n; i++)                                                               \
-        for (int64_t j = 0; j < m; j++) gb[j] += g[i * m + j];                                      \
-    }                                                                                               \
     if (dx) pd_gemm_##T(false, true, n, k, m, 1, g, m, PD_DATA(w, T), m, 0, PD_DATA(dx, T), k);     \
     return PD_OK;                                                                                   \
   }
