@@ -21,6 +21,8 @@
 
 #include <immintrin.h>
 
+#include "util.h"
+
 #define PD_GEMV_BLOCKS 16
 #define PD_GEMV_MIN_ROWS 128 /* rows per block at least: fewer, and adding the partials shows */
 #define PD_GEMV_COLS 512     /* columns per pass: the partials (16 x 512 floats) stay in L1 */
@@ -84,14 +86,7 @@ __attribute__((target("avx512f"))) static void combine(const float *p, int64_t n
 
 bool pd_gemv_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
                         float beta, float *c) {
-  static int have = -1; /* 1 where the CPU runs AVX-512F */
-  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
-  if (h < 0) {
-    __builtin_cpu_init();
-    h = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
-  }
-  if (!h) return false;
+  if (!pd_cpu_avx512f()) return false;
   float part[PD_GEMV_BLOCKS * PD_GEMV_COLS] __attribute__((aligned(64)));
   int64_t rows = (k + PD_GEMV_BLOCKS - 1) / PD_GEMV_BLOCKS;
   if (rows < PD_GEMV_MIN_ROWS) rows = PD_GEMV_MIN_ROWS;

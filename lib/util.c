@@ -85,3 +85,14 @@ pd_status pd_check_creatable(const char *path, pd_error *err) {
   if (e) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot create: %s", path, strerror(e));
   return PD_OK;
 }
+
+bool pd_cpu_avx512f(void) {
+  static int have = -1; /* -1: not asked yet */
+  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+  if (h < 0) {
+    __builtin_cpu_init();
+    h = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+  }
+  return h;
+}

@@ -1,4 +1,5 @@
-/* util.h — small helpers with no better home: reading a whole file. */
+/* util.h — small helpers with no better home: reading a whole file, what
+ * the CPU can run. */
 #ifndef PD_UTIL_H
 #define PD_UTIL_H
 
@@ -21,5 +22,9 @@ pd_status pd_check_creatable(const char *path, pd_error *err);
 /* `path` as seen from the directory of `base_file` (absolute paths and a
  * base in the current directory give `path` unchanged). Caller frees. */
 char *pd_path_beside(const char *base_file, const char *path);
+
+/* Whether the CPU runs AVX-512F (the float kernels written for it check
+ * this and fall back where it is false). Asked once, then cached. */
+bool pd_cpu_avx512f(void);
 
 #endif

@@ -7,6 +7,7 @@
  * Filter_g [Mg, Kg] · col_g for the whole chunk. Backward reuses the scheme:
  * dFilter_g += dOut_g · col_g^T over the chunks, dcol_g = Filter_g^T · dOut_g
  * folded back into dInput (col2im). One generic body for float and double. */
+#include <immintrin.h>
 #include <string.h>
 
 #include "blas.h"
@@ -15,6 +16,7 @@
 #include "kmath.h"
 #include "op.h"
 #include "parallel.h"
+#include "util.h"
 
 enum { INPUT, FILTER, BIAS, N_IN };
 enum { OUTPUT, N_OUT };
@@ -270,6 +272,56 @@ typedef struct job {
  * AVX-512 kernel (32 x 12 tiles, C stored by columns) runs [kg, mg] =
  * [800, 64] at 114 GFLOP/s here, [mg, kg] at 90 (64 rows fill five and a
  * third of its 12-wide tiles). */
+/* With stride 1 (the usual case) im2col's and col2im's runs are whole output
+ * rows, Wo floats: 14 and 28 in fashion_cnn, which SSE moves in four and
+ * eight pieces. On AVX-512 a run is moved 16 floats at a time; the last
+ * piece of a row's last run is masked (the mask leaves the bytes beyond it
+ * alone); runs of 8 to 15 floats are otherwise moved whole: the floats beyond
+ * a run land within the next run, written straight after (a masked store
+ * across a cache line cost more than the copy). im2col took ~10 % of a
+ * CNN step on one thread here. Float only: the double kernels are for
+ * gradient checks. */
+__attribute__((target("avx512f"))) static void im2col_s1_avx512(const geom *g, const plan *pl, const float *xp,
+                                                                float *col) {
+  const int64_t wo = g->wo, wp = pl->wp, full = wo & ~(int64_t)15, ho = g->ho, step = g->sh * wp;
+  const __mmask16 m = (__mmask16)((1u << (wo - full)) - 1);
+  for (int64_t ch = 0; ch < g->c; ch++)
+    for (int64_t i = 0; i < g->kh; i++)
+      for (int64_t j = 0; j < g->kw; j++, col += pl->ld) {
+        const float *s = xp + (ch * pl->hp + i * g->dh) * wp + j * g->dw;
+        float *d = col;
+        if (wo >= 8 && wo < 16) { /* one piece a run, whole but for the last (whose spill the next run overwrites) */
+          for (int64_t oh = 0; oh + 1 < ho; oh++, s += step, d += wo) _mm512_storeu_ps(d, _mm512_loadu_ps(s));
+          _mm512_mask_storeu_ps(d, m, _mm512_maskz_loadu_ps(m, s));
+          continue;
+        }
+        for (int64_t oh = 0; oh < ho; oh++, s += step, d += wo) {
+          for (int64_t k = 0; k < full; k += 16) _mm512_storeu_ps(d + k, _mm512_loadu_ps(s + k));
+          if (m) _mm512_mask_storeu_ps(d + full, m, _mm512_maskz_loadu_ps(m, s + full));
+        }
+      }
+}
+
+/* acc [C, hp, wp] += the taps of col, as col2im below (stride 1) */
+__attribute__((target("avx512f"))) static void col2im_s1_avx512(const geom *g, const plan *pl, const float *col,
+                                                                float *acc) {
+  const int64_t wo = g->wo, wp = pl->wp, full = wo & ~(int64_t)15;
+  const __mmask16 m = (__mmask16)((1u << (wo - full)) - 1);
+  for (int64_t ch = 0; ch < g->c; ch++)
+    for (int64_t i = 0; i < g->kh; i++)
+      for (int64_t j = 0; j < g->kw; j++, col += pl->ld) {
+        float *a = acc + (ch * pl->hp + i * g->dh) * wp + j * g->dw;
+        const float *s = col;
+        for (int64_t oh = 0; oh < g->ho; oh++, a += g->sh * wp, s += wo) {
+          for (int64_t k = 0; k < full; k += 16)
+            _mm512_storeu_ps(a + k, _mm512_add_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(s + k)));
+          if (m)
+            _mm512_mask_storeu_ps(
+                a + full, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, a + full), _mm512_maskz_loadu_ps(m, s + full)));
+        }
+      }
+}
+
 #define CONV_KERNELS(T)                                                                                                \
   static inline void copy_run_##T(T *restrict d, const T *restrict s, int64_t n) {                                     \
     enum { E = 32 / sizeof(T) };                                                                                       \
@@ -294,6 +346,10 @@ typedef struct job {
                                                                                                                        \
   static void im2col_##T(const geom *g, const plan *pl, const T *x, T *restrict col) {                                 \
     const T *xp = padded_##T(g, pl, x);                                                                                \
+    if (sizeof(T) == sizeof(float) && g->sw == 1 && pd_cpu_avx512f()) {                                                \
+      im2col_s1_avx512(g, pl, (const float *)xp, (float *)col);                                                        \
+      return;                                                                                                          \
+    }                                                                                                                  \
     const int64_t wo = g->wo, wp = pl->wp;                                                                             \
     for (int64_t ch = 0; ch < g->c; ch++)                                                                              \
       for (int64_t i = 0; i < g->kh; i++)                                                                              \
@@ -312,17 +368,20 @@ typedef struct job {
     const int64_t wo = g->wo, wp = pl->wp;                                                                             \
     T *acc = pl->pad ? pl->pad : dx;                                                                                   \
     memset(acc, 0, sizeof(T) * (size_t)(g->c * pl->hp * wp));                                                          \
-    for (int64_t ch = 0; ch < g->c; ch++)                                                                              \
-      for (int64_t i = 0; i < g->kh; i++)                                                                              \
-        for (int64_t j = 0; j < g->kw; j++, col += pl->ld) {                                                           \
-          T *restrict a = acc + (ch * pl->hp + i * g->dh) * wp + j * g->dw;                                            \
-          const T *s = col;                                                                                            \
-          for (int64_t oh = 0; oh < g->ho; oh++, a += g->sh * wp, s += wo)                                             \
-            if (g->sw == 1)                                                                                            \
-              for (int64_t ow = 0; ow < wo; ow++) a[ow] += s[ow];                                                      \
-            else                                                                                                       \
-              for (int64_t ow = 0; ow < wo; ow++) a[ow * g->sw] += s[ow];                                              \
-        }                                                                                                              \
+    if (sizeof(T) == sizeof(float) && g->sw == 1 && pd_cpu_avx512f())                                                  \
+      col2im_s1_avx512(g, pl, (const float *)col, (float *)acc);                                                       \
+    else                                                                                                               \
+      for (int64_t ch = 0; ch < g->c; ch++)                                                                            \
+        for (int64_t i = 0; i < g->kh; i++)                                                                            \
+          for (int64_t j = 0; j < g->kw; j++, col += pl->ld) {                                                         \
+            T *restrict a = acc + (ch * pl->hp + i * g->dh) * wp + j * g->dw;                                          \
+            const T *s = col;                                                                                          \
+            for (int64_t oh = 0; oh < g->ho; oh++, a += g->sh * wp, s += wo)                                           \
+              if (g->sw == 1)                                                                                          \
+                for (int64_t ow = 0; ow < wo; ow++) a[ow] += s[ow];                                                    \
+              else                                                                                                     \
+                for (int64_t ow = 0; ow < wo; ow++) a[ow * g->sw] += s[ow];                                            \
+          }                                                                                                            \
     if (pl->pad)                                                                                                       \
       for (int64_t ch = 0; ch < g->c; ch++)                                                                            \
         for (int64_t r = 0; r < g->h; r++)                                                                             \

@@ -364,11 +364,57 @@ static void test_parallel(void **state) {
   }
 }
 
+/* The float32 gradients (their own column copies on AVX-512, lib/util.h's
+ * pd_cpu_avx512f) against the float64 ones from the same values: output
+ * rows of 15, 11 and 28 floats, chunks of several images, padding. */
+static pd_tensor *as_f64(const pd_tensor *t) {
+  pd_tensor *d = ot_tensor(PD_F64, t->ndim, t->dims);
+  for (int64_t i = 0; i < pd_tensor_numel(t); i++) pd_tensor_set(d, i, pd_tensor_get(t, i));
+  return d;
+}
+
+static void check_float_grads(cfg q) {
+  pd_tensor *in32[5], *in64[5], *d32[3], *d64[3];
+  in32[0] = ot_rand(PD_F32, 4, (int64_t[]){q.n, q.c, q.h, q.w}, 31, -1, 1, 0);
+  in32[1] = ot_rand(PD_F32, 4, (int64_t[]){q.m, q.c / q.groups, q.kh, q.kw}, 32, -1, 1, 0);
+  in32[2] = q.bias ? ot_rand(PD_F32, 1, (int64_t[]){q.m}, 33, -1, 1, 0) : NULL;
+  attr_buf ab;
+  const char *const *attrs = conv_attrs(&q, &ab);
+  in32[3] = ot_out();
+  ot_run("conv2d", attrs, in32, NULL, &in32[3], NULL);
+  in32[4] = ot_rand(PD_F32, 4, in32[3]->dims, 34, -1, 1, 0);
+  for (int k = 0; k < 5; k++) in64[k] = in32[k] ? as_f64(in32[k]) : NULL;
+  for (int k = 0; k < 3; k++) d32[k] = k < 2 || q.bias ? ot_out() : NULL, d64[k] = k < 2 || q.bias ? ot_out() : NULL;
+  ot_run("conv2d_grad", attrs, in32, NULL, d32, NULL);
+  ot_run("conv2d_grad", attrs, in64, NULL, d64, NULL);
+  for (int k = 0; k < 3; k++) {
+    if (!d32[k]) continue;
+    int64_t n = pd_tensor_numel(d64[k]);
+    double big = 0;
+    for (int64_t i = 0; i < n; i++) big = fmax(big, fabs(pd_tensor_get(d64[k], i)));
+    for (int64_t i = 0; i < n; i++)
+      if (!(fabs(pd_tensor_get(d32[k], i) - pd_tensor_get(d64[k], i)) <= 1e-5 * (1 + big)))
+        fail_msg("conv2d_grad float32 output %d [%lld]: %.9g, float64 %.9g", k, (long long)i, pd_tensor_get(d32[k], i),
+                 pd_tensor_get(d64[k], i));
+  }
+  for (int k = 0; k < 5; k++) ot_free(in32[k]), ot_free(in64[k]);
+  for (int k = 0; k < 3; k++) ot_free(d32[k]), ot_free(d64[k]);
+}
+
+static void test_float_grads(void **state) {
+  (void)state;
+  check_float_grads((cfg){3, 2, 15, 15, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, true});  /* rows of 15, chunks of 2 + 1 */
+  check_float_grads((cfg){7, 3, 13, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, false}); /* rows of 11 */
+  check_float_grads((cfg){3, 1, 28, 28, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, true});  /* rows of 28 */
+  check_float_grads((cfg){2, 4, 9, 9, 4, 3, 3, 1, 1, 0, 0, 1, 1, 2, true});    /* rows of 7, groups, no padding */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_forward),   cmocka_unit_test(test_defaults),        cmocka_unit_test(test_infer_shapes),
-      cmocka_unit_test(test_errors),    cmocka_unit_test(test_flops),           cmocka_unit_test(test_batch_change),
-      cmocka_unit_test(test_gradients), cmocka_unit_test(test_grad_overwrites), cmocka_unit_test(test_parallel),
+      cmocka_unit_test(test_forward),     cmocka_unit_test(test_defaults),        cmocka_unit_test(test_infer_shapes),
+      cmocka_unit_test(test_errors),      cmocka_unit_test(test_flops),           cmocka_unit_test(test_batch_change),
+      cmocka_unit_test(test_gradients),   cmocka_unit_test(test_grad_overwrites), cmocka_unit_test(test_parallel),
+      cmocka_unit_test(test_float_grads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
