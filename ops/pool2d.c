@@ -208,13 +208,18 @@ static bool is_max2x2(const geom *g) {
     const T *x = (const T *)j->x + lo * g.h * g.w, *dy = (const T *)j->dy + lo * g.ho * g.wo;                          \
     T *dx = (T *)j->y + lo * g.h * g.w, *share = j->scratch ? (T *)j->scratch + part * g.w : NULL;                     \
     const bool max2x2 = is_max2x2(&g);                                                                                 \
-    memset(dx, 0, sizeof(T) * (size_t)((hi - lo) * g.h * g.w));                                                        \
-    for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w, dx += g.h * g.w)                                              \
+    /* 2x2: each pair of dX rows is zeroed just before its scatter, in cache (a memset of the whole part first         \
+     * left the rows to be fetched again: 2.0 ms for fashion_cnn's first pool, 64 x 32 x 28 x 28) */                   \
+    if (!max2x2) memset(dx, 0, sizeof(T) * (size_t)((hi - lo) * g.h * g.w));                                           \
+    for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w, dx += g.h * g.w) {                                            \
+      if (max2x2 && 2 * g.ho < g.h) /* rows below the last window */                                                   \
+        memset(dx + 2 * g.ho * g.w, 0, sizeof(T) * (size_t)((g.h - 2 * g.ho) * g.w));                                  \
       for (int64_t oh = 0; oh < g.ho; oh++, dy += g.wo) {                                                              \
         pd_span r = pd_pool_clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                              \
         if (max2x2) { /* the first of the 4 in row-major order that is largest takes dOut */                           \
           const T *a = x + 2 * oh * g.w, *b = a + g.w;                                                                 \
           T *d = dx + 2 * oh * g.w;                                                                                    \
+          memset(d, 0, sizeof(T) * (size_t)(2 * g.w));                                                                 \
           for (int64_t ow = 0; ow < g.wo; ow++) {                                                                      \
             /* k: which of the 4, by arithmetic (branches mispredict here) */                                          \
             T v0 = a[2 * ow], v1 = a[2 * ow + 1], v2 = b[2 * ow], v3 = b[2 * ow + 1];                                  \
@@ -255,6 +260,7 @@ static bool is_max2x2(const geom *g) {
           dx[at] += dy[ow];                                                                                            \
         }                                                                                                              \
       }                                                                                                                \
+    }                                                                                                                  \
   }                                                                                                                    \
                                                                                                                        \
   static pd_status backward_##T(pd_ctx *c) {                                                                           \

@@ -327,6 +327,23 @@ static void test_grad_overwrites(void **state) {
   ot_run("pool2d_grad", attrs, (pd_tensor *[]){x, y, dy}, NULL, (pd_tensor *[]){dx}, NULL);
   ot_assert_close(dx, first, 72, 0);
   ot_free(x), ot_free(y), ot_free(dy), ot_free(dx);
+  /* max 2x2 on an odd size (its own path, zeroing dX row pairs as it goes):
+   * over a dX full of junk, the same result, and the row and the column no
+   * window covers hold 0 */
+  pd_tensor *x2 = ot_rand(PD_F32, 4, (int64_t[]){2, 2, 7, 9}, 7, -1, 1, 0), *y2 = ot_out(), *dx2 = ot_out();
+  const char *max2[] = {"ksize", "ints: [2, 2]", "strides", "ints: [2, 2]", NULL};
+  ot_run("pool2d", max2, (pd_tensor *[]){x2}, NULL, (pd_tensor *[]){y2}, NULL);
+  pd_tensor *dy2 = ot_rand(PD_F32, 4, y2->dims, 8, -1, 1, 0);
+  ot_run("pool2d_grad", max2, (pd_tensor *[]){x2, y2, dy2}, NULL, (pd_tensor *[]){dx2}, NULL);
+  double first2[252];
+  for (int i = 0; i < 252; i++) {
+    first2[i] = pd_tensor_get(dx2, i);
+    if (i % 63 >= 54 || i % 9 == 8) assert_true(first2[i] == 0); /* row 6, column 8 of each plane */
+    pd_tensor_set(dx2, i, 5.0);
+  }
+  ot_run("pool2d_grad", max2, (pd_tensor *[]){x2, y2, dy2}, NULL, (pd_tensor *[]){dx2}, NULL);
+  ot_assert_close(dx2, first2, 252, 0);
+  ot_free(x2), ot_free(y2), ot_free(dy2), ot_free(dx2);
 }
 
 int main(void) {
