@@ -10,6 +10,7 @@
 
 #include <blis.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 #include "blisarch.h"
@@ -225,3 +226,21 @@ GEMM_SPLIT(double, bli_dgemm_ex)
   }
 GEMM(float, bli_sgemm_ex, BLIS_FLOAT)
 GEMM(double, bli_dgemm_ex, BLIS_DOUBLE)
+
+void pd_ukr_float(pd_ukr *u) {
+  start_blis();
+  cntx_t *cntx = bli_gks_query_cntx();
+  u->mr = (int64_t)bli_cntx_get_blksz_max_dt(BLIS_FLOAT, BLIS_MR, cntx); /* the packing sizes */
+  u->nr = (int64_t)bli_cntx_get_blksz_max_dt(BLIS_FLOAT, BLIS_NR, cntx);
+  u->fn = (void (*)(void))bli_cntx_get_l3_nat_ukr_dt(BLIS_FLOAT, BLIS_GEMM_UKR, cntx);
+}
+
+void pd_ukr_run_float(const pd_ukr *u, int64_t k, const float *a, const float *b, float *c) {
+  float one = 1, zero = 0;
+  auxinfo_t aux;
+  memset(&aux, 0, sizeof aux);
+  bli_auxinfo_set_next_a((void *)a, &aux);
+  bli_auxinfo_set_next_b((void *)b, &aux);
+  sgemm_ukr_ft fn = (sgemm_ukr_ft)(void (*)(void))u->fn;
+  fn(u->mr, u->nr, k, &one, (float *)a, (float *)b, &zero, c, 1, u->mr, &aux, bli_gks_query_cntx());
+}

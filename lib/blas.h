@@ -29,6 +29,20 @@ void pd_gemm_ep_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
                        const double *b, int64_t ldb, double beta, double *c, int64_t ldc, pd_gemm_epilogue ep,
                        void *ep_arg);
 
+/* BLIS's float micro-kernel, for ops that pack their own operands (conv2d
+ * writes its column matrix straight into the packed layout): c [mr, nr],
+ * stored by columns (element (i, j) at c[i + j * mr]), = a b over k, where a
+ * is a micro-panel of mr rows (element (i, l) at a[l * mr + i]) and b one of
+ * nr columns (element (l, j) at b[l * nr + j]), both 64-byte aligned. Starts
+ * BLIS (its kernel set chosen) if it has not started. mr and nr are
+ * BLIS's packing sizes for the kernel set in use. */
+typedef struct pd_ukr {
+  int64_t mr, nr;
+  void (*fn)(void); /* BLIS's sgemm_ukr_ft */
+} pd_ukr;
+void pd_ukr_float(pd_ukr *u);
+void pd_ukr_run_float(const pd_ukr *u, int64_t k, const float *a, const float *b, float *c);
+
 /* c[0:n] = alpha x B + beta c for one row x (element i at x[i incx]) and
  * B [k, n] with row stride ldb, in float on AVX-512 (lib/gemv.c); false,
  * with nothing done, where the CPU lacks it. Each call walks B in the

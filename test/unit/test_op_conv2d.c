@@ -109,6 +109,9 @@ static const cfg forward_cases[] = {
     {3, 1, 28, 28, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, true},   /* Fashion-MNIST's first layer */
     {2, 2, 9, 20, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},   /* 11 filters: 8 at a time and 3 (the direct path) */
     {2, 1, 12, 12, 16, 5, 5, 2, 1, 2, 2, 1, 1, 1, false}, /* 16 filters, row stride 2, no bias */
+    {2, 8, 14, 14, 40, 5, 5, 1, 1, 2, 2, 1, 1, 1, true},  /* packed taps: 14-wide rows, 40 filters (32 + 8) */
+    {1, 6, 20, 17, 33, 3, 3, 2, 1, 1, 1, 1, 1, 1, false}, /* packed, row stride 2, 33 filters, no bias */
+    {2, 12, 13, 25, 7, 3, 3, 1, 1, 0, 0, 1, 2, 1, true},  /* packed, column dilation 2, 7 filters */
 };
 
 static void test_forward(void **state) {
