@@ -3,7 +3,7 @@
 #
 #   make              build          make test        deps + build + every test
 #   make demo         train the Fashion-MNIST MLP     make deps        apt-get what is missing
-#   make demo-cnn     train the Fashion-MNIST CNN (3-4 minutes on 2 cores)
+#   make demo-cnn     train the Fashion-MNIST CNN (2.5-4 minutes on 2 cores)
 #   make SANITIZE=1   ASan+UBSan build in build-san/  make fuzz        libFuzzer targets (clang)
 #   make install PREFIX=/usr/local                    make clean
 #   make docs         regenerate docs/ops.md          make bench       benchmarks (not tests)
