@@ -90,8 +90,9 @@ bool pd_cpu_avx512f(void) {
   static int have = -1; /* -1: not asked yet */
   int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
   if (h < 0) {
+    const char *env = getenv("PADDLE_RUN_AVX512");
     __builtin_cpu_init();
-    h = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    h = __builtin_cpu_supports("avx512f") && !(env && strcmp(env, "off") == 0) ? 1 : 0;
     __atomic_store_n(&have, h, __ATOMIC_RELAXED);
   }
   return h;

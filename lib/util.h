@@ -24,7 +24,8 @@ pd_status pd_check_creatable(const char *path, pd_error *err);
 char *pd_path_beside(const char *base_file, const char *path);
 
 /* Whether the CPU runs AVX-512F (the float kernels written for it check
- * this and fall back where it is false). Asked once, then cached. */
+ * this and fall back where it is false). Asked once, then cached.
+ * PADDLE_RUN_AVX512=off says no (the tests run the fallbacks so). */
 bool pd_cpu_avx512f(void);
 
 #endif

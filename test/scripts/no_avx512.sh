@@ -1,0 +1,16 @@
+# The float kernels written for AVX-512 (lib/gemv.c; conv2d's direct,
+# packed and row-copy paths) fall back to the portable ones on a CPU
+# without it. On a machine that has it, PADDLE_RUN_AVX512=off makes
+# pd_cpu_avx512f say no: the unit tests of the ops and products that have
+# such paths run again on the fallbacks.
+set -u
+fail() { echo "FAIL: $*"; exit 1; }
+if ! grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+  echo "skipped: no AVX-512 here, so the other unit tests ran the fallbacks already"
+  exit 77
+fi
+for t in test_op_conv2d test_op_fc test_parallel; do
+  out=$(PADDLE_RUN_AVX512=off "$BUILD/test/$t" 2>&1) || fail "$t with PADDLE_RUN_AVX512=off:
+$out"
+  echo "$t with PADDLE_RUN_AVX512=off: $(echo "$out" | grep -E 'PASSED' | tr -s ' ')"
+done
