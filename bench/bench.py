@@ -788,8 +788,8 @@ class Bench:
             warm = fl / float(re.search(r"shapes_warm_seconds ([\d.e-]+)", res).group(1)) * 1e-9
             self.row(S, f"BLIS sgemm, the same 8 products each repeated warm in cache, {tag} (GFLOP/s, "
                         "from the per-shape medians)", f"{warm:.1f}")
-            self.row(S, f"our matrix-product path in a training step (`paddle-run time`), {tag} (GFLOP/s)",
-                     pg.fmt(".1f"))
+            self.row(S, f"our matrix-product path in a training step (`paddle-run time`; with fc's bias and "
+                        f"activation, applied per block as each product's epilogue), {tag} (GFLOP/s)", pg.fmt(".1f"))
             bare = max(warm, gf.med)
             ratio = pg.med / bare
             self.row(S, f"  ratio ours / bare BLIS on the same shapes (the faster of the two above), {tag}",
