@@ -236,6 +236,9 @@ static int conv_parts(const geom *g) {
   return parts > g->n ? (g->n > 1 ? (int)g->n : 1) : parts;
 }
 
+/* floats taken by the packed path's tap offsets (int64), a 64-byte multiple */
+static int64_t offs_n(const geom *g) { return (2 * g->kg + 15) / 16 * 16; }
+
 static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, bool backward, plan *pl) {
   size_t elem = pd_dtype_size(dt);
   pl->nb = chunk_images(g, elem);
@@ -259,7 +262,7 @@ static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, bool backward,
   int64_t wpack = 0;
   if (pl->packed) { /* work[0]: Filter's micro-panels, then each part's packed taps and tile (64-byte multiples) */
     const int64_t mr = pl->uk.mr, nr = pl->uk.nr;
-    wpack = ((g->m + mr - 1) / mr * mr * g->kg + 15) / 16 * 16 + 2 * g->kg + 16; /* + offs, + room to align */
+    wpack = ((g->m + mr - 1) / mr * mr * g->kg + 15) / 16 * 16 + offs_n(g) + 16; /* + offs, + room to align */
     col = (g->kg * nr + 16 + 15) / 16 * 16 + (mr * nr + 15) / 16 * 16;
     stage = 0;
   }
@@ -269,7 +272,7 @@ static pd_status make_plan(pd_ctx *c, const geom *g, pd_dtype dt, bool backward,
   if (st) return st;
   if (pl->packed) {
     pl->wpack = (float *)(((uintptr_t)a + 63) & ~(uintptr_t)63);
-    pl->offs = (int64_t *)(pl->wpack + wpack - 16 - 2 * g->kg);
+    pl->offs = (int64_t *)(pl->wpack + wpack - 16 - offs_n(g));
     a = (char *)(pl->wpack + wpack - 16);
   }
   char *b = pl->extra_n ? scratch(c, 1, dt, pl->extra_n * pl->parts, &st) : NULL;
