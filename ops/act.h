@@ -91,8 +91,7 @@ static pd_status pd_act_infer(pd_ctx *c) {
 }
 
 /* Grad op slots (see op.h): inputs X Out dOut, output dX. Long arrays are
- * split among threads (PD_ACT_GRAIN elements at least per part). */
-#define PD_ACT_GRAIN ((int64_t)1 << 16)
+ * split among threads (PD_ELEMENTWISE_GRAIN elements at least per part). */
 typedef struct pd_act_job {
   pd_act a;
   const void *x, *dy;
@@ -111,14 +110,14 @@ typedef struct pd_act_job {
   static pd_status pd_act_op_forward_##T(pd_ctx *c) {                                                     \
     pd_tensor *x = pd_in(c, 0);                                                                           \
     pd_act_job j = {pd_act_of(c), PD_DATA(x, T), NULL, PD_DATA(pd_out(c, 0), T)};                         \
-    pd_parallel_for(pd_tensor_numel(x), PD_ACT_GRAIN, pd_act_range_forward_##T, &j);                      \
+    pd_parallel_for(pd_tensor_numel(x), PD_ELEMENTWISE_GRAIN, pd_act_range_forward_##T, &j);              \
     return PD_OK;                                                                                         \
   }                                                                                                       \
   static pd_status pd_act_op_backward_##T(pd_ctx *c) {                                                    \
     pd_tensor *y = pd_in(c, PD_GRAD_Y(1, 1, 0)), *dy = pd_in(c, PD_GRAD_DY(1, 1, 0)), *dx = pd_out(c, 0); \
     if (!dx) return PD_OK;                                                                                \
     pd_act_job j = {pd_act_of(c), PD_DATA(y, T), PD_DATA(dy, T), PD_DATA(dx, T)};                         \
-    pd_parallel_for(pd_tensor_numel(y), PD_ACT_GRAIN, pd_act_range_backward_##T, &j);                     \
+    pd_parallel_for(pd_tensor_numel(y), PD_ELEMENTWISE_GRAIN, pd_act_range_backward_##T, &j);             \
     return PD_OK;                                                                                         \
   }
 PD_ACT_OP_KERNELS(float)

@@ -66,7 +66,6 @@ static const convert_fn converters[PD_NUM_DTYPES][PD_NUM_DTYPES] = {ROW(float) R
 
 /* Long tensors (a batch of pixels) are converted in ranges on the worker
  * pool: each thread's share streams through its own core's cache. */
-#define PD_CAST_GRAIN ((int64_t)1 << 16)
 
 typedef struct convert_job {
   convert_fn fn; /* NULL: the same dtype, copied */
@@ -91,7 +90,7 @@ static void convert(const pd_tensor *from, pd_tensor *to) {
   if (from->dtype == to->dtype && src == dst) return;
   convert_job j = {from->dtype == to->dtype ? NULL : converters[from->dtype][to->dtype], src, dst,
                    pd_dtype_size(from->dtype), pd_dtype_size(to->dtype)};
-  pd_parallel_for(pd_tensor_numel(from), PD_CAST_GRAIN, convert_range, &j);
+  pd_parallel_for(pd_tensor_numel(from), PD_ELEMENTWISE_GRAIN, convert_range, &j);
 }
 
 static pd_status forward(pd_ctx *c) {

@@ -27,7 +27,6 @@ static pd_status infer(pd_ctx *c) {
 
 /* scale * (X + bias) = scale * X + scale * bias: one loop either way. Long
  * tensors (a batch of pixels) are split in ranges on the worker pool. */
-#define PD_SCALE_GRAIN ((int64_t)1 << 16)
 
 #define SCALE_KERNELS(T)                                                                                         \
   typedef struct scale_job_##T {                                                                                 \
@@ -50,7 +49,7 @@ static pd_status infer(pd_ctx *c) {
     pd_tensor *x = pd_in(c, X);                                                                                  \
     double s = pd_attr_f(c, A_SCALE), b = pd_attr_f(c, A_BIAS);                                                  \
     scale_job_##T j = {PD_DATA(x, T), PD_DATA(pd_out(c, OUT), T), (T)s, (T)(pd_attr_b(c, A_AFTER) ? b : s * b)}; \
-    pd_parallel_for(pd_tensor_numel(x), PD_SCALE_GRAIN, range_##T, &j);                                          \
+    pd_parallel_for(pd_tensor_numel(x), PD_ELEMENTWISE_GRAIN, range_##T, &j);                                    \
     return PD_OK;                                                                                                \
   }                                                                                                              \
   /* Grad op slots (see op.h): inputs X Out dOut, output dX = a dOut */                                          \
@@ -58,7 +57,7 @@ static pd_status infer(pd_ctx *c) {
     pd_tensor *dy = pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT)), *dx = pd_out(c, X);                                  \
     if (!dx) return PD_OK;                                                                                       \
     scale_job_##T j = {PD_DATA(dy, T), PD_DATA(dx, T), (T)pd_attr_f(c, A_SCALE), 0};                             \
-    pd_parallel_for(pd_tensor_numel(dy), PD_SCALE_GRAIN, grad_range_##T, &j);                                    \
+    pd_parallel_for(pd_tensor_numel(dy), PD_ELEMENTWISE_GRAIN, grad_range_##T, &j);                              \
     return PD_OK;                                                                                                \
   }
 SCALE_KERNELS(float)
