@@ -331,6 +331,9 @@ typedef struct job {
  * AVX-512 kernel (32 x 12 tiles, C stored by columns) runs [kg, mg] =
  * [800, 64] at 114 GFLOP/s here, [mg, kg] at 90 (64 rows fill five and a
  * third of its 12-wide tiles). */
+/* The first min(n, 16) lanes of a 16-float vector */
+static inline __mmask16 tail_mask(int64_t n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1); }
+
 /* With stride 1 (the usual case) im2col's and col2im's runs are whole output
  * rows, Wo floats: 14 and 28 in fashion_cnn, which SSE moves in four and
  * eight pieces. On AVX-512 a run is moved 16 floats at a time; the last
@@ -343,7 +346,7 @@ typedef struct job {
 __attribute__((target("avx512f"))) static void im2col_s1_avx512(const geom *g, const plan *pl, const float *xp,
                                                                 float *col) {
   const int64_t wo = g->wo, wp = pl->wp, full = wo & ~(int64_t)15, ho = g->ho, step = g->sh * wp;
-  const __mmask16 m = (__mmask16)((1u << (wo - full)) - 1);
+  const __mmask16 m = tail_mask(wo - full);
   for (int64_t ch = 0; ch < g->c; ch++)
     for (int64_t i = 0; i < g->kh; i++)
       for (int64_t j = 0; j < g->kw; j++, col += pl->ld) {
@@ -365,7 +368,7 @@ __attribute__((target("avx512f"))) static void im2col_s1_avx512(const geom *g, c
 __attribute__((target("avx512f"))) static void col2im_s1_avx512(const geom *g, const plan *pl, const float *col,
                                                                 float *acc) {
   const int64_t wo = g->wo, wp = pl->wp, full = wo & ~(int64_t)15;
-  const __mmask16 m = (__mmask16)((1u << (wo - full)) - 1);
+  const __mmask16 m = tail_mask(wo - full);
   for (int64_t ch = 0; ch < g->c; ch++)
     for (int64_t i = 0; i < g->kh; i++)
       for (int64_t j = 0; j < g->kw; j++, col += pl->ld) {
@@ -410,7 +413,7 @@ __attribute__((target("avx512f"))) static void direct_forward(const geom *g, con
   for (int64_t oh = 0; oh < g->ho; oh++) {
     const float *xr = xp + oh * g->sh * pl->wp;
     for (int64_t ow = 0; ow < wo; ow += 16) {
-      const __mmask16 mk = wo - ow >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (wo - ow)) - 1);
+      const __mmask16 mk = tail_mask(wo - ow);
       float *yo = y + oh * wo + ow;
       int64_t m0 = 0;
       for (; m0 + 8 <= M; m0 += 8) {
@@ -448,7 +451,7 @@ __attribute__((target("avx512f"))) static void packed_forward(const geom *g, con
     /* the strip's positions: one run in an output row, or two (wo >= nr) */
     const int64_t oh = p0 / wo, ow = p0 % wo, n1 = wo - ow < np ? wo - ow : np;
     const int64_t pos1 = oh * g->sh * pl->wp + ow, pos2 = (oh + 1) * g->sh * pl->wp - n1; /* lane 0's address */
-    const __mmask16 m1 = (__mmask16)((1u << n1) - 1), m2 = (__mmask16)(((1u << np) - 1) & ~((1u << n1) - 1));
+    const __mmask16 m1 = tail_mask(n1), m2 = (__mmask16)(tail_mask(np) & ~m1);
     for (int64_t l = 0; l < K; l++) { /* whole 16-float stores: the spill lands in the next tap's slot */
       __m512 v = _mm512_maskz_loadu_ps(m1, xp + offs[l] + pos1);
       if (m2) v = _mm512_mask_loadu_ps(v, m2, xp + offs[l] + pos2);
@@ -486,7 +489,7 @@ __attribute__((target("avx512f"))) static void direct_dfilter(const geom *g, con
       for (int64_t oh = 0; oh < g->ho; oh++) {
         const float *xr = xp + oh * g->sh * pl->wp;
         for (int64_t ow = 0; ow < wo; ow += 16) {
-          const __mmask16 mk = wo - ow >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (wo - ow)) - 1);
+          const __mmask16 mk = tail_mask(wo - ow);
           const __m512 gv = _mm512_maskz_loadu_ps(mk, gm + oh * wo + ow);
 #pragma GCC unroll 8
           for (int u = 0; u < 8; u++)
@@ -501,7 +504,7 @@ __attribute__((target("avx512f"))) static void direct_dfilter(const geom *g, con
       for (int64_t oh = 0; oh < g->ho; oh++) {
         const float *xr = xp + oh * g->sh * pl->wp;
         for (int64_t ow = 0; ow < wo; ow += 16) {
-          const __mmask16 mk = wo - ow >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (wo - ow)) - 1);
+          const __mmask16 mk = tail_mask(wo - ow);
           a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, gm + oh * wo + ow),
                               _mm512_maskz_loadu_ps(mk, xr + ow + off[t0]), a);
         }
@@ -735,20 +738,20 @@ __attribute__((target("avx512f"))) static void direct_dfilter_sum(const geom *g,
              .dw = dwt ? PD_DATA(dwt, T) : NULL,                                                                       \
              .db = dbt ? PD_DATA(dbt, T) : NULL};                                                                      \
     pd_parallel_run(pl.parts, backward_part_##T, &j);                                                                  \
-    /* the parts' sums, added in part order (dFilter's transposed back) */                                             \
+    /* the parts' sums, added in part order (dFilter's transposed back: part 0's copied, the others added) */          \
     T *dw = j.dw, *db = j.db;                                                                                          \
-    if (dw)                                                                                                            \
-      for (int64_t gr = 0; gr < g.groups; gr++)                                                                        \
-        for (int64_t k = 0; k < g.kg; k++)                                                                             \
-          for (int64_t m = 0; m < g.mg; m++) {                                                                         \
-            const int64_t at = gr * g.mg * g.kg + k * g.mg + m;                                                        \
-            T s = ((const T *)pl.dw)[at];                                                                              \
-            for (int t = 1; t < pl.parts; t++) s += ((const T *)part_plan(&pl, t, sizeof(T)).dw)[at];                  \
-            dw[gr * g.mg * g.kg + m * g.kg + k] = s;                                                                   \
-          }                                                                                                            \
-    for (int t = 1; t < pl.parts && db; t++) {                                                                         \
-      plan p = part_plan(&pl, t, sizeof(T));                                                                           \
-      for (int64_t k = 0; k < g.m; k++) db[k] += ((const T *)p.db)[k];                                                 \
+    for (int t = 0; t < pl.parts; t++) {                                                                               \
+      const plan p = part_plan(&pl, t, sizeof(T));                                                                     \
+      const T *pw = p.dw;                                                                                              \
+      if (dw)                                                                                                          \
+        for (int64_t gr = 0; gr < g.groups; gr++, pw += g.mg * g.kg)                                                   \
+          for (int64_t k = 0; k < g.kg; k++)                                                                           \
+            for (int64_t m = 0; m < g.mg; m++) {                                                                       \
+              T *d = dw + gr * g.mg * g.kg + m * g.kg + k;                                                             \
+              *d = t ? *d + pw[k * g.mg + m] : pw[k * g.mg + m];                                                       \
+            }                                                                                                          \
+      if (db && t)                                                                                                     \
+        for (int64_t k = 0; k < g.m; k++) db[k] += ((const T *)p.db)[k];                                               \
     }                                                                                                                  \
     return PD_OK;                                                                                                      \
   }
