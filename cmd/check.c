@@ -11,6 +11,7 @@
 #include "gpurt.h"
 #include "memplan.h"
 #include "net.h"
+#include "util.h"
 
 static int run(int argc, char **argv);
 
@@ -127,7 +128,7 @@ static int run(int argc, char **argv) {
     return pd_cli_fail(&err);
   }
   long long batch = net->desc->train && net->desc->train->has_batch_size ? net->desc->train->batch_size : 64;
-  if (opts[BATCH].value && !pd_cli_int("check", "--batch-size", opts[BATCH].value, 1, &batch)) {
+  if (opts[BATCH].value && !pd_cli_int("check", "--batch-size", opts[BATCH].value, 1, PD_MAX_BATCH, &batch)) {
     pd_net_free(net);
     return 2;
   }

@@ -120,12 +120,26 @@ int pd_cli_usage_error(const char *cmd, const char *fmt, ...) {
   return 2;
 }
 
-bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min, long long *out) {
+bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min, long long max, long long *out) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
-  if (!*s || *end || errno || v < min) {
-    pd_cli_usage_error(cmd, "%s must be an integer >= %lld, got \"%s\"", flag, min, s);
+  if (!*s || *end || errno || v < min || v > max) {
+    pd_cli_usage_error(cmd, "%s must be an integer from %lld to %lld, got \"%s\"", flag, min, max, s);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+bool pd_cli_u64(const char *cmd, const char *flag, const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  /* strtoull takes "-1" as 2^64 - 1: only digits are a number here */
+  unsigned long long v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+  if (!(*s >= '0' && *s <= '9') || *end || errno) {
+    pd_cli_usage_error(cmd, "%s must be an integer from 0 to %llu, got \"%s\"", flag, (unsigned long long)UINT64_MAX,
+                       s);
     return false;
   }
   *out = v;

@@ -5,6 +5,7 @@
 #define PD_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -40,8 +41,10 @@ int pd_cli_fail(const pd_error *err);
 /* Prints "paddle-run CMD: <formatted>" and returns 2 (bad usage). */
 int pd_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Parses a non-negative integer flag value; false (after printing) if bad. */
-bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min, long long *out);
+/* Parses an integer flag value in [min, max]; false (after printing) if bad. */
+bool pd_cli_int(const char *cmd, const char *flag, const char *s, long long min, long long max, long long *out);
+/* Parses an unsigned 64-bit flag value (a seed), all of 0 .. 2^64 - 1. */
+bool pd_cli_u64(const char *cmd, const char *flag, const char *s, uint64_t *out);
 /* Seconds on CLOCK_MONOTONIC when main() began (set by main), for the
  * start-up figure in `train --log`. */
 extern double pd_cli_t_main;

@@ -9,6 +9,7 @@
 #include "backward.h"
 #include "cli.h"
 #include "netdesc_out.h"
+#include "util.h"
 
 static int run(int argc, char **argv);
 
@@ -51,7 +52,7 @@ static int run(int argc, char **argv) {
   int npos = pd_cli_parse(&pd_cmd_desc, argc, argv, opts, 3, pos, 1, &code);
   if (npos < 0) return code;
   long long ranks = 1;
-  if (opts[2].value && !pd_cli_int("desc", "--ranks", opts[2].value, 1, &ranks)) return 2;
+  if (opts[2].value && !pd_cli_int("desc", "--ranks", opts[2].value, 1, PD_MAX_COUNT, &ranks)) return 2;
   if (opts[2].value && !opts[1].value) return pd_cli_usage_error("desc", "--ranks needs --optimizer NAME");
   if (npos != 1) return pd_cli_usage_error("desc", "expected NET.pbtxt; see `paddle-run desc --help`");
   pd_error err = {0};

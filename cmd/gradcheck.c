@@ -48,15 +48,16 @@ static int run(int argc, char **argv) {
   int npos = pd_cli_parse(&pd_cmd_gradcheck, argc, argv, opts, NOPT, pos, 1, &code);
   if (npos < 0) goto out;
   code = 2;
-  long long rows = 4, elems = 16, seed = -1;
+  long long rows = 4, elems = 16;
+  uint64_t seed = 0;
   double tol = 1e-6;
   if (npos != 1) {
     pd_cli_usage_error("gradcheck", "expected NET.pbtxt; see `paddle-run gradcheck --help`");
     goto out;
   }
-  if ((opts[ROWS].value && !pd_cli_int("gradcheck", "--rows", opts[ROWS].value, 1, &rows)) ||
-      (opts[ELEMS].value && !pd_cli_int("gradcheck", "--elements", opts[ELEMS].value, 0, &elems)) ||
-      (opts[SEED].value && !pd_cli_int("gradcheck", "--seed", opts[SEED].value, 0, &seed)) ||
+  if ((opts[ROWS].value && !pd_cli_int("gradcheck", "--rows", opts[ROWS].value, 1, PD_MAX_BATCH, &rows)) ||
+      (opts[ELEMS].value && !pd_cli_int("gradcheck", "--elements", opts[ELEMS].value, 0, INT64_MAX, &elems)) ||
+      (opts[SEED].value && !pd_cli_u64("gradcheck", "--seed", opts[SEED].value, &seed)) ||
       (opts[TOL].value && !pd_cli_double("gradcheck", "--tol", opts[TOL].value, &tol)))
     goto out;
   pd_error err = {0};
@@ -76,13 +77,13 @@ static int run(int argc, char **argv) {
     st = pd_feed_bind_all(&feed, net, pos[0], td ? td->data : NULL, td ? td->n_data : 0, "train.data",
                           opts[DATA].values, opts[DATA].n_values, "--data", &err);
   if (!st) st = pd_feed_check(&feed, net, NULL, "add train { data { ... } } or give --data VAR=FILE", &err);
-  uint64_t s = seed >= 0 ? (uint64_t)seed : td ? td->seed : 1;
+  uint64_t s = opts[SEED].value ? seed : td ? td->seed : 1;
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, &err);
   if (!st) st = pd_init_persistables(net, scope, td->default_init, s, &err);
   if (!st) st = pd_runner_init(&r, net, scope, NULL, &err);
   int64_t n = feed.n && feed.rows < rows ? feed.rows : rows;
-  if (!st && !(idx = malloc(sizeof *idx * (size_t)n))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && !(idx = pd_malloc_array((size_t)n, sizeof *idx))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   for (int64_t i = 0; !st && i < n; i++) idx[i] = i;
   if (!st && feed.n) st = pd_feed_batch(&feed, &r, idx, n, &err);
   r.exec.training = true;

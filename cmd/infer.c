@@ -73,8 +73,8 @@ static int run(int argc, char **argv) {
     goto out;
   }
   long long batch = 256, threads = 0;
-  if ((opts[BATCH].value && !pd_cli_int("infer", "--batch-size", opts[BATCH].value, 1, &batch)) ||
-      (opts[THREADS].value && !pd_cli_int("infer", "--threads", opts[THREADS].value, 1, &threads)))
+  if ((opts[BATCH].value && !pd_cli_int("infer", "--batch-size", opts[BATCH].value, 1, PD_MAX_BATCH, &batch)) ||
+      (opts[THREADS].value && !pd_cli_int("infer", "--threads", opts[THREADS].value, 1, PD_MAX_THREADS, &threads)))
     goto out;
   pd_set_threads((int)threads);
   pd_place place;
@@ -129,7 +129,9 @@ static int run(int argc, char **argv) {
   if (!feed.n) batch = 1;
   if (!st) {
     r.exec.training = false;
-    if (!(rows = malloc(sizeof *rows * (size_t)batch))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+    /* a batch holds at most every row */
+    if (!(rows = pd_malloc_array((size_t)(batch < total ? batch : total), sizeof *rows)))
+      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   }
   for (int i = 0; i < nf && !st; i++) {
     const pd_var_info *vi = &net->vars[f[i].var];

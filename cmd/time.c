@@ -107,10 +107,10 @@ static int run(int argc, char **argv) {
     pd_cli_usage_error("time", "expected NET.pbtxt; see `paddle-run time --help`");
     goto out;
   }
-  if ((opts[ITERS].value && !pd_cli_int("time", "--iterations", opts[ITERS].value, 1, &iters)) ||
-      (opts[WARMUP].value && !pd_cli_int("time", "--warmup", opts[WARMUP].value, 0, &warmup)) ||
-      (opts[BATCH].value && !pd_cli_int("time", "--batch-size", opts[BATCH].value, 1, &batch)) ||
-      (opts[THREADS].value && !pd_cli_int("time", "--threads", opts[THREADS].value, 1, &threads)))
+  if ((opts[ITERS].value && !pd_cli_int("time", "--iterations", opts[ITERS].value, 1, PD_MAX_COUNT, &iters)) ||
+      (opts[WARMUP].value && !pd_cli_int("time", "--warmup", opts[WARMUP].value, 0, PD_MAX_COUNT, &warmup)) ||
+      (opts[BATCH].value && !pd_cli_int("time", "--batch-size", opts[BATCH].value, 1, PD_MAX_BATCH, &batch)) ||
+      (opts[THREADS].value && !pd_cli_int("time", "--threads", opts[THREADS].value, 1, PD_MAX_THREADS, &threads)))
     goto out;
   pd_set_threads((int)threads);
   pd_place place;
@@ -143,13 +143,15 @@ static int run(int argc, char **argv) {
   if (!st) st = pd_runner_plan_memory(&r, NULL, 0, train, &err); /* as train and infer run */
   if (!st) st = pd_runner_set_place(&r, place, &err);
   int end = train ? net->nops : net->n_forward;
-  samples = calloc((size_t)(iters * net->nops + 1), sizeof *samples);
-  r.op_seconds = calloc((size_t)net->nops + 1, sizeof *r.op_seconds);
-  idx = malloc(sizeof *idx * (size_t)batch);
+  if (!st && feed.n && batch > feed.rows) batch = feed.rows;
+  size_t nsamples = 0; /* every op's time in every timed iteration */
+  if (!st) st = pd_array_bytes((size_t)iters, (size_t)net->nops + 1, "the timings", &nsamples, &err);
+  samples = st ? NULL : calloc(nsamples, sizeof *samples);
+  r.op_seconds = st ? NULL : calloc((size_t)net->nops + 1, sizeof *r.op_seconds);
+  idx = st ? NULL : pd_malloc_array((size_t)batch, sizeof *idx);
   if (!st && (!samples || !r.op_seconds || !idx)) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   double *load = calloc((size_t)iters + 1, sizeof *load); /* seconds reading each timed batch */
   if (!st && !load) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && feed.n && batch > feed.rows) batch = feed.rows;
   if (!st && !feed.n) fill_generated(&r, batch);
   uint64_t rows_rng = 777;
   int lr = pd_net_var(net, "@lr"), stepv = pd_net_var(net, "@step");
@@ -188,7 +190,7 @@ static int run(int argc, char **argv) {
   if (st) {
     code = pd_cli_fail(&err);
   } else {
-    double *col = malloc(sizeof *col * (size_t)iters), *med = calloc((size_t)end + 1, sizeof *med), total = 0;
+    double *col = pd_malloc_array((size_t)iters, sizeof *col), *med = calloc((size_t)end + 1, sizeof *med), total = 0;
     double part[3] = {0};
     for (int o = 0; col && med && o < end; o++) {
       for (long long it = 0; it < iters; it++) col[it] = samples[it * net->nops + o];

@@ -2,6 +2,7 @@
  * ops, initialise (or load) parameters, then run mini-batches for the given
  * epochs or iterations with per-epoch shuffling from the seed; evaluate,
  * log, checkpoint, and stop cleanly on SIGINT/SIGTERM or a non-finite loss. */
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -305,8 +306,10 @@ static pd_status end_epoch(trainer *t, int64_t epoch, int64_t step, double *ev, 
 static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
   pd_net *net = t->net;
   int64_t rows = t->feed.rows;
-  int64_t per_epoch = (rows + t->batch - 1) / t->batch;
-  int64_t total = t->no_steps ? 0 : t->iterations > 0 ? t->iterations : per_epoch * t->epochs;
+  int64_t per_epoch = (rows + t->batch - 1) / t->batch, total = t->no_steps ? 0 : t->iterations;
+  if (!t->no_steps && t->iterations <= 0 && (!pd_i64_mul(per_epoch, t->epochs, &total) || total > PD_MAX_STEPS))
+    return pd_errorf(err, PD_ERR_INPUT, "%lld epochs of %lld batches are more than the %lld steps a run may take",
+                     (long long)t->epochs, (long long)per_epoch, (long long)PD_MAX_STEPS);
   int64_t step = 0, epoch = 0, bi = 0;
   if (ck) {
     const pd_ckpt_state *cs = pd_checkpoint_state(ck);
@@ -532,20 +535,24 @@ static int train_main(int argc, char **argv) {
     pd_cli_usage_error("train", "give --epochs or --iterations, not both");
     goto out;
   }
-  long long batch = 0, epochs = 0, iters = 0, seed = 0, threads = 0, save_every = 0, keep = 3, log_every = 0;
+  long long batch = 0, epochs = 0, iters = 0, threads = 0, save_every = 0, keep = 3, log_every = 0;
   long long check_every = 100;
+  uint64_t seed = 0;
   double lr = 0, comm_timeout = 300;
-  if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, &batch)) ||
-      (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, &epochs)) ||
-      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 0, &iters)) ||
-      (opts[O_SEED].value && !pd_cli_int("train", "--seed", opts[O_SEED].value, 0, &seed)) ||
-      (opts[O_THREADS].value && !pd_cli_int("train", "--threads", opts[O_THREADS].value, 1, &threads)) ||
-      (opts[O_SAVE_EVERY].value && !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, &save_every)) ||
-      (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, &keep)) ||
-      (opts[O_LOG_EVERY].value && !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, &log_every)) ||
+  if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, PD_MAX_BATCH, &batch)) ||
+      (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, PD_MAX_STEPS, &epochs)) ||
+      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 0, PD_MAX_STEPS, &iters)) ||
+      (opts[O_SEED].value && !pd_cli_u64("train", "--seed", opts[O_SEED].value, &seed)) ||
+      (opts[O_THREADS].value &&
+       !pd_cli_int("train", "--threads", opts[O_THREADS].value, 1, PD_MAX_THREADS, &threads)) ||
+      (opts[O_SAVE_EVERY].value &&
+       !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, PD_MAX_STEPS, &save_every)) ||
+      (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, PD_MAX_COUNT, &keep)) ||
+      (opts[O_LOG_EVERY].value &&
+       !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, PD_MAX_STEPS, &log_every)) ||
       (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &lr)) ||
       (opts[O_CHECK_EVERY].value &&
-       !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, &check_every)) ||
+       !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, PD_MAX_STEPS, &check_every)) ||
       (opts[O_COMM_TIMEOUT].value &&
        !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &comm_timeout)))
     goto out;
@@ -554,8 +561,8 @@ static int train_main(int argc, char **argv) {
     goto out;
   }
   pd_dist_set_timeout(comm_timeout);
-  if (opts[O_LR].value && !(lr > 0)) {
-    pd_cli_usage_error("train", "--lr must be > 0, got %s", opts[O_LR].value);
+  if (opts[O_LR].value && !(lr > 0 && lr <= FLT_MAX)) { /* the step takes it as a float32 */
+    pd_cli_usage_error("train", "--lr must be > 0 and at most %g (a float32), got %s", FLT_MAX, opts[O_LR].value);
     goto out;
   }
   if (opts[O_SAVE_EVERY].value && !opts[O_SAVE].value) {
@@ -589,9 +596,10 @@ static int train_main(int argc, char **argv) {
     t.batch = batch ? batch : t.td->batch_size;
     t.epochs = epochs ? epochs : t.td->epochs;
     t.iterations = epochs ? 0 : iters ? iters : t.td->iterations;
-    t.no_steps = opts[O_ITERS].value && iters == 0;
+    /* iterations 0, from the flag or the file: no step */
+    t.no_steps = opts[O_ITERS].value ? iters == 0 : !epochs && t.td->has_iterations && t.td->iterations == 0;
     if (!t.epochs && !t.iterations) t.epochs = 1;
-    t.seed = opts[O_SEED].value ? (uint64_t)seed : t.td->seed;
+    t.seed = opts[O_SEED].value ? seed : t.td->seed;
     t.shuffle = opts[O_NOSHUF].value ? false : opts[O_SHUF].value ? true : t.td->shuffle;
     t.log_every = log_every ? log_every : t.td->log_every > 0 ? t.td->log_every : 100;
     t.save_every = save_every;
@@ -673,8 +681,8 @@ static int train_main(int argc, char **argv) {
     t.r.exec.seed = t.seed;
     t.er.exec.training = false;
     t.er.exec.seed = t.seed;
-    t.perm = malloc(sizeof *t.perm * (size_t)(t.feed.rows + 1));
-    t.rows = malloc(sizeof *t.rows * (size_t)(t.batch + 1));
+    t.perm = pd_malloc_array((size_t)t.feed.rows + 1, sizeof *t.perm);
+    t.rows = pd_malloc_array((size_t)t.batch + 1, sizeof *t.rows);
     if (!t.perm || !t.rows) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   }
   /* every rank's setup done or failed: agreed before training (under MPI) */

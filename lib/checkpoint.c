@@ -24,6 +24,7 @@
 #include "npy.h"
 #include "paddle.pb-c.h"
 #include "textformat.h"
+#include "util.h"
 
 #define MANIFEST "manifest.pbtxt"
 #define LATEST "latest"
@@ -901,6 +902,10 @@ static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
   for (int i = 0; i < 3; i++)
     if (values[i] < 0) {
       st = mfail(&mf, err, m, counters[i], 0, "%s must be >= 0, got %lld", counters[i], (long long)values[i]);
+      goto done;
+    } else if (values[i] > PD_MAX_STEPS) { /* what train itself never goes beyond */
+      st = mfail(&mf, err, m, counters[i], 0, "%s must be at most %lld, got %lld", counters[i], (long long)PD_MAX_STEPS,
+                 (long long)values[i]);
       goto done;
     }
   ck->state.step = m->step;

@@ -2,6 +2,7 @@
 #include "initializer.h"
 #include "rng.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -87,8 +88,9 @@ double pd_schedule_lr(const Paddle__OptimizerDesc *opt, int64_t step) {
 }
 
 pd_status pd_schedule_check(const Paddle__OptimizerDesc *opt, pd_error *err) {
-  if (!(opt->lr > 0) || !isfinite(opt->lr))
-    return pd_errorf(err, PD_ERR_INPUT, "train.optimizer.lr must be > 0, got %g", opt->lr);
+  if (!(opt->lr > 0 && opt->lr <= FLT_MAX)) /* the step takes it as a float32 */
+    return pd_errorf(err, PD_ERR_INPUT, "train.optimizer.lr must be > 0 and at most %g (a float32), got %g", FLT_MAX,
+                     opt->lr);
   const Paddle__LrSchedule *s = opt->schedule;
   if (!s) return PD_OK;
   const char *type = s->type ? s->type : "constant";

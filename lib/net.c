@@ -12,6 +12,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -318,6 +319,56 @@ static bool fits_64bits(int ndim, const int64_t *dims) {
   return true;
 }
 
+/* fail_at, pointing at a field of msg (or at msg when field is NULL). */
+static pd_status fail_field(builder *b, const void *msg, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static pd_status fail_field(builder *b, const void *msg, const char *field, const char *fmt, ...) {
+  char text[PD_ERROR_MAX / 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  int line, col;
+  pos_of(b->net, msg, field, 0, &line, &col);
+  return fail_at(b->net, b->err, line, col, "%s", text);
+}
+
+/* Whether v is a value of dtype dt (integers: whole and in range), so an
+ * initializer's constant or bounds are not wrapped or made infinite. */
+static bool is_value_of(double v, pd_dtype dt) {
+  switch (dt) {
+  case PD_F32:
+    return fabs(v) <= FLT_MAX;
+  case PD_F64:
+    return isfinite(v);
+  case PD_I32:
+    return v == floor(v) && v >= INT32_MIN && v <= INT32_MAX;
+  case PD_I64:
+    return v == floor(v) && v >= -0x1p63 && v < 0x1p63;
+  case PD_U8:
+    return v == floor(v) && v >= 0 && v <= 255;
+  }
+  return false;
+}
+
+/* The values a variable's own initializer gives must be values of its
+ * dtype (uint8 1000 would wrap to 232). */
+static pd_status check_init(builder *b, const Paddle__VarDesc *vd, pd_dtype dt) {
+  const Paddle__Initializer *in = vd->init;
+  if (!in) return PD_OK;
+  const char *fields[] = {"value", "min", "max", "mean"};
+  const bool has[] = {in->has_value, in->has_min, in->has_max, in->has_mean};
+  const double values[] = {in->value, in->min, in->max, in->mean};
+  for (int i = 0; i < 4; i++)
+    if (has[i] && !is_value_of(values[i], dt)) {
+      char v[32];
+      pd_format_double(values[i], v, sizeof v);
+      return fail_field(b, in, fields[i], "variable \"%s\" is %s: its init %s %s is not a %s value", vd->name,
+                        pd_dtype_name(dt), fields[i], v, pd_dtype_name(dt));
+    }
+  return PD_OK;
+}
+
 static pd_status build_vars(builder *b) {
   pd_net *net = b->net;
   const Paddle__NetDesc *d = net->desc;
@@ -337,6 +388,8 @@ static pd_status build_vars(builder *b) {
     vi->declared = true;
     vi->no_grad = vd->no_gradient;
     vi->init = vd->init;
+    pd_status ist = check_init(b, vd, dt);
+    if (ist) return ist;
     vi->line = line;
     vi->col = col;
     if (vd->n_shape > PD_MAX_DIMS) {
@@ -605,34 +658,28 @@ static pd_status var_in_net(builder *b, const void *msg, const char *field, size
   return fail_at(net, b->err, line, col, "%s \"%s\" is not a variable of the net%s", what, name, hint);
 }
 
-/* fail_at, pointing at a field of msg (or at msg when field is NULL). */
-static pd_status fail_field(builder *b, const void *msg, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static pd_status fail_field(builder *b, const void *msg, const char *field, const char *fmt, ...) {
-  char text[PD_ERROR_MAX / 2];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  int line, col;
-  pos_of(b->net, msg, field, 0, &line, &col);
-  return fail_at(b->net, b->err, line, col, "%s", text);
-}
-
 static pd_status check_train(builder *b) {
   pd_net *net = b->net;
   const Paddle__TrainDesc *t = net->desc->train;
   if (!t) return PD_OK;
-  if (t->has_batch_size && t->batch_size <= 0)
-    return fail_field(b, t, "batch_size", "train.batch_size must be > 0, got %lld", (long long)t->batch_size);
-  if (t->has_epochs && t->epochs < 0)
-    return fail_field(b, t, "epochs", "train.epochs must be >= 0, got %lld", (long long)t->epochs);
-  if (t->has_iterations && t->iterations < 0)
-    return fail_field(b, t, "iterations", "train.iterations must be >= 0, got %lld", (long long)t->iterations);
-  if (t->epochs > 0 && t->iterations > 0)
+  /* the counts follow the rules of the flags that override them (--epochs
+   * 0 is refused, --iterations 0 runs no step), with the same limits */
+  static const struct {
+    const char *field;
+    int64_t min, max;
+  } counts[] = {{"batch_size", 1, PD_MAX_BATCH},
+                {"epochs", 1, PD_MAX_STEPS},
+                {"iterations", 0, PD_MAX_STEPS},
+                {"log_every", 1, PD_MAX_STEPS}};
+  const bool has[] = {t->has_batch_size, t->has_epochs, t->has_iterations, t->has_log_every};
+  const int64_t values[] = {t->batch_size, t->epochs, t->iterations, t->log_every};
+  for (int i = 0; i < 4; i++)
+    if (has[i] && (values[i] < counts[i].min || values[i] > counts[i].max))
+      return fail_field(b, t, counts[i].field, "train.%s must be an integer from %lld to %lld, got %lld%s",
+                        counts[i].field, (long long)counts[i].min, (long long)counts[i].max, (long long)values[i],
+                        i == 1 && values[i] == 0 ? " (for no step: iterations: 0)" : "");
+  if (t->has_epochs && t->has_iterations)
     return fail_field(b, t, "iterations", "train: give epochs or iterations, not both");
-  if (t->has_log_every && t->log_every <= 0)
-    return fail_field(b, t, "log_every", "train.log_every must be > 0, got %lld", (long long)t->log_every);
   pd_status st = PD_OK;
   if (t->loss && *t->loss) st = var_in_net(b, t, "loss", 0, t->loss, "train.loss", false);
   for (size_t i = 0; !st && i < t->n_metrics; i++)
@@ -650,7 +697,8 @@ static pd_status check_train(builder *b) {
     return fail_field(b, o, "type", "unknown optimizer \"%s\"%s%s%s; use sgd, momentum or adam", o->type,
                       sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "");
   }
-  if (!(o->lr > 0) || !isfinite(o->lr)) return fail_field(b, o, "lr", "train.optimizer.lr must be > 0, got %g", o->lr);
+  if (!(o->lr > 0 && o->lr <= FLT_MAX)) /* the step takes it as a float32 */
+    return fail_field(b, o, "lr", "train.optimizer.lr must be > 0 and at most %g (a float32), got %g", FLT_MAX, o->lr);
   if (!(o->momentum >= 0) || !isfinite(o->momentum))
     return fail_field(b, o, "momentum", "train.optimizer.momentum must be >= 0, got %g", o->momentum);
   if (!(o->beta1 >= 0 && o->beta1 < 1))

@@ -86,6 +86,25 @@ pd_status pd_check_creatable(const char *path, pd_error *err) {
   return PD_OK;
 }
 
+void *pd_malloc_array(size_t n, size_t size) {
+  size_t bytes;
+  if (!pd_size_mul(n, size, &bytes)) return NULL;
+  return malloc(bytes ? bytes : 1);
+}
+
+pd_status pd_array_bytes(size_t n, size_t size, const char *what, size_t *bytes, pd_error *err) {
+  if (pd_size_mul(n, size, bytes)) return PD_OK;
+  return pd_errorf(err, PD_ERR_RUNTIME,
+                   "out of memory: %s would take %zu x %zu bytes, more than an address space holds", what, n, size);
+}
+
+size_t pd_physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  size_t bytes;
+  if (pages <= 0 || page <= 0 || !pd_size_mul((size_t)pages, (size_t)page, &bytes)) return SIZE_MAX;
+  return bytes;
+}
+
 bool pd_cpu_avx512f(void) {
   static int have = -1; /* -1: not asked yet */
   int h = __atomic_load_n(&have, __ATOMIC_RELAXED);

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -18,6 +19,30 @@ pd_status pd_check_creatable(const char *path, pd_error *err);
 
 /* The most a NetDesc text may hold: far above any real network. */
 #define PD_NETDESC_MAX ((size_t)64 << 20)
+
+/* The largest counts paddle-run takes from a flag, a NetDesc or a checkpoint
+ * manifest: far beyond any real run, and small enough that every size and
+ * step count computed from them fits its type (docs/training.md, "Limits"). */
+#define PD_MAX_BATCH INT64_C(2147483647) /* rows in a batch: 2^31 - 1 */
+#define PD_MAX_STEPS (INT64_C(1) << 53)  /* steps, epochs: a double holds them exactly */
+#define PD_MAX_COUNT INT64_C(2147483647) /* --keep, desc --ranks, time's --iterations, --warmup */
+#define PD_MAX_THREADS 4096              /* --threads */
+
+/* Checked arithmetic: false on overflow (*out is then not the result). */
+static inline bool pd_size_mul(size_t a, size_t b, size_t *out) { return !__builtin_mul_overflow(a, b, out); }
+static inline bool pd_size_add(size_t a, size_t b, size_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool pd_i64_mul(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+
+/* malloc(n * size), NULL when the product overflows (or malloc fails);
+ * at least one byte, so n == 0 is not a failure. */
+void *pd_malloc_array(size_t n, size_t size);
+
+/* The bytes of n elements of `size` each, or an "out of memory" error naming
+ * `what` when the product does not fit in a size_t. */
+pd_status pd_array_bytes(size_t n, size_t size, const char *what, size_t *bytes, pd_error *err);
+
+/* This machine's physical memory in bytes; SIZE_MAX when it cannot be told. */
+size_t pd_physical_memory(void);
 
 /* `path` as seen from the directory of `base_file` (absolute paths and a
  * base in the current directory give `path` unchanged). Caller frees. */

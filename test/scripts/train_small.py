@@ -1,7 +1,8 @@
 # train_small.py — end-to-end training on generated data: the loss falls and
 # accuracy rises; the same seed gives bit-identical parameters; 2 epochs
 # straight equal 1 epoch + --resume + 1 epoch, byte for byte (and 0 steps,
-# --iterations 0, + --resume); infer after
+# --iterations 0, + --resume; iterations: 0 in the file); a seed of 2^64 - 1;
+# infer after
 # train reproduces the evaluation accuracy; and the bad inputs of training
 # (missing binding, label out of range, wrong row shape, unwritable --save)
 # give exit 2 with a clear message before training starts.
@@ -80,6 +81,16 @@ assert os.path.basename(os.path.realpath("z/latest")) == "step-00000000", os.pat
 rc, out = run("train", "net.pbtxt", "--save", "z2", "--resume", "z")
 assert rc == 0, out
 assert params("z2") == pa, "0 steps + resume differs from a run from scratch"
+# iterations: 0 in the file means what --iterations 0 means: no step
+open("zero.pbtxt", "w").write(NET.replace("epochs: 2", "iterations: 0"))
+rc, out = run("train", "zero.pbtxt", "--save", "z3")
+assert rc == 0 and "finished: 0 steps" in out, out
+assert params("z3") == params("z"), "iterations: 0 in the file differs from --iterations 0"
+# a seed is any uint64, the largest too (it was refused above 2^63 - 1)
+rc, out = run("train", "net.pbtxt", "--save", "s", "--seed", "18446744073709551615", "--iterations", "1")
+assert rc == 0, out
+manifest = open(os.path.join(os.path.realpath("s/latest"), "manifest.pbtxt")).read()
+assert "seed: 18446744073709551615" in manifest, manifest
 print("reproducible and resume exact")
 
 # desc --backward --optimizer prints a net that trains as it is, identically
