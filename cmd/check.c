@@ -132,6 +132,10 @@ static int run(int argc, char **argv) {
     pd_net_free(net);
     return 2;
   }
+  if (pd_net_check_memory(net, batch, &err)) {
+    pd_net_free(net);
+    return pd_cli_fail(&err);
+  }
   pd_tensor *one = calloc((size_t)net->nvars + 1, sizeof *one);
   if (!one || pd_net_shapes_at(net, 1, one, &err)) {
     free(one);

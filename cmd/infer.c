@@ -127,6 +127,7 @@ static int run(int argc, char **argv) {
   if (!st) st = pd_runner_set_place(&r, place, &err);
   int64_t total = feed.n ? feed.rows : 1;
   if (!feed.n) batch = 1;
+  if (!st) st = pd_net_check_memory(net, batch < total ? batch : total, &err);
   if (!st) {
     r.exec.training = false;
     /* a batch holds at most every row */

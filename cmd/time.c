@@ -144,6 +144,7 @@ static int run(int argc, char **argv) {
   if (!st) st = pd_runner_set_place(&r, place, &err);
   int end = train ? net->nops : net->n_forward;
   if (!st && feed.n && batch > feed.rows) batch = feed.rows;
+  if (!st) st = pd_net_check_memory(net, batch, &err);
   size_t nsamples = 0; /* every op's time in every timed iteration */
   if (!st) st = pd_array_bytes((size_t)iters, (size_t)net->nops + 1, "the timings", &nsamples, &err);
   samples = st ? NULL : calloc(nsamples, sizeof *samples);

@@ -628,6 +628,7 @@ static int train_main(int argc, char **argv) {
                           opts[O_DATA].n_values, "--data", &err);
   if (!st)
     st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
+  if (!st) st = pd_net_check_memory(t.net, t.batch < t.feed.rows ? t.batch : t.feed.rows, &err);
   if (!st)
     st = pd_feed_bind_all(&t.efeed, t.net, pos[0], t.td->eval_data, t.td->n_eval_data, "train.eval_data",
                           opts[O_EVAL].values, opts[O_EVAL].n_values, "--eval-data", &err);

@@ -718,6 +718,61 @@ static pd_status check_train(builder *b) {
   return PD_OK;
 }
 
+/* The bytes of a variable at the batch; SIZE_MAX when that does not fit, 0
+ * while its shape is unknown. */
+static size_t bytes_at(const pd_var_info *vi, int64_t batch) {
+  if (vi->meta.ndim < 0) return 0;
+  int64_t dims[PD_MAX_DIMS], n;
+  for (int d = 0; d < vi->meta.ndim; d++) dims[d] = vi->meta.dims[d] < 0 ? batch : vi->meta.dims[d];
+  size_t bytes;
+  if (!pd_dims_product(vi->meta.ndim, dims, &n) || !pd_size_mul((size_t)n, pd_dtype_size(vi->meta.dtype), &bytes))
+    return SIZE_MAX;
+  return bytes;
+}
+
+pd_status pd_net_check_memory(const pd_net *net, int64_t batch, pd_error *err) {
+  size_t limit = pd_physical_memory(), held = 0, largest = 0, need = 0;
+  bool *counted = calloc((size_t)net->nvars + 1, 1);
+  if (!counted) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  pd_status st = PD_OK;
+  char l1[160], d1[128];
+  /* the variables in the order the ops meet them; then (o == nops) those
+   * no op reads or writes, declared parameters and state */
+  for (int o = 0; o <= net->nops && !st; o++) {
+    const pd_op *op = o < net->nops ? &net->ops[o] : NULL;
+    int nslots = op ? op->def->n_inputs + op->def->n_outputs : 1, nin = op ? op->def->n_inputs : 0;
+    for (int s = 0; s < nslots && !st; s++) {
+      const pd_arg *a = !op ? NULL : s < nin ? &op->in[s] : &op->out[s - nin];
+      for (int i = 0; i < (a ? a->n : net->nvars) && !st; i++) {
+        int v = a ? a->vars[i] : i;
+        const pd_var_info *vi = &net->vars[v];
+        size_t bytes = bytes_at(vi, batch);
+        if (counted[v] || vi->meta.ndim < 0) continue;
+        counted[v] = true;
+        if (vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE)
+          held = pd_size_add(held, bytes, &held) ? held : SIZE_MAX;
+        else if (bytes > largest)
+          largest = bytes;
+        need = pd_size_add(held, largest, &need) ? need : SIZE_MAX;
+        if (need <= limit) continue;
+        char size[48] = "more than 2^64 bytes", total[48] = "more than 2^64 bytes", what[400];
+        if (bytes != SIZE_MAX) snprintf(size, sizeof size, "%zu bytes", bytes);
+        if (need != SIZE_MAX) snprintf(total, sizeof total, "at least %zu bytes", need);
+        snprintf(what, sizeof what,
+                 "\"%s\" %s %s takes %s: the net needs %s at batch %lld, more than this machine's memory (%zu bytes)",
+                 vi->name, pd_dtype_name(vi->meta.dtype), pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1),
+                 size, total, (long long)batch, limit);
+        if (op)
+          st = fail_at(net, err, op->line, op->col, "%s: %s", op_short(net, o, l1, sizeof l1), what);
+        else
+          st = fail_at(net, err, vi->line, vi->col, "variable %s", what);
+      }
+    }
+  }
+  free(counted);
+  return st;
+}
+
 pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, size_t src_len, pd_srcmap *map,
                            const pd_net_opts *opts, pd_net **out, pd_error *err) {
   *out = NULL;
@@ -743,6 +798,7 @@ pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, s
   if (!st) st = build_ops(&b);
   if (!st) st = resolve_kinds(&b);
   if (!st) st = pd_net_infer_shapes(net, err);
+  if (!st) st = pd_net_check_memory(net, 1, err);
   if (!st) st = check_train(&b);
   if (st) {
     pd_net_free(net);

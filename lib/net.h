@@ -94,6 +94,12 @@ pd_status pd_net_add_op(pd_net *net, const pd_op_def *def, const char *const *in
 
 /* InferShape over all ops with the variables' load-time shapes (-1 batch). */
 pd_status pd_net_infer_shapes(pd_net *net, pd_error *err);
+/* Whether the net can fit in this machine's memory at the batch (before
+ * anything is allocated): its parameters and state, and beside them its
+ * largest variable at the batch, are a lower bound on what a run needs. Over
+ * the physical memory it fails naming the first op (or declaration) that
+ * takes it there, with the bytes. pd_net_load checks batch 1. */
+pd_status pd_net_check_memory(const pd_net *net, int64_t batch, pd_error *err);
 /* Picks each op's kernel for the place; a missing one is an error naming the
  * op, the key asked for and the keys it has. */
 pd_status pd_net_select_kernels(pd_net *net, pd_place_kind place, pd_error *err);
