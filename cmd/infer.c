@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "feed.h"
@@ -49,6 +50,21 @@ static void print_text(const char *name, const pd_tensor *t) {
       printf("%s%lld", i % cols ? " " : "", (long long)v);
     if ((i + 1) % cols == 0) putchar('\n');
   }
+}
+
+/* Whether two output paths name one file: the same text, the same existing
+ * file, or the same name in the same directory. */
+static bool same_output(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (!strcmp(a, b)) return true;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+  ba = ba ? ba + 1 : a, bb = bb ? bb + 1 : b;
+  if (strcmp(ba, bb)) return false;
+  char da[4096], db[4096];
+  snprintf(da, sizeof da, "%.*s", ba == a ? 1 : (int)(ba - a), ba == a ? "." : a);
+  snprintf(db, sizeof db, "%.*s", bb == b ? 1 : (int)(bb - b), bb == b ? "." : b);
+  return stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static int run(int argc, char **argv) {
@@ -106,6 +122,10 @@ static int run(int argc, char **argv) {
     f[i].out = eq ? eq + 1 : NULL;
     f[i].var = targets[i] = pd_net_var(net, name);
     if (f[i].var < 0) st = pd_errorf(&err, PD_ERR_INPUT, "--fetch: the net has no variable \"%s\"", name);
+    for (int j = 0; j < i && !st && f[i].out; j++)
+      if (f[j].out && same_output(f[j].out, f[i].out))
+        st = pd_errorf(&err, PD_ERR_INPUT, "--fetch %s and --fetch %s write one file; give each its own",
+                       opts[FETCH].values[j], spec);
   }
   if (!st && !(active = calloc((size_t)net->nops + 1, 1))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) {
