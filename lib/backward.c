@@ -23,6 +23,14 @@ typedef struct bw {
 
 static bool slot_grad(const pd_op *op, int s) { return !(op->def->inputs[s].flags & PD_SLOT_NO_GRAD); }
 
+/* Whether op reads v through a slot that gets a gradient. */
+static bool op_reads_for_grad(const pd_op *op, int v) {
+  for (int s = 0; s < op->def->n_inputs; s++)
+    for (int i = 0; i < op->in[s].n; i++)
+      if (op->in[s].vars[i] == v && slot_grad(op, s)) return true;
+  return false;
+}
+
 static void grad_name(const pd_net *net, int v, char *buf, size_t size) {
   snprintf(buf, size, "%s@GRAD", net->vars[v].name);
 }
@@ -87,6 +95,19 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
                      pd_net_op_label(net, o, l, sizeof l), loss);
       goto done;
     }
+    /* x -> x: the gradients of x before and after the op would be one
+     * variable, x@GRAD (state updated in place, a running mean, has none) */
+    for (int s = 0; s < op->def->n_outputs && !st; s++)
+      for (int i = 0; i < op->out[s].n && !st; i++)
+        if (op_reads_for_grad(op, op->out[s].vars[i])) {
+          char l[160];
+          const char *x = net->vars[op->out[s].vars[i]].name;
+          st = pd_errorf(err, PD_ERR_INPUT,
+                         "%s writes its input \"%s\" in place; training through it needs \"%s\" before and after "
+                         "the op apart (each has its own gradient): give the output a new name",
+                         pd_net_op_label(net, o, l, sizeof l), x, x);
+        }
+    if (st) goto done;
     b.emit[o] = true;
     for (int s = 0; s < op->def->n_inputs; s++)
       for (int i = 0; i < op->in[s].n; i++) {
