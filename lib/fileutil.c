@@ -419,11 +419,14 @@ pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image
   memset(img, 0, sizeof *img);
   char eb[128];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat sb;
   if (fd < 0) {
     int e = errno;
+    /* a Unix socket cannot be opened (ENXIO): the path is wrong, not the machine */
+    if (e == ENXIO && stat(path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+      return pd_errorf(err, PD_ERR_INPUT, "%s: is a socket, expected a data file (a regular file or a pipe)", path);
     return pd_errorf(err, pd_errno_status(e), "%s: cannot open: %s", path, pd_errno_str(e, eb, sizeof eb));
   }
-  struct stat sb;
   if (fstat(fd, &sb) != 0) {
     int e = errno;
     close(fd);
