@@ -27,7 +27,7 @@ const pd_command pd_cmd_infer = {
     "  --params DIR       parameters: a directory of NAME.npy files or a checkpoint\n"
     "  --data VAR=FILE    a data variable and its .npy or IDX (.gz) file\n"
     "  --fetch VAR[=OUT]  a variable to output: to OUT.npy, or as text to stdout\n"
-    "  --batch-size N     rows per batch (default 256)\n"
+    "  --batch-size N     rows per batch (default 256; at most 2^31 - 1)\n"
     "  --threads N        threads for matrix products (default: all cores)\n" PD_DEVICE_HELP,
     run};
 
