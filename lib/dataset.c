@@ -342,11 +342,12 @@ static pd_status bad_value(const pd_dataset *ds, int64_t row, int64_t elem, cons
  * access past its new end. The reads of mapped rows run guarded: a SIGBUS in
  * a thread inside the guard jumps back out of it, and the read fails with a
  * message naming the file and row. Any other SIGBUS goes to the handler that
- * was there before (the default: the process dies). */
+ * was there before (the default: the process dies). Nothing is copied; the
+ * cost is a sigsetjmp and a sigaction per batch and file. */
 
 static _Thread_local sigjmp_buf *bus_jump; /* this thread's guard, while in one */
 static struct sigaction bus_before;
-static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_sigbus(int sig, siginfo_t *si, void *ctx) {
   if (bus_jump) siglongjmp(*bus_jump, 1);
@@ -355,13 +356,20 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx) {
   (void)sig, (void)si, (void)ctx;
 }
 
-static void install_sigbus(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_sigbus;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGBUS, &sa, &bus_before);
+/* Puts on_sigbus in place unless it is there: checked at every guarded
+ * read (one system call), since whoever installed a handler after ours
+ * (a test framework, say) took it away. */
+static void ensure_sigbus(void) {
+  struct sigaction cur, sa;
+  pthread_mutex_lock(&bus_lock);
+  if (sigaction(SIGBUS, NULL, &cur) == 0 && !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus)) {
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &bus_before);
+  }
+  pthread_mutex_unlock(&bus_lock);
 }
 
 /* Gathers and converts rows (see pd_dataset_read); *at is the batch
@@ -416,7 +424,7 @@ pd_status pd_dataset_read(const pd_dataset *ds, const int64_t *rows, int64_t n, 
   if (!ds->img.mapped) {
     st = gather(ds, rows, n, want, dst, dst_row, scratch, &at, err);
   } else {
-    pthread_once(&bus_once, install_sigbus);
+    ensure_sigbus();
     sigjmp_buf jump;
     if (sigsetjmp(jump, 1) == 0) { /* 1: the signal mask comes back too */
       bus_jump = &jump;

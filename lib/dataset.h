@@ -61,8 +61,9 @@ pd_status pd_dataset_check_rows(const pd_dataset *ds, const char *var, int ndim,
  * never a silent wrap. A mapped file that shrinks while it is read (someone
  * truncated it) fails the read with PD_ERR_RUNTIME, "FILE changed size while
  * reading (row N)", instead of the SIGBUS that would end the process: the
- * reads of a mapped file run under a SIGBUS handler (installed at the first
- * such read; a SIGBUS outside one goes to the handler there before). */
+ * reads of a mapped file run under a SIGBUS handler (put in place by each
+ * such read when it is not there; a SIGBUS outside one goes to the handler
+ * that was there before). */
 pd_status pd_dataset_read(const pd_dataset *ds, const int64_t *rows, int64_t n, pd_dtype want, pd_tensor *out,
                           pd_error *err);
 
