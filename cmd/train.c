@@ -673,10 +673,10 @@ static int train_main(int argc, char **argv) {
   bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
   bool made_save_dir = rank0 && t.save_dir && stat(t.save_dir, &sb) != 0;
   if (!st && rank0 && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
-  /* never one of the inputs, a directory or a socket */
-  if (!st && rank0 && opts[O_LOG].value) st = pd_output_open_stream("--log", opts[O_LOG].value, &t.log, &err);
   if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
+  /* after every input is read: never one of them, a directory or a socket */
+  if (!st && rank0 && opts[O_LOG].value) st = pd_output_open_stream("--log", opts[O_LOG].value, &t.log, &err);
   if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
   /* the step's gradients share buffers; its forward values (which the
    * evaluation runner shares, unplanned) stay, to name a non-finite loss */

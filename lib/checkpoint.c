@@ -823,6 +823,8 @@ static pd_status read_small_file(const char *path, size_t max, char **out, size_
   } else if ((uint64_t)sb.st_size > max) {
     st = pd_errorf(err, PD_ERR_INPUT, "%s: %lld bytes is too large for a checkpoint manifest (at most %zu)", path,
                    (long long)sb.st_size, max);
+  } else {
+    pd_input_note(path, &sb); /* no output of this run may replace it */
   }
   char *buf = NULL;
   size_t n = 0;
