@@ -35,7 +35,7 @@ infer --fetch prob=ref.npy || exit 1
 devnull_before=$(stat -c '%F %t:%T %a' /dev/null)
 ln -s /dev/null sink
 infer --fetch prob=sink >out.log 2>&1 || fail "--fetch into a symlink to /dev/null: exit $?: $(cat out.log)"
-[ -L sink ] && [ "$(readlink sink)" = /dev/null ] || fail "the symlink to /dev/null was replaced"
+if [ ! -L sink ] || [ "$(readlink sink)" != /dev/null ]; then fail "the symlink to /dev/null was replaced"; fi
 [ "$(stat -c '%F %t:%T %a' /dev/null)" = "$devnull_before" ] || fail "/dev/null changed: $(stat -c '%F %t:%T %a' /dev/null)"
 timeout 60 "$PR" train net.pbtxt --log sink >out.log 2>&1 || fail "--log into a symlink to /dev/null: exit $?"
 [ -L sink ] || fail "--log replaced the symlink to /dev/null"
@@ -67,7 +67,7 @@ mkdir d
 echo old >d/real.npy
 ln -s d/real.npy link.npy
 infer --fetch prob=link.npy >out.log 2>&1 || fail "--fetch into a symlink to a file: exit $?: $(cat out.log)"
-[ -L link.npy ] && [ "$(readlink link.npy)" = d/real.npy ] || fail "the symlink to a regular file was replaced"
+if [ ! -L link.npy ] || [ "$(readlink link.npy)" != d/real.npy ]; then fail "the symlink to a file was replaced"; fi
 cmp -s d/real.npy ref.npy || fail "the file behind the symlink does not hold the output"
 [ -z "$(find . -name '.*tmp-*')" ] || fail "temp files left: $(find . -name '.*tmp-*')"
 
