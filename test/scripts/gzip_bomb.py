@@ -4,7 +4,8 @@
 # is checked before anything is inflated: exit 2 at once, no memory spent on
 # it (peak RSS far below 400 MB) and nothing written into the decoded-data
 # cache. Then the cache's cap: PADDLE_RUN_CACHE_MAX keeps a copy out that
-# would not fit, and makes room by removing the oldest copy.
+# would not fit, and makes room by removing the oldest copy; and its margin:
+# no copy that would leave its file system under 1 GiB free.
 import glob, os, re, subprocess, sys, time, zlib
 import numpy as np
 
@@ -103,6 +104,25 @@ if second and not re.search(rf"-{ino}\.data$", second[0]):
     failures.append(f"the copy kept is {second[0]}, not x2.npy.gz's (inode {ino})")
 print(f"cap: 1M keeps none; 4M keeps {[os.path.basename(p) for p in first]}, "
       f"then {[os.path.basename(p) for p in second]}")
+
+# The free-disk margin: a cache on a 64 MB file system (a tmpfs in a mount
+# namespace of its own; where that cannot be made, this part is skipped)
+# keeps no copy, since it would leave less than 1 GiB free.
+small = os.path.abspath("small")
+os.mkdir(small)
+probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64m tmpfs {small}"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+if probe.returncode != 0:
+    print(f"margin: not checked (cannot mount a tmpfs here: {probe.stdout.strip()[:100]})")
+else:
+    r = subprocess.run(["unshare", "-m", "sh", "-c",
+                        f'mount -t tmpfs -o size=64m tmpfs {small} && PADDLE_RUN_CACHE={small}/cache "$0" train '
+                        f'net.pbtxt --data x=x.npy.gz && ls -A {small}/cache', PR],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    if r.returncode != 0 or ".data" in r.stdout.split("finished:")[-1]:
+        failures.append(f"margin: exit {r.returncode}; a copy was kept on a 64 MB file system:\n{r.stdout[-500:]}")
+    else:
+        print("margin: a 64 MB file system keeps no copy")
 
 if failures:
     print("\n".join(failures))
