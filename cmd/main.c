@@ -7,6 +7,7 @@
 
 #include "blisarch.h"
 #include "cli.h"
+#include "fileutil.h"
 #include "gpurt.h"
 
 extern const pd_command pd_cmd_train, pd_cmd_infer, pd_cmd_check, pd_cmd_desc, pd_cmd_fmt, pd_cmd_ops, pd_cmd_gradcheck,
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
   }
   /* past `ulimit -f`, a write should fail with EFBIG and a message, not kill us */
   signal(SIGXFSZ, SIG_IGN);
+  pd_input_tracking(true); /* no output of this run may replace one of its inputs */
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     usage(stdout);

@@ -18,6 +18,7 @@
 #include "dist.h"
 #include "dist_cli.h"
 #include "feed.h"
+#include "fileutil.h"
 #include "gpurt.h"
 #include "gpunccl.h"
 #include "initializer.h"
@@ -238,6 +239,17 @@ static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_
   return st;
 }
 
+/* After a failure between steps: a checkpoint of the last good step; the
+ * message says whether it was saved. */
+static void keep_last_good(trainer *t, int64_t step, int64_t epoch, int64_t bi, double lr, pd_error *err) {
+  pd_error serr = {0};
+  size_t len = strlen(err->msg);
+  if (save(t, step, epoch, bi, lr, &serr) == PD_OK)
+    snprintf(err->msg + len, sizeof err->msg - len, "; checkpoint of step %lld saved", (long long)step);
+  else
+    snprintf(err->msg + len, sizeof err->msg - len, "; no checkpoint saved: %s", serr.msg);
+}
+
 /* Under MPI: sums[0..n) over the ranks (metrics times rows, and rows). */
 static pd_status reduce_sums(double *sums, int n, pd_error *err) {
   return pd_dist_allreduce_sum(sums, n, PD_F64, "the metrics' allreduce", err);
@@ -341,6 +353,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
   pd_status st = PD_OK;
+  int64_t first_step = step;
   double lr = 0, tstep = pd_cli_now();
   int64_t seen = 0, logged_examples = 0;
   bool evaluated = false; /* ev holds the evaluation of the current parameters */
@@ -364,7 +377,11 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     if (!prestaged) {
       pd_tensor_set(t->r.t[lr_v], 0, lr);
       pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
-      if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
+      if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) {
+        /* the data failed under us (a file shrank): keep the steps made */
+        if (st == PD_ERR_RUNTIME && t->save_dir && step > first_step) keep_last_good(t, step, epoch, bi, lr, err);
+        break;
+      }
     }
     prestaged = false;
     st = pd_runner_run(&t->r, n ? 0 : reduce_op, net->nops, err);
@@ -669,10 +686,10 @@ static int train_main(int argc, char **argv) {
   bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
   bool made_save_dir = rank0 && t.save_dir && stat(t.save_dir, &sb) != 0;
   if (!st && rank0 && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
-  if (!st && rank0 && opts[O_LOG].value && !(t.log = fopen(opts[O_LOG].value, "w")))
-    st = pd_errorf(&err, PD_ERR_INPUT, "--log %s: cannot open for writing", opts[O_LOG].value);
   if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
+  /* after every input is read: never one of them, a directory or a socket */
+  if (!st && rank0 && opts[O_LOG].value) st = pd_output_open_stream("--log", opts[O_LOG].value, &t.log, &err);
   if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
   /* the step's gradients share buffers; its forward values (which the
    * evaluation runner shares, unplanned) stay, to name a non-finite loss */

@@ -801,22 +801,31 @@ static pd_status verify_file(const pd_ckpt_file *f, bool has_bytes, pd_error *er
   return st;
 }
 
-/* Reads a small text file (at most max bytes) without following a symlink. */
+/* Reads a small text file (at most max bytes) without following a symlink.
+ * O_NONBLOCK: a FIFO in its place opens at once (and is refused below)
+ * instead of waiting for a writer forever. */
 static pd_status read_small_file(const char *path, size_t max, char **out, size_t *len, pd_error *err) {
   *out = NULL;
   *len = 0;
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 && errno == ELOOP) return pd_errorf(err, PD_ERR_INPUT, "%s: is a symlink; expected a regular file", path);
+  if (fd < 0 && errno == ENXIO) return pd_errorf(err, PD_ERR_INPUT, "%s: not a regular file (it is a socket)", path);
   if (fd < 0) return os_error(err, errno, path, "cannot open");
   struct stat sb;
   pd_status st = PD_OK;
   if (fstat(fd, &sb) != 0) {
     st = os_error(err, errno, path, "cannot stat");
   } else if (!S_ISREG(sb.st_mode)) {
-    st = pd_errorf(err, PD_ERR_INPUT, "%s: not a regular file", path);
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: not a regular file (it is %s)", path,
+                   S_ISFIFO(sb.st_mode)   ? "a FIFO"
+                   : S_ISSOCK(sb.st_mode) ? "a socket"
+                   : S_ISDIR(sb.st_mode)  ? "a directory"
+                                          : "a device");
   } else if ((uint64_t)sb.st_size > max) {
     st = pd_errorf(err, PD_ERR_INPUT, "%s: %lld bytes is too large for a checkpoint manifest (at most %zu)", path,
                    (long long)sb.st_size, max);
+  } else {
+    pd_input_note(path, &sb); /* no output of this run may replace it */
   }
   char *buf = NULL;
   size_t n = 0;

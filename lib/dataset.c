@@ -5,6 +5,9 @@
 #include "dataset.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,7 @@ struct pd_dataset {
   int row_ndim;
   int64_t row_dims[PD_MAX_DIMS];
   size_t row_elems, row_bytes;
+  bool loaded; /* data is there (else only the header was read: gzip not inflated yet) */
 };
 
 static pd_status not_data_file(const char *name, const uint8_t *b, size_t len, pd_error *err) {
@@ -46,10 +50,10 @@ static pd_status data_file_size(const char *name, const uint8_t *head, size_t le
   return not_data_file(name, head, len, err);
 }
 
-static pd_status setup(pd_dataset *ds, pd_error *err) {
+/* The layout from the file's first len bytes: its whole content (whole), or
+ * only the header of a gzip file not inflated yet. */
+static pd_status setup(pd_dataset *ds, const uint8_t *b, size_t len, bool whole, pd_error *err) {
   const char *name = ds->path;
-  const uint8_t *b = ds->img.data;
-  size_t len = ds->img.size;
   int ndim;
   const int64_t *dims;
   uint64_t offset;
@@ -57,7 +61,8 @@ static pd_status setup(pd_dataset *ds, pd_error *err) {
   pd_npy_header nh;
   pd_idx_header ih;
   if (len > 0 && b[0] == 0x93) {
-    if ((st = pd_npy_parse_header(name, b, len, &nh, err)) || (st = pd_npy_check_file_size(name, &nh, len, err)))
+    if ((st = pd_npy_parse_header(name, b, len, &nh, err)) ||
+        (whole && (st = pd_npy_check_file_size(name, &nh, len, err))))
       return st;
     ds->dtype = nh.dtype;
     ds->elem_size = pd_dtype_size(nh.dtype);
@@ -65,7 +70,8 @@ static pd_status setup(pd_dataset *ds, pd_error *err) {
     dims = nh.dims;
     offset = nh.data_offset;
   } else if (len > 0 && b[0] == 0) {
-    if ((st = pd_idx_parse_header(name, b, len, &ih, err)) || (st = pd_idx_check_file_size(name, &ih, len, err)))
+    if ((st = pd_idx_parse_header(name, b, len, &ih, err)) ||
+        (whole && (st = pd_idx_check_file_size(name, &ih, len, err))))
       return st;
     ds->is_idx = true;
     ds->idx_type = ih.type;
@@ -87,7 +93,8 @@ static pd_status setup(pd_dataset *ds, pd_error *err) {
   ds->rows = dims[0];
   ds->row_ndim = ndim - 1;
   memcpy(ds->row_dims, dims + 1, (size_t)(ndim - 1) * sizeof *dims);
-  /* The whole array is in the file, so these products fit in size_t. */
+  /* The file's size checks (its own, or the header's promise that inflating
+   * enforces) bound these products to size_t. */
   int64_t re = 1;
   pd_dims_product(ds->row_ndim, ds->row_dims, &re);
   ds->row_elems = (size_t)re;
@@ -95,14 +102,42 @@ static pd_status setup(pd_dataset *ds, pd_error *err) {
     return pd_errorf(err, PD_ERR_INPUT, "%s: rows are empty (shape %s): a row has no elements to read", name,
                      pd_dims_str(ndim, dims, db, sizeof db));
   ds->row_bytes = ds->row_elems * ds->elem_size;
+  if (!whole) return PD_OK;
   ds->data = b + offset;
   /* Typed loads need aligned data; numpy aligns to 64, other writers may not. */
   ds->decode = (ds->is_idx && ds->idx_type != PD_IDX_U8) || (uintptr_t)ds->data % ds->elem_size != 0;
+  ds->loaded = true;
   return PD_OK;
 }
 
-static pd_status finish_open(pd_dataset *ds, pd_status st, pd_dataset **out, pd_error *err) {
-  if (!st) st = setup(ds, err);
+static pd_dataset *new_dataset(const char *path, pd_error *err) {
+  pd_dataset *ds = calloc(1, sizeof *ds);
+  if (!ds || !(ds->path = strdup(path))) {
+    free(ds);
+    pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory", path);
+    return NULL;
+  }
+  return ds;
+}
+
+pd_status pd_dataset_open_header(const char *path, pd_dataset **out, pd_error *err) {
+  *out = NULL;
+  pd_dataset *ds = new_dataset(path, err);
+  if (!ds) return PD_ERR_RUNTIME;
+  pd_status st = pd_file_image_open_raw(path, true, &ds->img, err);
+  if (!st && pd_is_gzip(ds->img.data, ds->img.size)) {
+    /* Only the header now: what it says (rows, row shape) is checked
+     * against the net and the other files before anything is inflated. */
+    uint8_t *head = NULL;
+    size_t n = 0;
+    uint64_t total;
+    st = pd_gunzip_head(path, ds->img.data, ds->img.size, PD_HEAD_MAX, &head, &n, err);
+    if (!st) st = data_file_size(path, head, n, &total, err);
+    if (!st) st = setup(ds, head, n, false, err);
+    free(head);
+  } else if (!st) {
+    st = setup(ds, ds->img.data, ds->img.size, true, err);
+  }
   if (st) {
     pd_dataset_close(ds);
     return st;
@@ -111,24 +146,38 @@ static pd_status finish_open(pd_dataset *ds, pd_status st, pd_dataset **out, pd_
   return PD_OK;
 }
 
+pd_status pd_dataset_load(pd_dataset *ds, pd_error *err) {
+  if (ds->loaded) return PD_OK;
+  int64_t rows = ds->rows;
+  pd_status st = pd_file_image_inflate(ds->path, data_file_size, &ds->img, err);
+  if (!st) st = setup(ds, ds->img.data, ds->img.size, true, err);
+  if (!st && ds->rows != rows) /* the same bytes: cannot happen unless the file changed */
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: changed while being opened", ds->path);
+  if (st) ds->loaded = false;
+  return st;
+}
+
 pd_status pd_dataset_open(const char *path, pd_dataset **out, pd_error *err) {
-  *out = NULL;
-  pd_dataset *ds = calloc(1, sizeof *ds);
-  if (!ds || !(ds->path = strdup(path))) {
-    free(ds);
-    return pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory", path);
+  pd_status st = pd_dataset_open_header(path, out, err);
+  if (!st && (st = pd_dataset_load(*out, err))) {
+    pd_dataset_close(*out);
+    *out = NULL;
   }
-  return finish_open(ds, pd_file_image_open(path, data_file_size, &ds->img, err), out, err);
+  return st;
 }
 
 pd_status pd_dataset_open_memory(const char *name, const void *buf, size_t len, pd_dataset **out, pd_error *err) {
   *out = NULL;
-  pd_dataset *ds = calloc(1, sizeof *ds);
-  if (!ds || !(ds->path = strdup(name))) {
-    free(ds);
-    return pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory", name);
+  pd_dataset *ds = new_dataset(name, err);
+  if (!ds) return PD_ERR_RUNTIME;
+  pd_status st = pd_file_image_from_memory(name, buf, len, data_file_size, &ds->img, err);
+  if (!st) st = setup(ds, ds->img.data, ds->img.size, true, err);
+  if (st) {
+    pd_dataset_close(ds);
+    return st;
   }
-  return finish_open(ds, pd_file_image_from_memory(name, buf, len, data_file_size, &ds->img, err), out, err);
+  *out = ds;
+  return PD_OK;
 }
 
 void pd_dataset_close(pd_dataset *ds) {
@@ -288,10 +337,66 @@ static pd_status bad_value(const pd_dataset *ds, int64_t row, int64_t elem, cons
                    (long long)row, (long long)elem, v, wn, why);
 }
 
+/* ---- reading mapped rows ------------------------------------------------------------
+ * A mapped file that someone truncates under us raises SIGBUS on the first
+ * access past its new end. The reads of mapped rows run guarded: a SIGBUS in
+ * a thread inside the guard jumps back out of it, and the read fails with a
+ * message naming the file and row. Any other SIGBUS goes to the handler that
+ * was there before (the default: the process dies). Nothing is copied; the
+ * cost is a sigsetjmp and a sigaction per batch and file. */
+
+static _Thread_local sigjmp_buf *bus_jump; /* this thread's guard, while in one */
+static struct sigaction bus_before;
+static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx) {
+  if (bus_jump) siglongjmp(*bus_jump, 1);
+  /* not ours: hand it on; returning re-runs the faulting access under it */
+  sigaction(SIGBUS, &bus_before, NULL);
+  (void)sig, (void)si, (void)ctx;
+}
+
+/* Puts on_sigbus in place unless it is there: checked at every guarded
+ * read (one system call), since whoever installed a handler after ours
+ * (a test framework, say) took it away. */
+static void ensure_sigbus(void) {
+  struct sigaction cur, sa;
+  pthread_mutex_lock(&bus_lock);
+  if (sigaction(SIGBUS, NULL, &cur) == 0 && !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus)) {
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &bus_before);
+  }
+  pthread_mutex_unlock(&bus_lock);
+}
+
+/* Gathers and converts rows (see pd_dataset_read); *at is the batch
+ * position being read, for the message when the file shrinks. */
+static pd_status gather(const pd_dataset *ds, const int64_t *rows, int64_t n, pd_dtype want, uint8_t *dst,
+                        size_t dst_row, void *scratch, volatile int64_t *at, pd_error *err) {
+  for (int64_t i = 0; i < n; i++) {
+    *at = i;
+    const void *src = ds->data + (size_t)rows[i] * ds->row_bytes;
+    if (scratch) {
+      if (ds->is_idx)
+        pd_idx_decode(ds->idx_type, src, ds->row_elems, scratch);
+      else
+        memcpy(scratch, src, ds->row_bytes);
+      src = scratch;
+    }
+    int64_t bad = convert(ds->dtype, src, ds->row_elems, want, dst + (size_t)i * dst_row);
+    if (bad >= 0) return bad_value(ds, rows[i], bad, src, want, err);
+  }
+  return PD_OK;
+}
+
 pd_status pd_dataset_read(const pd_dataset *ds, const int64_t *rows, int64_t n, pd_dtype want, pd_tensor *out,
                           pd_error *err) {
   if ((unsigned)want >= PD_NUM_DTYPES)
     return pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot read rows as dtype %d", ds->path, (int)want);
+  if (!ds->loaded) return pd_errorf(err, PD_ERR_RUNTIME, "%s: read before pd_dataset_load", ds->path);
   if (n < 0 || (n > 0 && !rows))
     return pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot read %lld rows", ds->path, (long long)n);
   /* Check every index before writing anything. */
@@ -315,19 +420,22 @@ pd_status pd_dataset_read(const pd_dataset *ds, const int64_t *rows, int64_t n, 
     if (!scratch) return pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory reading a row", ds->path);
   }
   uint8_t *dst = pd_tensor_data(out);
-  for (int64_t i = 0; i < n; i++) {
-    const void *src = ds->data + (size_t)rows[i] * ds->row_bytes;
-    if (scratch) {
-      if (ds->is_idx)
-        pd_idx_decode(ds->idx_type, src, ds->row_elems, scratch);
-      else
-        memcpy(scratch, src, ds->row_bytes);
-      src = scratch;
-    }
-    int64_t bad = convert(ds->dtype, src, ds->row_elems, want, dst + (size_t)i * dst_row);
-    if (bad >= 0) {
-      st = bad_value(ds, rows[i], bad, src, want, err);
-      break;
+  volatile int64_t at = 0;
+  if (!ds->img.mapped) {
+    st = gather(ds, rows, n, want, dst, dst_row, scratch, &at, err);
+  } else {
+    ensure_sigbus();
+    sigjmp_buf jump;
+    if (sigsetjmp(jump, 1) == 0) { /* 1: the signal mask comes back too */
+      bus_jump = &jump;
+      st = gather(ds, rows, n, want, dst, dst_row, scratch, &at, err);
+      bus_jump = NULL;
+    } else {
+      bus_jump = NULL;
+      st = pd_errorf(err, PD_ERR_RUNTIME,
+                     "%s changed size while reading (row %lld): the file was truncated or rewritten while this run "
+                     "used it",
+                     ds->path, (long long)rows[at]);
     }
   }
   free(scratch);

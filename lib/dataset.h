@@ -23,6 +23,14 @@ typedef struct pd_dataset pd_dataset;
  * (or inflated size), and that it has rows: a scalar, a file of 0 rows or
  * rows of 0 elements is refused with a message naming the file. */
 pd_status pd_dataset_open(const char *path, pd_dataset **out, pd_error *err);
+/* The two halves of pd_dataset_open: the header (rows, row shape, dtype:
+ * everything but pd_dataset_read works after it), then the data. A gzip
+ * file is inflated only by the load, so what its header claims can be
+ * checked against the net and the other files first. A regular file, a
+ * pipe or a FIFO is read; anything else (a socket, a device) is refused as
+ * bad input. */
+pd_status pd_dataset_open_header(const char *path, pd_dataset **out, pd_error *err);
+pd_status pd_dataset_load(pd_dataset *ds, pd_error *err);
 /* The same over a file already in memory (tests, fuzzing). buf is borrowed
  * and must outlive the data set unless it is gzip (then it is inflated). */
 pd_status pd_dataset_open_memory(const char *name, const void *buf, size_t len, pd_dataset **out, pd_error *err);
@@ -50,7 +58,12 @@ pd_status pd_dataset_check_rows(const pd_dataset *ds, const char *var, int ndim,
  * by 1s; the element count is the same). out is pd_tensor_init'ed by the
  * caller and its storage reused when large enough. Integer targets take
  * only values that fit: 2.5 or 300 for uint8 is an error naming the row,
- * never a silent wrap. */
+ * never a silent wrap. A mapped file that shrinks while it is read (someone
+ * truncated it) fails the read with PD_ERR_RUNTIME, "FILE changed size while
+ * reading (row N)", instead of the SIGBUS that would end the process: the
+ * reads of a mapped file run under a SIGBUS handler (put in place by each
+ * such read when it is not there; a SIGBUS outside one goes to the handler
+ * that was there before). */
 pd_status pd_dataset_read(const pd_dataset *ds, const int64_t *rows, int64_t n, pd_dtype want, pd_tensor *out,
                           pd_error *err);
 

@@ -29,7 +29,7 @@ pd_status pd_feed_bind_file(pd_feed *f, const pd_net *net, const char *var, cons
     return pd_errorf(err, PD_ERR_INPUT, "%s: \"%s\" is a %s variable, not data; only data variables read files", what,
                      var, pd_var_kind_name(vi->kind));
   pd_dataset *ds = NULL;
-  pd_status st = pd_dataset_open(file, &ds, err);
+  pd_status st = pd_dataset_open_header(file, &ds, err); /* inflated by pd_feed_check, once all agree */
   if (!st && vi->meta.ndim >= 1) st = pd_dataset_check_rows(ds, var, vi->meta.ndim - 1, vi->meta.dims + 1, err);
   if (st) {
     pd_dataset_close(ds);
@@ -113,6 +113,13 @@ pd_status pd_feed_check(pd_feed *f, const pd_net *net, const bool *active, const
     f->rows = rows;
   }
   if (f->n && f->rows == 0) return pd_errorf(err, PD_ERR_INPUT, "%s has no rows", f->b[0].file);
+  /* Every fact the headers give agrees (shapes with the net at bind, rows
+   * here): only now is a gzip file inflated, so a huge header that cannot
+   * be right costs nothing. */
+  for (int k = 0; k < f->n; k++) {
+    pd_status st = pd_dataset_load(f->b[k].ds, err);
+    if (st) return st;
+  }
   return PD_OK;
 }
 

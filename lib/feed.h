@@ -21,7 +21,8 @@ typedef struct pd_feed {
 
 /* Adds or replaces the binding of a data variable ("VAR=FILE" from a flag,
  * or var/file from the NetDesc's train.data); `what` names the source for
- * messages ("--data", "train.data"). Opens and checks the file. */
+ * messages ("--data", "train.data"). Opens the file and checks its header
+ * (row shape against the variable's). */
 pd_status pd_feed_bind_spec(pd_feed *f, const pd_net *net, const char *spec, const char *what, pd_error *err);
 pd_status pd_feed_bind_file(pd_feed *f, const pd_net *net, const char *var, const char *file, const char *what,
                             pd_error *err);
@@ -34,7 +35,9 @@ pd_status pd_feed_bind_all(pd_feed *f, const pd_net *net, const char *net_path, 
                            const char *flag_what, pd_error *err);
 
 /* Checks that every data variable read by an active op is bound and that
- * all files have the same number of rows. `active` may be NULL (all ops). */
+ * all files have the same number of rows. `active` may be NULL (all ops).
+ * Binding reads only a gzip file's header; this inflates the files once
+ * every check passed, and must come before pd_feed_batch. */
 pd_status pd_feed_check(pd_feed *f, const pd_net *net, const bool *active, const char *hint, pd_error *err);
 /* Reads rows[0..n) of every bound file into the runner's data tensors. */
 pd_status pd_feed_batch(pd_feed *f, pd_runner *r, const int64_t *rows, int64_t n, pd_error *err);

@@ -4,15 +4,20 @@
  * large allocation. */
 #include "fileutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <libdeflate.h>
 #include <zlib.h>
@@ -244,6 +249,57 @@ done:
   return st;
 }
 
+/* ---- inputs (fileutil.h) -------------------------------------------------------- */
+
+typedef struct input_file {
+  dev_t dev;
+  ino_t ino;
+  char *path;
+} input_file;
+
+static pthread_mutex_t inputs_lock = PTHREAD_MUTEX_INITIALIZER;
+static input_file *inputs; /* the process's inputs, kept until it exits */
+static size_t n_inputs, cap_inputs;
+
+static atomic_bool tracking;
+
+void pd_input_tracking(bool on) { atomic_store(&tracking, on); }
+
+void pd_input_note(const char *path, const struct stat *sb) {
+  if (!atomic_load(&tracking)) return;
+  pthread_mutex_lock(&inputs_lock);
+  bool known = false;
+  for (size_t i = 0; i < n_inputs && !known; i++) known = inputs[i].dev == sb->st_dev && inputs[i].ino == sb->st_ino;
+  if (!known && n_inputs == cap_inputs) {
+    size_t nc = cap_inputs ? cap_inputs * 2 : 16;
+    input_file *g = realloc(inputs, nc * sizeof *g);
+    if (g) inputs = g, cap_inputs = nc;
+  }
+  char *copy = known || n_inputs == cap_inputs ? NULL : strdup(path);
+  if (copy) inputs[n_inputs++] = (input_file){sb->st_dev, sb->st_ino, copy};
+  pthread_mutex_unlock(&inputs_lock);
+}
+
+const char *pd_input_find(const struct stat *sb) {
+  const char *hit = NULL;
+  pthread_mutex_lock(&inputs_lock);
+  for (size_t i = 0; i < n_inputs && !hit; i++)
+    if (inputs[i].dev == sb->st_dev && inputs[i].ino == sb->st_ino) hit = inputs[i].path;
+  pthread_mutex_unlock(&inputs_lock);
+  return hit;
+}
+
+/* "a FIFO", "a socket", ... for messages. */
+static const char *kind_of(mode_t m) {
+  return S_ISDIR(m)    ? "a directory"
+         : S_ISFIFO(m) ? "a FIFO (named pipe)"
+         : S_ISSOCK(m) ? "a socket"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISLNK(m)  ? "a symlink"
+                       : "a regular file";
+}
+
 /* ---- file images ------------------------------------------------------------ */
 
 static const uint8_t empty_file[1];
@@ -363,13 +419,90 @@ static bool cache_load(const char *name, const struct stat *sb, pd_size_fn size_
     munmap(map, map_len);
     return false;
   }
+  struct stat keep = img->sb_;
   pd_file_image_close(img);
+  img->regular_ = true;
+  img->sb_ = keep;
   img->map_ = map;
   img->map_len_ = map_len;
   img->data = data;
   img->size = len;
-  img->inflated = img->cached = true;
+  img->inflated = img->cached = img->mapped = true;
   return true;
+}
+
+/* The cap on all copies together: PADDLE_RUN_CACHE_MAX (bytes, or with a K,
+ * M or G suffix), else PD_CACHE_MAX_DEFAULT. */
+static uint64_t cache_max(void) {
+  const char *s = getenv("PADDLE_RUN_CACHE_MAX");
+  if (!s || !*s) return PD_CACHE_MAX_DEFAULT;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  int shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10;
+  if (*end == 'M' || *end == 'm') shift = 20;
+  if (*end == 'G' || *end == 'g') shift = 30;
+  if (shift) end++;
+  if (end == s || *end || errno || *s == '-') return PD_CACHE_MAX_DEFAULT;
+  return v > (UINT64_MAX >> shift) ? UINT64_MAX : (uint64_t)v << shift;
+}
+
+typedef struct cache_entry {
+  char name[64];
+  uint64_t bytes;
+  struct timespec mtime;
+} cache_entry;
+
+static int oldest_first(const void *a, const void *b) {
+  const struct timespec *x = &((const cache_entry *)a)->mtime, *y = &((const cache_entry *)b)->mtime;
+  return x->tv_sec != y->tv_sec     ? (x->tv_sec < y->tv_sec ? -1 : 1)
+         : x->tv_nsec != y->tv_nsec ? (x->tv_nsec < y->tv_nsec ? -1 : 1)
+                                    : 0;
+}
+
+/* Whether a copy of `need` bytes may go into the cache directory `dir` (as
+ * `self`, which it replaces): it must fit under the cap together with the
+ * other copies, of which the oldest are removed to make room, and leave the
+ * file system PD_CACHE_FREE_MARGIN free. */
+static bool cache_make_room(const char *dir, const char *self, uint64_t need) {
+  uint64_t max = cache_max();
+  if (need > max) return false;
+  struct statvfs vs;
+  if (statvfs(dir, &vs) != 0 || (uint64_t)vs.f_bavail * vs.f_frsize < need + PD_CACHE_FREE_MARGIN) return false;
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  cache_entry *e = NULL;
+  size_t n = 0, cap = 0;
+  uint64_t total = 0;
+  struct dirent *de;
+  bool ok = true;
+  while (ok && (de = readdir(d)) != NULL) {
+    size_t len = strlen(de->d_name);
+    struct stat sb;
+    if (de->d_name[0] == '.' || len < 6 || len >= sizeof e->name || strcmp(de->d_name + len - 5, ".data") != 0 ||
+        strcmp(de->d_name, self) == 0 || fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(sb.st_mode))
+      continue;
+    if (n == cap) {
+      cache_entry *g = realloc(e, (cap = cap ? cap * 2 : 16) * sizeof *g);
+      if (!(ok = g != NULL)) break;
+      e = g;
+    }
+    memcpy(e[n].name, de->d_name, len + 1);
+    e[n].bytes = (uint64_t)sb.st_size;
+    e[n].mtime = sb.st_mtim;
+    total += e[n++].bytes;
+  }
+  if (ok && total + need > max) {
+    qsort(e, n, sizeof *e, oldest_first);
+    for (size_t i = 0; i < n && total + need > max; i++)
+      if (unlinkat(dirfd(d), e[i].name, 0) == 0) total -= e[i].bytes;
+    ok = total + need <= max;
+  }
+  closedir(d);
+  free(e);
+  return ok;
 }
 
 /* Keeps the decoded bytes of the gzip file sb (one member: the trailer's
@@ -381,6 +514,11 @@ static void cache_store(const struct stat *sb, const uint8_t *gz, size_t gz_len,
   if (!S_ISREG(sb->st_mode) || gz_len < PD_CACHE_MIN || !cache_path(sb, true, path, sizeof path)) return;
   cache_head h = cache_head_of(sb, gz, gz_len, len);
   if ((uint32_t)len != h.isize || (uint32_t)libdeflate_crc32(0, buf, len) != h.crc) return; /* several members */
+  char *slash = strrchr(path, '/');
+  *slash = '\0';
+  bool room = cache_make_room(path, slash + 1, PD_CACHE_DATA + (uint64_t)len);
+  *slash = '/';
+  if (!room) return;
   uint8_t page[PD_CACHE_DATA] = {0};
   memcpy(page, &h, sizeof h);
   pd_atomic_file f;
@@ -390,9 +528,9 @@ static void cache_store(const struct stat *sb, const uint8_t *gz, size_t gz_len,
     (void)pd_atomic_commit_unsynced(&f, &quiet); /* each step cleans up after itself when it fails */
 }
 
-static pd_status maybe_inflate(const char *name, pd_size_fn size_fn, const struct stat *sb, pd_file_image *img,
-                               pd_error *err) {
+pd_status pd_file_image_inflate(const char *name, pd_size_fn size_fn, pd_file_image *img, pd_error *err) {
   if (!size_fn || !pd_is_gzip(img->data, img->size)) return PD_OK;
+  const struct stat *sb = img->regular_ ? &img->sb_ : NULL;
   if (sb && cache_load(name, sb, size_fn, img)) return PD_OK;
 #ifdef MADV_POPULATE_READ
   /* every compressed byte is read once, in order: map them all in one call
@@ -407,7 +545,11 @@ static pd_status maybe_inflate(const char *name, pd_size_fn size_fn, const struc
     return st;
   }
   if (sb && img->map_) cache_store(sb, img->data, img->size, buf, len);
+  bool regular = img->regular_;
+  struct stat keep = img->sb_;
   pd_file_image_close(img); /* the compressed bytes are no longer needed */
+  img->regular_ = regular;
+  img->sb_ = keep;
   img->heap_ = buf;
   img->data = buf;
   img->size = len;
@@ -415,39 +557,64 @@ static pd_status maybe_inflate(const char *name, pd_size_fn size_fn, const struc
   return PD_OK;
 }
 
-pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image *img, pd_error *err) {
-  memset(img, 0, sizeof *img);
+/* Opens path for reading without blocking on a FIFO and without opening
+ * anything but a regular file (or, with pipes, a pipe): a device is never
+ * opened at all (opening some has effects), and the type is checked again
+ * on the open descriptor. */
+static pd_status open_input(const char *path, bool pipes, int *fd_out, struct stat *sb, pd_error *err) {
   char eb[128];
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  struct stat sb;
-  if (fd < 0) {
+  struct stat pre;
+  *fd_out = -1;
+  if (stat(path, &pre) != 0) {
     int e = errno;
-    /* a Unix socket cannot be opened (ENXIO): the path is wrong, not the machine */
-    if (e == ENXIO && stat(path, &sb) == 0 && S_ISSOCK(sb.st_mode))
-      return pd_errorf(err, PD_ERR_INPUT, "%s: is a socket, expected a data file (a regular file or a pipe)", path);
     return pd_errorf(err, pd_errno_status(e), "%s: cannot open: %s", path, pd_errno_str(e, eb, sizeof eb));
   }
-  if (fstat(fd, &sb) != 0) {
+  bool pipe_ok = pipes && S_ISFIFO(pre.st_mode);
+  if (S_ISDIR(pre.st_mode)) return pd_errorf(err, PD_ERR_INPUT, "%s: is a directory, expected a file", path);
+  if (!S_ISREG(pre.st_mode) && !pipe_ok)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: is %s, not a regular file%s; refusing to read it", path,
+                     kind_of(pre.st_mode), pipes ? " or a pipe" : "");
+  /* A pipe the caller asked for is opened as `cat` would (waiting for its
+   * writer); anything else never waits: if it turned into a FIFO since the
+   * stat, O_NONBLOCK returns at once and the fstat below refuses it. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | (pipe_ok ? 0 : O_NONBLOCK));
+  if (fd < 0) {
+    int e = errno;
+    return pd_errorf(err, pd_errno_status(e), "%s: cannot open: %s", path, pd_errno_str(e, eb, sizeof eb));
+  }
+  if (fstat(fd, sb) != 0) {
     int e = errno;
     close(fd);
     return pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot stat: %s", path, pd_errno_str(e, eb, sizeof eb));
   }
-  pd_status st = PD_OK;
-  if (S_ISDIR(sb.st_mode)) {
-    st = pd_errorf(err, PD_ERR_INPUT, "%s: is a directory, expected a data file", path);
-  } else if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)) {
+  if (!S_ISREG(sb->st_mode) && !(pipes && S_ISFIFO(sb->st_mode))) {
+    close(fd);
+    return pd_errorf(err, PD_ERR_INPUT, "%s: is %s, not a regular file%s; refusing to read it", path,
+                     kind_of(sb->st_mode), pipes ? " or a pipe" : "");
+  }
+  if (S_ISREG(sb->st_mode)) pd_input_note(path, sb);
+  *fd_out = fd;
+  return PD_OK;
+}
+
+pd_status pd_file_image_open_raw(const char *path, bool pipes, pd_file_image *img, pd_error *err) {
+  memset(img, 0, sizeof *img);
+  char eb[128];
+  int fd;
+  struct stat sb;
+  pd_status st = open_input(path, pipes, &fd, &sb, err);
+  if (st) return st;
+  if (S_ISFIFO(sb.st_mode)) {
     st = read_all(path, fd, &img->heap_, &img->size, err);
     img->data = img->heap_;
-  } else if (!S_ISREG(sb.st_mode)) {
-    st = pd_errorf(err, PD_ERR_INPUT, "%s: is not a regular file or a pipe", path);
   } else if ((uint64_t)sb.st_size > SIZE_MAX) {
     st =
         pd_errorf(err, PD_ERR_INPUT, "%s: %lld bytes is too large to map on this machine", path, (long long)sb.st_size);
   } else if (sb.st_size == 0) {
     img->data = empty_file; /* mmap refuses length 0 */
   } else {
-    /* Note: a file truncated by someone else while mapped raises SIGBUS on
-     * access; that is outside what a reader can defend against. */
+    /* A file truncated by someone else while mapped raises SIGBUS on access:
+     * `mapped` tells a reader to guard its reads (dataset.c does). */
     void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
       int e = errno;
@@ -457,6 +624,7 @@ pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image
       img->map_len_ = (size_t)sb.st_size;
       img->data = map;
       img->size = (size_t)sb.st_size;
+      img->mapped = true;
     }
   }
   close(fd);
@@ -464,7 +632,16 @@ pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image
     pd_file_image_close(img);
     return st;
   }
-  return maybe_inflate(path, size_fn, S_ISREG(sb.st_mode) ? &sb : NULL, img, err);
+  if (S_ISREG(sb.st_mode)) {
+    img->regular_ = true;
+    img->sb_ = sb;
+  }
+  return PD_OK;
+}
+
+pd_status pd_file_image_open(const char *path, pd_size_fn size_fn, pd_file_image *img, pd_error *err) {
+  pd_status st = pd_file_image_open_raw(path, false, img, err);
+  return st ? st : pd_file_image_inflate(path, size_fn, img, err);
 }
 
 pd_status pd_file_image_from_memory(const char *name, const void *buf, size_t len, pd_size_fn size_fn,
@@ -472,7 +649,7 @@ pd_status pd_file_image_from_memory(const char *name, const void *buf, size_t le
   memset(img, 0, sizeof *img);
   img->data = len ? buf : empty_file;
   img->size = len;
-  return maybe_inflate(name, size_fn, NULL, img, err);
+  return pd_file_image_inflate(name, size_fn, img, err);
 }
 
 void pd_file_image_close(pd_file_image *img) {
@@ -481,25 +658,109 @@ void pd_file_image_close(pd_file_image *img) {
   memset(img, 0, sizeof *img);
 }
 
+/* ---- outputs ------------------------------------------------------------------ */
+
+pd_status pd_output_check(const char *path, const char *verb, pd_output_kind *kind, char **dest, pd_error *err) {
+  char eb[128];
+  struct stat lsb, sb;
+  if (dest) *dest = NULL;
+  *kind = PD_OUT_NEW;
+  if (lstat(path, &lsb) != 0) goto found; /* nothing there (a bad directory is the writer's to report) */
+  if (stat(path, &sb) != 0) {
+    int e = errno;
+    if (S_ISLNK(lsb.st_mode) && e == ENOENT)
+      return pd_errorf(err, PD_ERR_INPUT, "%s: %s: it is a symlink to a missing file; not replacing the symlink", path,
+                       verb);
+    return pd_errorf(err, pd_errno_status(e), "%s: %s: %s", path, verb, pd_errno_str(e, eb, sizeof eb));
+  }
+  if (S_ISDIR(sb.st_mode))
+    return pd_errorf(err, PD_ERR_INPUT, "%s: %s: %s", path, verb, pd_errno_str(EISDIR, eb, sizeof eb));
+  if (!S_ISREG(sb.st_mode) && !S_ISCHR(sb.st_mode) && !S_ISFIFO(sb.st_mode))
+    return pd_errorf(err, PD_ERR_INPUT, "%s: %s: it is %s, not a file to write", path, verb, kind_of(sb.st_mode));
+  const char *in = pd_input_find(&sb);
+  if (in)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: %s: it is one of this run's inputs (%s); an output never replaces an input", path, verb, in);
+  *kind = S_ISREG(sb.st_mode) ? PD_OUT_REPLACE : PD_OUT_THROUGH;
+  if (S_ISLNK(lsb.st_mode) && S_ISREG(sb.st_mode) && dest) {
+    /* replace the file the symlink leads to, in its own directory */
+    if (!(*dest = realpath(path, NULL))) {
+      int e = errno;
+      return pd_errorf(err, pd_errno_status(e), "%s: %s: %s", path, verb, pd_errno_str(e, eb, sizeof eb));
+    }
+    return PD_OK;
+  }
+found:
+  if (dest && !(*dest = strdup(path))) return pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory", path);
+  return PD_OK;
+}
+
+pd_status pd_output_open_stream(const char *what, const char *path, FILE **out, pd_error *err) {
+  *out = NULL;
+  pd_output_kind kind;
+  const char *verb = "cannot open for writing";
+  pd_status st = pd_output_check(path, verb, &kind, NULL, err);
+  FILE *f = st ? NULL : fopen(path, "w");
+  if (!st && !f) {
+    int e = errno;
+    char eb[128];
+    st = pd_errorf(err, pd_errno_status(e), "%s: %s: %s", path, verb, pd_errno_str(e, eb, sizeof eb));
+  }
+  if (st && what && err) { /* "--log PATH: ..." */
+    size_t w = strlen(what) + 1, n = strnlen(err->msg, sizeof err->msg - 1);
+    if (n + w >= sizeof err->msg) n = sizeof err->msg - 1 - w;
+    memmove(err->msg + w, err->msg, n);
+    memcpy(err->msg, what, w - 1);
+    err->msg[w - 1] = ' ';
+    err->msg[n + w] = '\0';
+  }
+  *out = f;
+  return st;
+}
+
 /* ---- atomic writes ------------------------------------------------------------ */
 
 static atomic_uint tmp_counter;
 
 pd_status pd_atomic_begin(pd_atomic_file *f, const char *path, pd_error *err) {
+  memset(f, 0, sizeof *f);
   f->fd = -1;
-  f->tmp = NULL;
-  f->path = NULL;
   char eb[128];
   size_t n = strlen(path);
   if (n == 0) return pd_errorf(err, PD_ERR_INPUT, "cannot write a file with an empty name");
   if (path[n - 1] == '/') return pd_errorf(err, PD_ERR_INPUT, "%s: is a directory name, expected a file", path);
-  const char *slash = strrchr(path, '/');
-  size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0; /* keeps the '/' */
-  const char *base = path + dirlen;
-  size_t cap = n + 64;
-  f->path = strdup(path);
-  f->tmp = malloc(cap);
-  if (!f->path || !f->tmp) {
+  pd_output_kind kind;
+  char *dest = NULL;
+  pd_status st = pd_output_check(path, "cannot save", &kind, &dest, err);
+  if (st) return st;
+  f->dest_ = dest;
+  if (!(f->path = strdup(path))) {
+    pd_atomic_abort(f);
+    return pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory", path);
+  }
+  if (kind == PD_OUT_THROUGH) {
+    /* a device or FIFO: never renamed over; plain writes, each checked (a
+     * FIFO waits here for its reader, as a shell's `>` does) */
+    f->fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (f->fd < 0) {
+      int e = errno;
+      pd_atomic_abort(f);
+      return pd_errorf(err, pd_errno_status(e), "%s: cannot open for writing: %s", path,
+                       pd_errno_str(e, eb, sizeof eb));
+    }
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0 || (!S_ISCHR(sb.st_mode) && !S_ISFIFO(sb.st_mode))) {
+      pd_atomic_abort(f); /* it changed meanwhile; nothing was written */
+      return pd_errorf(err, PD_ERR_INPUT, "%s: cannot save: it changed while being opened", path);
+    }
+    f->fifo_ = S_ISFIFO(sb.st_mode);
+    return PD_OK;
+  }
+  const char *slash = strrchr(dest, '/');
+  size_t dirlen = slash ? (size_t)(slash - dest) + 1 : 0; /* keeps the '/' */
+  const char *base = dest + dirlen;
+  size_t cap = strlen(dest) + 64;
+  if (!(f->tmp = malloc(cap))) {
     pd_atomic_abort(f);
     return pd_errorf(err, PD_ERR_RUNTIME, "%s: out of memory", path);
   }
@@ -507,7 +768,7 @@ pd_status pd_atomic_begin(pd_atomic_file *f, const char *path, pd_error *err) {
    * created O_EXCL with mode 0666 so the umask applies as for any new file. */
   for (int tries = 0; tries < 100; tries++) {
     unsigned k = atomic_fetch_add(&tmp_counter, 1);
-    snprintf(f->tmp, cap, "%.*s.%s.tmp-%ld-%u", (int)dirlen, path, base, (long)getpid(), k);
+    snprintf(f->tmp, cap, "%.*s.%s.tmp-%ld-%u", (int)dirlen, dest, base, (long)getpid(), k);
     f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (f->fd >= 0 || errno != EEXIST) break;
   }
@@ -521,12 +782,37 @@ pd_status pd_atomic_begin(pd_atomic_file *f, const char *path, pd_error *err) {
   return PD_OK;
 }
 
+/* write(2) to a FIFO whose reader went away raises SIGPIPE, which would end
+ * the process; held blocked around the write, EPIPE is an error like any. */
+static ssize_t write_no_sigpipe(int fd, const void *p, size_t len) {
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigset_t pending;
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  ssize_t w = write(fd, p, len);
+  int e = errno;
+  /* Linux raises it even for a write cut short (some bytes went, then the
+   * reader left); the next write says EPIPE */
+  sigpending(&pending);
+  if (!was_pending && sigismember(&pending, SIGPIPE)) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = e;
+  return w;
+}
+
 pd_status pd_atomic_write(pd_atomic_file *f, const void *buf, size_t len, pd_error *err) {
   const uint8_t *p = buf;
   char eb[128];
   if (f->fd < 0) return pd_errorf(err, PD_ERR_RUNTIME, "write to a file that is not open");
   while (len > 0) {
-    ssize_t w = write(f->fd, p, len);
+    ssize_t w = f->fifo_ ? write_no_sigpipe(f->fd, p, len) : write(f->fd, p, len);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) {
       int e = errno;
@@ -541,10 +827,20 @@ pd_status pd_atomic_write(pd_atomic_file *f, const void *buf, size_t len, pd_err
 }
 
 /* Closes the temp file and renames it over the target; with durable, an
- * fsync of the file first and of the directory after. */
+ * fsync of the file first and of the directory after. Written through (a
+ * device, a FIFO): only the close, whose error is reported too. */
 static pd_status atomic_commit(pd_atomic_file *f, bool durable, pd_error *err) {
   char eb[128];
   if (f->fd < 0) return pd_errorf(err, PD_ERR_RUNTIME, "commit of a file that is not open");
+  if (!f->tmp) {
+    int rc = close(f->fd), e = errno;
+    f->fd = -1;
+    pd_status st =
+        rc == 0 ? PD_OK
+                : pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot write: %s", f->path, pd_errno_str(e, eb, sizeof eb));
+    pd_atomic_abort(f);
+    return st;
+  }
   /* fsync before rename: otherwise a crash can leave the new name pointing
    * at a file whose data never reached the disk. */
   int rc = durable ? fsync(f->fd) : 0;
@@ -554,7 +850,7 @@ static pd_status atomic_commit(pd_atomic_file *f, bool durable, pd_error *err) {
     e = errno;
   }
   f->fd = -1;
-  if (rc == 0 && rename(f->tmp, f->path) != 0) {
+  if (rc == 0 && rename(f->tmp, f->dest_) != 0) {
     rc = -1;
     e = errno;
   }
@@ -568,14 +864,14 @@ static pd_status atomic_commit(pd_atomic_file *f, bool durable, pd_error *err) {
   f->tmp = NULL;
   /* Make the rename itself durable. Some file systems refuse fsync on a
    * directory (EINVAL); only a real I/O error is worth failing for. */
-  char *slash = strrchr(f->path, '/');
+  char *slash = strrchr(f->dest_, '/');
   if (!durable) {
     /* rc is 0: the rename went through */
   } else if (slash) {
-    if (slash == f->path) slash++; /* "/name": the directory is "/" */
+    if (slash == f->dest_) slash++; /* "/name": the directory is "/" */
     char save = *slash;
     *slash = '\0';
-    int dfd = open(f->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = open(f->dest_, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     *slash = save;
     rc = dfd >= 0 ? fsync(dfd) : 0;
     e = errno;
@@ -589,8 +885,7 @@ static pd_status atomic_commit(pd_atomic_file *f, bool durable, pd_error *err) {
   pd_status st = PD_OK;
   if (rc != 0 && e == EIO)
     st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot sync its directory: %s", f->path, pd_errno_str(e, eb, sizeof eb));
-  free(f->path);
-  f->path = NULL;
+  pd_atomic_abort(f); /* frees the names; nothing is left to remove */
   return st;
 }
 
@@ -604,8 +899,8 @@ void pd_atomic_abort(pd_atomic_file *f) {
   if (f->tmp) unlink(f->tmp);
   free(f->tmp);
   free(f->path);
-  f->tmp = NULL;
-  f->path = NULL;
+  free(f->dest_);
+  f->tmp = f->path = f->dest_ = NULL;
 }
 
 pd_status pd_write_file_atomic(const char *path, const void *buf, size_t len, pd_error *err) {

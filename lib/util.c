@@ -1,6 +1,8 @@
 /* util.c — reading a whole file (or stdin) for the text-format commands. */
 #include "util.h"
 
+#include "fileutil.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +14,18 @@ pd_status pd_read_file(const char *path, size_t max_bytes, char **out, size_t *l
   *out = NULL;
   *len = 0;
   bool is_stdin = strcmp(path, "-") == 0;
+  struct stat sb;
+  /* a file, or a pipe (`<(...)`, read like stdin); never a device or
+   * socket, whose reading could have no end or effects */
+  if (!is_stdin && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode))
+    return pd_errorf(err, PD_ERR_INPUT, "%s: is %s, not a file; refusing to read it", path,
+                     S_ISDIR(sb.st_mode)    ? "a directory"
+                     : S_ISSOCK(sb.st_mode) ? "a socket"
+                     : S_ISCHR(sb.st_mode)  ? "a character device"
+                                            : "a block device");
   FILE *f = is_stdin ? stdin : fopen(path, "rb");
   if (!f) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  if (!is_stdin && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) pd_input_note(path, &sb);
   char *buf = NULL;
   size_t n = 0, cap = 0;
   for (;;) {
@@ -63,18 +75,25 @@ char *pd_path_beside(const char *base_file, const char *path) {
 }
 
 pd_status pd_check_creatable(const char *path, pd_error *err) {
-  struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-    return pd_errorf(err, PD_ERR_INPUT, "%s: cannot save: %s", path, strerror(EISDIR));
-  const char *slash = strrchr(path, '/');
+  pd_output_kind kind;
+  char *dest = NULL;
+  pd_status st = pd_output_check(path, "cannot save", &kind, &dest, err);
+  if (st || kind == PD_OUT_THROUGH) {
+    free(dest);
+    return st; /* a device or FIFO is there to be written through */
+  }
+  /* a new or replaced file goes into dest's directory */
+  const char *slash = strrchr(dest, '/');
   char dir[4096];
   if (!slash)
     snprintf(dir, sizeof dir, ".");
-  else if (slash == path)
+  else if (slash == dest)
     snprintf(dir, sizeof dir, "/");
   else
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - dest), dest);
+  free(dest);
   /* the messages match what the writer itself would say */
+  struct stat sb;
   int e = 0;
   if (stat(dir, &sb) != 0)
     e = errno;

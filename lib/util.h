@@ -14,7 +14,9 @@
 pd_status pd_read_file(const char *path, size_t max_bytes, char **out, size_t *len, pd_error *err);
 
 /* Whether a file could be created at `path` (its directory exists and is
- * writable, and path is not a directory); creates nothing. */
+ * writable; path is not a directory, socket, dangling symlink or one of
+ * the run's inputs: pd_output_check), or a device or FIFO to write
+ * through; creates nothing. */
 pd_status pd_check_creatable(const char *path, pd_error *err);
 
 /* The most a NetDesc text may hold: far above any real network. */
