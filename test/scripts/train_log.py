@@ -75,7 +75,7 @@ assert len(epochs) == 1 and epochs[0]["epoch"] == 1 and 0 <= epochs[0]["acc"] <=
 print("--resume: appended", len(new), "records after", len(log))
 
 # ---- epoch lines: never empty, numbers in %g, times with a precision
-rc, err = run("--epochs", "2", "--log", "b.jsonl")
+rc, err = run("--epochs", "2", "--log", "b.jsonl", "--save", "b")
 assert rc == 0, err
 done = [l for l in err.splitlines() if l.startswith("epoch ") and " done:" in l]
 assert len(done) == 2, err
@@ -85,6 +85,10 @@ for l in done:
     assert not re.search(r" 0\.0 s", l), l
 ends = [r for r in records("b.jsonl") if r["type"] == "end"]
 assert ends[0]["epochs_done"] == 2 and ends[0]["status"] == "finished", ends
+# the log and the manifest count epochs alike: epochs done
+man_epoch = lambda d: int(re.search(r"^epoch: (\d+)", open(f"{d}/latest/manifest.pbtxt").read(), re.M).group(1))
+assert man_epoch("b") == 2 == [r for r in records("b.jsonl") if r["type"] == "epoch"][-1]["epoch"], man_epoch("b")
+assert man_epoch("ck") == log[-1]["epochs_done"] == 0, (man_epoch("ck"), log[-1])
 # a huge loss reads as %g, not as 27 digits
 np.save("big.npy", (rng.normal(size=(40, 4)) * 1e25).astype(np.float32))
 rc, err = run("--iterations", "2", "--data", "x=big.npy", "--lr", "1e-9")
