@@ -13,7 +13,8 @@
 /* v as a person reads it: %.5g, "nan" (never "-nan"), "inf", "-inf".
  * Returns buf (size >= 32). */
 const char *pd_fmt_num(char *buf, size_t size, double v);
-/* Seconds as a person reads them: "0.0123 s", "4.56 s", "123 s". */
+/* Seconds as a person reads them, three digits, always in seconds (scripts
+ * read "in N s"): "4.2e-05 s", "0.0123 s", "4.56 s", "123 s". */
 const char *pd_fmt_secs(char *buf, size_t size, double s);
 /* A time left: "42s", "3m07s", "2h05m". */
 const char *pd_fmt_eta(char *buf, size_t size, double s);
