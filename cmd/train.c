@@ -871,6 +871,8 @@ static int train_main(int argc, char **argv) {
     }
     if (!st) st = train_loop(&t, ck, &err);
   }
+  /* under mpirun a failure aborts every rank (pd_cli_dist_fail): the log's end first */
+  if (t.log && !code && !agreed && st && pd_dist_size() > 1) log_end(&t, pd_exit_code(err.status), &err);
   if (!code && agreed)
     code = agreed; /* another rank failed its setup; it said why */
   else if (!code && st)

@@ -176,4 +176,10 @@ for sig, what in (("TERM", "gets SIGTERM"), ("STOP", "hangs"), ("KILL", "dies"))
         assert "did not complete within 2 s: another rank has died or hangs" in out, out
     else:
         assert "exited on signal 9" in out, out
+# a failure aborts every rank: rank 0's log still ends with the failure
+rc, out, _ = run(2, "--lr", "1e307", "--set", "train.optimizer.clip_norm=0", "--iterations", "20", "--log", "fail.jsonl")
+assert rc == 1, out
+end = json.loads(open("fail.jsonl").readlines()[-1])
+assert end["type"] == "end" and end["status"] == "failed" and "the loss" in end["message"], end
+print("a failure under mpirun: the log ends with", end["status"], end["message"][:40])
 print("mpi_train: all checks passed")
