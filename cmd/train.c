@@ -331,7 +331,7 @@ static void progress(trainer *t, int64_t epoch, int64_t step, int64_t total, con
   fprintf(stderr, " lr %s %.0f ex/s, %.1f%%, ETA %s", pd_fmt_num(b, sizeof b, lr), rate,
           total > 0 ? 100.0 * (double)step / (double)total : 100.0, pd_fmt_eta(b2, sizeof b2, eta));
   if (t->r.d && !t->tty) print_gpu_mem(stderr, " gpu_mem %s (peak %s)");
-  fputs(t->tty ? "   " : "\n", stderr);
+  fputs(t->tty ? "\033[K" : "\n", stderr); /* on a terminal: clear what a longer line left */
 }
 
 static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {

@@ -108,6 +108,29 @@ rc, err = run("--epochs", "1", env={"PADDLE_RUN_PROGRESS_SECONDS": "soon"})
 assert rc == 2 and err == 'paddle-run: PADDLE_RUN_PROGRESS_SECONDS must be seconds >= 0, got "soon"\n', (rc, err)
 print("progress:", prog[0])
 
+# ---- on a terminal: one line kept up to date (\r, and cleared to its end),
+# then the epoch line on a line of its own
+import pty
+master, slave = pty.openpty()
+p = subprocess.Popen([PR, "train", "net.pbtxt", "--epochs", "1"], stderr=slave, stdout=subprocess.DEVNULL)
+os.close(slave)
+tty = b""
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    tty += chunk
+p.wait(timeout=60)
+os.close(master)
+tty = tty.decode().replace("\r\n", "\n")
+assert p.returncode == 0, tty
+assert re.match(r"\repoch 1 step 1/5 avg_loss \S+ acc \S+ lr 0\.01 \d+ ex/s, 20\.0%, ETA \d+s\x1b\[K\r", tty), repr(tty)
+assert "\x1b[K\n\nepoch 1 done: step 5" in tty or "\x1b[K\nepoch 1 done: step 5" in tty, repr(tty)
+print("terminal:", repr(tty.split("\r")[1]))
+
 # ---- a log that cannot be written: exit 1 with the reason
 rc, err = run("--iterations", "3", "--log", "/dev/full", "--save", "full")
 assert rc == 1, (rc, err)
