@@ -52,7 +52,8 @@ const pd_command pd_cmd_train = {
     "  --keep N              checkpoints kept in DIR (default 3)\n"
     "  --resume DIR          continue exactly where the checkpoint in DIR stopped\n"
     "  --params DIR          start from these parameters (fine-tuning)\n"
-    "  --log FILE.jsonl      one JSON object per logged step and per epoch\n"
+    "  --log FILE.jsonl      JSON lines: the run's settings, each logged step and\n"
+    "                        epoch, how the run ended (--resume appends)\n"
     "  --log-every N         steps between log lines (default: the file's, 100)\n" PD_DEVICE_HELP
     "  --check-every N       under mpirun: steps between the ranks' parameter\n"
     "                        checksum comparison (default 100)\n"
