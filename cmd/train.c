@@ -65,6 +65,9 @@ const pd_command pd_cmd_train = {
     "Under `mpirun -np N`, N ranks train together, each on its slice of every\n"
     "batch (batch_size is the global batch); see docs/distributed.md.\n"
     "\n"
+    "PADDLE_RUN_PROGRESS_SECONDS=S: when stderr is not a terminal, a progress\n"
+    "line also every S seconds (default 10; 0: only every --log-every steps).\n"
+    "\n"
     "Exit codes: 0 done; 1 a failure while running (I/O, non-finite loss);\n"
     "2 bad usage or input; 130/143 interrupted by SIGINT/SIGTERM.\n",
     run};
