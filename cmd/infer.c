@@ -1,6 +1,7 @@
 /* infer.c — `paddle-run infer`: run a trained network on data. Only the ops
  * the fetched variables depend on run (no label needed); results go to .npy
  * files (written only once every batch succeeded) or to stdout as text. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,9 @@ static void print_text(const char *name, const pd_tensor *t) {
   int64_t n = pd_tensor_numel(t), cols = t->ndim >= 2 ? n / (t->dims[0] ? t->dims[0] : 1) : n;
   for (int64_t i = 0; i < n; i++) {
     double v = pd_tensor_get(t, i);
-    if (pd_dtype_is_float(t->dtype))
+    if (pd_dtype_is_float(t->dtype) && isnan(v)) /* "nan", never glibc's "-nan" */
+      printf("%snan", i % cols ? " " : "");
+    else if (pd_dtype_is_float(t->dtype))
       printf("%s%.9g", i % cols ? " " : "", v);
     else
       printf("%s%lld", i % cols ? " " : "", (long long)v);

@@ -1,6 +1,7 @@
 /* main.c — paddle-run's entry point: the table of subcommands, global
  * --help and --version, and a suggestion for a mistyped command. Each
  * subcommand lives in cmd/NAME.c and exports `pd_cmd_NAME`. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,17 @@ static void usage(FILE *out) {
         out);
 }
 
+/* Whatever a command wrote to stdout must have reached it (a full disk, a
+ * closed pipe, /dev/full): otherwise a message and exit 1, never a cut
+ * output with exit 0. */
+static int check_stdout(int code) {
+  errno = 0;
+  if (fflush(stdout) == 0 && !ferror(stdout)) return code;
+  int e = errno;
+  fprintf(stderr, "paddle-run: cannot write standard output: %s\n", e ? strerror(e) : "write error");
+  return code ? code : 1;
+}
+
 int main(int argc, char **argv) {
   pd_cli_t_main = pd_cli_now();
   if (argc < 2) {
@@ -44,7 +56,7 @@ int main(int argc, char **argv) {
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     usage(stdout);
-    return 0;
+    return check_stdout(0);
   }
   if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
     printf("paddle-run %s\n", PD_VERSION);
@@ -54,10 +66,10 @@ int main(int argc, char **argv) {
       printf("gpu: CUDA %s (sm_90 and PTX)\n", pd_gpu_cuda_version());
     else
       printf("gpu: none (built without CUDA)\n");
-    return 0;
+    return check_stdout(0);
   }
   for (int i = 0; i < N_COMMANDS; i++)
-    if (strcmp(name, commands[i]->name) == 0) return commands[i]->run(argc - 1, argv + 1);
+    if (strcmp(name, commands[i]->name) == 0) return check_stdout(commands[i]->run(argc - 1, argv + 1));
   const char *names[N_COMMANDS];
   for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i]->name;
   const char *sug = pd_suggest(name, names, N_COMMANDS);

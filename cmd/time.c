@@ -16,6 +16,7 @@
 #include "initializer.h"
 #include "params.h"
 #include "rng.h"
+#include "trainlog.h"
 #include "util.h"
 
 static int run(int argc, char **argv);
@@ -28,10 +29,12 @@ const pd_command pd_cmd_time = {
     "\n"
     "Runs one batch through the training step (forward, backward and the\n"
     "file's optimizer) --iterations times after --warmup runs, and prints each\n"
-    "op's median time, its share of the step and its GFLOP/s; on the CPU, then\n"
-    "the matrix products' own time (timed around each product, with the bias\n"
-    "and activation fc applies to each block as it is done), their share of\n"
-    "the ops' time and their GFLOP/s.\n"
+    "op (named by its output; an update op by its parameter) with its median\n"
+    "time, its share of the step and its GFLOP/s, the step as the sum of the\n"
+    "medians and the ops' time in a mean step; on the CPU, then the matrix\n"
+    "products' own mean time (timed around each product, with the bias and\n"
+    "activation fc applies to each block as it is done), their share of the\n"
+    "mean step's ops time and their GFLOP/s.\n"
     "\n"
     "  --iterations N   timed runs (default 20); --warmup N untimed ones first (default:\n"
     "                   3, and more until 0.25 s have passed); each at most 2^31 - 1\n"
@@ -68,6 +71,17 @@ static double op_flops(pd_runner *r, int o) {
       if (e > 0) n += (double)e;
     }
   return n;
+}
+
+/* What a row of the table names besides the op's type: the parameter an
+ * update op updates, else the op's first output. */
+static const char *op_name(const pd_net *net, int o) {
+  const pd_op *op = &net->ops[o];
+  for (int s = 0; s < op->def->n_inputs; s++)
+    if (strcmp(op->def->inputs[s].name, "Param") == 0 && op->in[s].n > 0) return net->vars[op->in[s].vars[0]].name;
+  for (int s = 0; s < op->def->n_outputs; s++)
+    if (op->out[s].n > 0) return net->vars[op->out[s].vars[0]].name;
+  return "";
 }
 
 static void fill_generated(pd_runner *r, int64_t batch) {
@@ -187,6 +201,7 @@ static int run(int argc, char **argv) {
   /* the products' share: their time over all the ops' time, both summed over
    * the timed iterations; GFLOP/s over the products alone */
   double prod_ms = prof.seconds / (double)iters * 1e3, prod_share = all_ops > 0 ? prof.seconds / all_ops : 0;
+  double mean_ms = all_ops / (double)iters * 1e3; /* the ops' time in a mean step, beside the products' mean */
   double prod_gf = prof.seconds > 0 ? prof.flops / prof.seconds * 1e-9 : 0;
   if (st) {
     code = pd_cli_fail(&err);
@@ -208,22 +223,24 @@ static int run(int argc, char **argv) {
              net->desc->name ? net->desc->name : "", batch, pd_get_threads(), iters);
     else
       printf("net \"%s\": batch %lld, threads %d, median of %lld iterations after %lld warm-up\n\n"
-             "%4s  %-32s %-8s %10s %7s %9s\n",
-             net->desc->name ? net->desc->name : "", batch, pd_get_threads(), iters, warmup, "#", "op", "pass", "ms",
-             "share", "GFLOP/s");
+             "%4s  %-32s %-24s %-8s %10s %7s %9s\n",
+             net->desc->name ? net->desc->name : "", batch, pd_get_threads(), iters, warmup, "#", "op", "output",
+             "pass", "ms", "share", "GFLOP/s");
     for (int o = 0; med && o < end; o++) {
       int p = o < net->n_forward ? 0 : o < net->n_forward + net->n_backward ? 1 : 2;
       double gf = med[o] > 0 ? op_flops(&r, o) / med[o] * 1e-9 : 0, share = total > 0 ? med[o] / total : 0;
-      if (json)
-        printf("%s{\"index\":%d,\"type\":\"%s\",\"pass\":\"%s\",\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f}",
-               o ? "," : "", o, net->ops[o].def->type, pass[p], med[o] * 1e3, share, gf);
-      else
-        printf("%4d  %-32s %-8s %10.4f %6.1f%% %9.2f\n", o, net->ops[o].def->type, pass[p], med[o] * 1e3, 100 * share,
-               gf);
+      if (json) {
+        printf("%s{\"index\":%d,\"type\":\"%s\",\"name\":", o ? "," : "", o, net->ops[o].def->type);
+        pd_json_str(stdout, op_name(net, o));
+        printf(",\"pass\":\"%s\",\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f}", pass[p], med[o] * 1e3, share, gf);
+      } else
+        printf("%4d  %-32s %-24s %-8s %10.4f %6.1f%% %9.2f\n", o, net->ops[o].def->type, op_name(net, o), pass[p],
+               med[o] * 1e3, 100 * share, gf);
     }
     if (json) {
-      printf("],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"examples_per_sec\":%.1f",
-             part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
+      printf("],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"step_mean_ms\":%.6f,"
+             "\"examples_per_sec\":%.1f",
+             part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, mean_ms, total > 0 ? (double)batch / total : 0);
       if (place.kind == PD_CPU)
         printf(",\"products\":{\"ms\":%.6f,\"share\":%.6f,\"gflops\":%.3f,\"calls\":%lld,\"calls_in_parts\":%lld,"
                "\"blis_kernels\":\"%s\"}",
@@ -232,11 +249,13 @@ static int run(int argc, char **argv) {
       if (feed.n) printf(",\"data\":{\"ms\":%.6f,\"share\":%.6f}", load_ms, load_share);
       printf("}\n");
     } else {
-      printf("\nforward %.4f ms, backward %.4f ms, update %.4f ms: step %.4f ms (%.0f examples/s, kernels only)\n",
-             part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0);
+      printf("\nforward %.4f ms, backward %.4f ms, update %.4f ms: step %.4f ms (the ops' medians; %.0f examples/s, "
+             "kernels only)\nmean step %.4f ms in the ops (the medians' sum leaves out the slow steps)\n",
+             part[0] * 1e3, part[1] * 1e3, part[2] * 1e3, total * 1e3, total > 0 ? (double)batch / total : 0, mean_ms);
       if (place.kind == PD_CPU && prof.calls)
-        printf("matrix products: %.4f ms a step (mean), %.1f%% of the ops' time, %.2f GFLOP/s, %lld a step\n", prod_ms,
-               100 * prod_share, prod_gf, (long long)(prof.calls / iters));
+        printf(
+            "matrix products: %.4f ms a step (mean), %.1f%% of the mean step's ops time, %.2f GFLOP/s, %lld a step\n",
+            prod_ms, 100 * prod_share, prod_gf, (long long)(prof.calls / iters));
       if (feed.n)
         printf("data: %.4f ms a step (median) reading a batch of random rows, %.1f%% of data and ops\n", load_ms,
                100 * load_share);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "backward.h"
 #include "checkpoint.h"
@@ -25,6 +26,7 @@
 #include "net.h"
 #include "params.h"
 #include "rng.h"
+#include "trainlog.h"
 #include "util.h"
 
 static int run(int argc, char **argv);
@@ -52,7 +54,8 @@ const pd_command pd_cmd_train = {
     "  --keep N              checkpoints kept in DIR (default 3)\n"
     "  --resume DIR          continue exactly where the checkpoint in DIR stopped\n"
     "  --params DIR          start from these parameters (fine-tuning)\n"
-    "  --log FILE.jsonl      one JSON object per logged step and per epoch\n"
+    "  --log FILE.jsonl      JSON lines: the run's settings, each logged step and\n"
+    "                        epoch, how the run ended (--resume appends)\n"
     "  --log-every N         steps between log lines (default: the file's, 100)\n" PD_DEVICE_HELP
     "  --check-every N       under mpirun: steps between the ranks' parameter\n"
     "                        checksum comparison (default 100)\n"
@@ -67,6 +70,9 @@ const pd_command pd_cmd_train = {
     "\n"
     "Under `mpirun -np N`, N ranks train together, each on its slice of every\n"
     "batch (batch_size is the global batch); see docs/distributed.md.\n"
+    "\n"
+    "PADDLE_RUN_PROGRESS_SECONDS=S: when stderr is not a terminal, a progress\n"
+    "line also every S seconds (default 10; 0: only every --log-every steps).\n"
     "\n"
     "Exit codes: 0 done; 1 a failure while running (I/O, non-finite loss);\n"
     "2 bad usage or input; 130/143 interrupted by SIGINT/SIGTERM.\n",
@@ -119,8 +125,15 @@ typedef struct trainer {
   bool diverged; /* the ranks' checksums disagreed (every rank knows) */
   const char *save_dir;
   FILE *log;
+  const char *log_path;
   bool tty;
-  int *metrics; /* variables reported: loss first, then train.metrics */
+  double progress_every; /* not on a terminal: seconds between progress lines (0: only every log_every steps) */
+  double *esum;          /* this epoch's metrics times rows (and rows last), for the epoch line */
+  double *fin;           /* the evaluation the end record carries (when fin_ok) */
+  bool fin_ok;
+  int64_t fin_step, fin_epoch; /* where the run stopped */
+  double t_epoch;              /* when the epoch began */
+  int *metrics;                /* variables reported: loss first, then train.metrics */
   int nmetrics;
   int64_t *perm, *rows;
   double t0;
@@ -287,36 +300,59 @@ static pd_status evaluate(trainer *t, double *values, pd_error *err) {
 }
 
 static void print_metrics(trainer *t, FILE *out, const double *values, const char *prefix) {
-  for (int m = 0; m < t->nmetrics; m++) fprintf(out, " %s%s %.4f", prefix, t->net->vars[t->metrics[m]].name, values[m]);
+  char b[32];
+  for (int m = 0; m < t->nmetrics; m++)
+    fprintf(out, " %s%s %s", prefix, t->net->vars[t->metrics[m]].name, pd_fmt_num(b, sizeof b, values[m]));
 }
 
 static void log_metrics(trainer *t, const double *values, const char *prefix) {
   for (int m = 0; m < t->nmetrics; m++) {
-    double v = values[m];
-    if (isfinite(v))
-      fprintf(t->log, ",\"%s%s\":%.9g", prefix, t->net->vars[t->metrics[m]].name, v);
-    else
-      fprintf(t->log, ",\"%s%s\":null", prefix, t->net->vars[t->metrics[m]].name);
+    fprintf(t->log, ",\"%s%s\":", prefix, t->net->vars[t->metrics[m]].name);
+    pd_json_num(t->log, values[m]);
   }
 }
 
-/* The end of an epoch: evaluate (when there is evaluation data), print the
- * epoch line and log it. */
+/* The end of an epoch: evaluate (when there is evaluation data), then print
+ * the epoch line (the epoch's training averages, the evaluation) and log it. */
 static pd_status end_epoch(trainer *t, int64_t epoch, int64_t step, double *ev, pd_error *err) {
-  double el = pd_cli_now() - t->t0;
+  double now = pd_cli_now(), el = now - t->t0, ep = now - t->t_epoch;
+  double *es = t->esum;
+  pd_status st = pd_dist_size() > 1 ? reduce_sums(es, t->nmetrics + 1, err) : PD_OK;
+  double rows = es[t->nmetrics];
+  for (int m = 0; m < t->nmetrics; m++) es[m] = rows > 0 ? es[m] / rows : NAN;
+  if (!st && t->have_eval) st = evaluate(t, ev, err);
   if (t->tty) fputc('\n', stderr);
-  fprintf(stderr, "epoch %lld done: step %lld, %.1f s", (long long)epoch, (long long)step, el);
-  pd_status st = t->have_eval ? evaluate(t, ev, err) : PD_OK;
-  if (!st && t->have_eval) print_metrics(t, stderr, ev, "eval_");
+  if (st) return st;
+  char b1[32], b2[32];
+  fprintf(stderr, "epoch %lld done: step %lld, %s (epoch %s)", (long long)epoch, (long long)step,
+          pd_fmt_secs(b1, sizeof b1, el), pd_fmt_secs(b2, sizeof b2, ep));
+  if (rows > 0) print_metrics(t, stderr, es, "");
+  if (t->have_eval) print_metrics(t, stderr, ev, "eval_");
   fputc('\n', stderr);
-  if (!st && t->log) {
-    fprintf(t->log, "{\"type\":\"epoch\",\"epoch\":%lld,\"step\":%lld,\"elapsed\":%.3f", (long long)epoch,
-            (long long)step, el);
+  if (t->log) {
+    fprintf(t->log, "{\"type\":\"epoch\",\"epoch\":%lld,\"step\":%lld,\"elapsed\":%.3f,\"epoch_seconds\":%.3f",
+            (long long)epoch, (long long)step, el, ep);
     if (t->have_eval) log_metrics(t, ev, "eval_");
-    fputs("}\n", t->log);
-    fflush(t->log);
+    if (rows > 0) log_metrics(t, es, "");
+    st = pd_log_end_record(t->log, t->log_path, err);
   }
+  memset(es, 0, sizeof *es * (size_t)(t->nmetrics + 1));
+  t->t_epoch = pd_cli_now();
   return st;
+}
+
+/* The progress line: where the run is, the averages since the last logged
+ * step, the rate and the time left. */
+static void progress(trainer *t, int64_t epoch, int64_t step, int64_t total, const double *avg, double lr, double rate,
+                     double eta) {
+  char b[32], b2[32];
+  fprintf(stderr, "%sepoch %lld step %lld/%lld", t->tty ? "\r" : "", (long long)epoch + 1, (long long)step,
+          (long long)total);
+  print_metrics(t, stderr, avg, "");
+  fprintf(stderr, " lr %s %.0f ex/s, %.1f%%, ETA %s", pd_fmt_num(b, sizeof b, lr), rate,
+          total > 0 ? 100.0 * (double)step / (double)total : 100.0, pd_fmt_eta(b2, sizeof b2, eta));
+  if (t->r.d && !t->tty) print_gpu_mem(stderr, " gpu_mem %s (peak %s)");
+  fputs(t->tty ? "\033[K" : "\n", stderr); /* on a terminal: clear what a longer line left */
 }
 
 static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
@@ -353,11 +389,13 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
   pd_status st = PD_OK;
-  int64_t first_step = step;
-  double lr = 0, tstep = pd_cli_now();
+  double lr = 0, tstep = pd_cli_now(), tline = tstep;
+  t->t_epoch = tstep;
   int64_t seen = 0, logged_examples = 0;
   bool evaluated = false; /* ev holds the evaluation of the current parameters */
   bool prestaged = false; /* this step's batch was fed and staged during the last one (GPU) */
+  bool nonfinite = false; /* the loss went non-finite: the parameters are not those of a good step */
+  int64_t step0 = step;
   permutation(t->perm, rows, t->seed, epoch, t->shuffle);
   while (step < total && !st) {
     if (bi == per_epoch) {
@@ -377,11 +415,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     if (!prestaged) {
       pd_tensor_set(t->r.t[lr_v], 0, lr);
       pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
-      if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) {
-        /* the data failed under us (a file shrank): keep the steps made */
-        if (st == PD_ERR_RUNTIME && t->save_dir && step > first_step) keep_last_good(t, step, epoch, bi, lr, err);
-        break;
-      }
+      if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
     }
     prestaged = false;
     st = pd_runner_run(&t->r, n ? 0 : reduce_op, net->nops, err);
@@ -417,12 +451,18 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     if (n && !isfinite(loss)) {
       char where[512];
       find_nonfinite(t, where, sizeof where);
-      st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %g at step %lld (epoch %lld): %s",
-                     net->vars[net->loss].name, loss, (long long)step + 1, (long long)epoch + 1, where);
+      char lb[32];
+      st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %s at step %lld (epoch %lld): %s",
+                     net->vars[net->loss].name, pd_fmt_num(lb, sizeof lb, loss), (long long)step + 1,
+                     (long long)epoch + 1, where);
+      nonfinite = true; /* the step's updates ran: no checkpoint of these parameters */
       break;
     }
-    for (int m = 0; m < t->nmetrics && n; m++) sum[m] += scalar(t->r.t[t->metrics[m]]) * (double)n;
-    seen += n;
+    for (int m = 0; m < t->nmetrics && n; m++) {
+      double v = scalar(t->r.t[t->metrics[m]]) * (double)n;
+      sum[m] += v, t->esum[m] += v;
+    }
+    seen += n, t->esum[t->nmetrics] += (double)n;
     step++, bi++;
     evaluated = false;
     bool last = step == total;
@@ -435,23 +475,18 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     if (pd_dist_size() > 1 && (step % t->check_every == 0 || last) &&
         ((st = pd_runner_fetch_persistables(&t->r, err)) || (st = pd_cli_dist_check(&t->r, step, &t->diverged, err))))
       break;
-    if (step % t->log_every == 0 || last || t->tty) {
+    /* not on a terminal, a progress line also every progress_every seconds (one process) */
+    bool timely = !t->tty && t->progress_every > 0 && pd_dist_size() == 1 && pd_cli_now() - tline >= t->progress_every;
+    if (step % t->log_every == 0 || last || t->tty || timely) {
       double tn = pd_cli_now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
       for (int m = 0; m < t->nmetrics; m++) avg[m] = sum[m] / (double)(seen ? seen : 1);
       double eta = rate > 0 ? (double)(total - step) * (double)t->batch / rate : 0;
-      if (t->tty) {
-        fprintf(stderr, "\repoch %lld step %lld/%lld", (long long)epoch + 1, (long long)step, (long long)total);
-        print_metrics(t, stderr, avg, "");
-        fprintf(stderr, " %.0f ex/s ETA %.0fs   ", rate, eta);
+      bool logged = step % t->log_every == 0 || last;
+      if (t->tty || logged || timely) {
+        progress(t, epoch, step, total, avg, lr, rate, eta);
+        tline = tn;
       }
-      if (step % t->log_every == 0 || last) {
-        if (!t->tty) {
-          fprintf(stderr, "epoch %lld step %lld/%lld", (long long)epoch + 1, (long long)step, (long long)total);
-          print_metrics(t, stderr, avg, "");
-          fprintf(stderr, " lr %.6g %.0f ex/s", lr, rate);
-          if (t->r.d) print_gpu_mem(stderr, " gpu_mem %s (peak %s)");
-          fputc('\n', stderr);
-        }
+      if (logged) {
         if (t->log) {
           fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)epoch + 1,
                   (long long)step, lr);
@@ -464,8 +499,7 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
             pd_gpu_mem m = pd_gpu_mem_stats();
             fprintf(t->log, ",\"gpu_mem_bytes\":%zu,\"gpu_mem_peak_bytes\":%zu", m.in_use, m.peak);
           }
-          fputs("}\n", t->log);
-          fflush(t->log);
+          if ((st = pd_log_end_record(t->log, t->log_path, err))) break;
         }
         memset(sum, 0, sizeof *sum * (size_t)t->nmetrics);
         logged_examples = seen = 0;
@@ -483,13 +517,23 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     epoch++, bi = 0;
     if (!(st = end_epoch(t, epoch, step, ev, err))) evaluated = true;
   }
-  if (!st && t->save_dir) st = save(t, step, epoch, bi, lr, err);
+  if (!st && t->save_dir) {
+    st = save(t, step, epoch, bi, lr, err);
+  } else if (st && t->save_dir && !nonfinite && step > step0 && pd_dist_size() == 1 && !t->r.d) {
+    /* a failure mid-run (evaluation, the log, reading data that shrank, an
+     * op): the parameters are still those of the last good step (a failing
+     * op stops the step before its updates), so they are saved first. Not
+     * on a GPU, where the failing step may already be queued behind them. */
+    keep_last_good(t, step, epoch, bi, lr, err);
+  }
   if (!st && !g_signal) {
     /* the summary a script (or `make demo`) reads: the last evaluation */
     double el = pd_cli_now() - t->t0;
     if (t->have_eval && !evaluated) st = evaluate(t, ev, err);
+    if (!st) evaluated = true;
     if (!st) {
-      fprintf(stderr, "finished: %lld steps in %.1f s", (long long)step, el);
+      char b[32];
+      fprintf(stderr, "finished: %lld steps in %s", (long long)step, pd_fmt_secs(b, sizeof b, el));
       if (t->have_eval) print_metrics(t, stderr, ev, "eval_");
       fputc('\n', stderr);
       if (t->r.d) {
@@ -502,8 +546,116 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
       }
     }
   }
+  t->fin_step = step, t->fin_epoch = epoch;
+  t->fin_ok = t->have_eval && evaluated;
+  if (t->fin_ok) memcpy(t->fin, ev, sizeof *ev * (size_t)t->nmetrics);
   free(sum), free(ev), free(avg);
   return st;
+}
+
+/* The shapes of the net at the short last batch of `rows` (this rank's
+ * slice of it under mpirun), checked before the first step: a shape that
+ * only fits the full batch (a reshape to a fixed batch) would otherwise fail
+ * after an epoch's worth of steps. */
+static pd_status check_last_batch(trainer *t, int64_t rows, const char *what, pd_error *err) {
+  int64_t last = rows % t->batch, lo, mine;
+  if (!last) return PD_OK;
+  my_slice(last, &lo, &mine);
+  if (!mine) return PD_OK;
+  pd_tensor *shapes = calloc((size_t)t->net->nvars + 1, sizeof *shapes);
+  if (!shapes) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  pd_status st = pd_net_shapes_at(t->net, mine, shapes, err);
+  free(shapes);
+  if (st)
+    pd_error_prefix(err,
+                    "the %s data's last batch has %lld rows (%lld rows, batch size %lld), and the net does not take it",
+                    what, (long long)mine, (long long)rows, (long long)t->batch);
+  return st;
+}
+
+/* The log's first record of a run: its settings. */
+static pd_status log_run(trainer *t, const char *net_path, const pd_opt *opts, pd_place place, pd_error *err) {
+  FILE *f = t->log;
+  pd_net *net = t->net;
+  char when[32] = "";
+  time_t now = time(NULL);
+  struct tm tm;
+  if (gmtime_r(&now, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  fputs("{\"type\":\"run\",\"version\":", f);
+  pd_json_str(f, PD_VERSION);
+  fputs(",\"time\":", f);
+  pd_json_str(f, when);
+  fputs(",\"net\":", f);
+  pd_json_str(f, net->desc->name ? net->desc->name : "");
+  fputs(",\"net_file\":", f);
+  pd_json_str(f, net_path);
+  if (net->src) fprintf(f, ",\"net_crc32\":\"%08lx\"", crc32(0L, (const Bytef *)net->src, (uInt)net->src_len));
+  fputs(",\"set\":[", f);
+  for (int i = 0; i < opts[O_SET].n_values; i++) {
+    if (i) fputc(',', f);
+    pd_json_str(f, opts[O_SET].values[i]);
+  }
+  fputc(']', f);
+  pd_json_feed(f, "data", net, &t->feed);
+  if (t->have_eval) pd_json_feed(f, "eval_data", net, &t->efeed);
+  fprintf(f, ",\"rows\":%lld,\"batch_size\":%lld", (long long)t->feed.rows, (long long)t->batch);
+  if (t->no_steps || t->iterations > 0)
+    fprintf(f, ",\"iterations\":%lld", (long long)(t->no_steps ? 0 : t->iterations));
+  else
+    fprintf(f, ",\"epochs\":%lld", (long long)t->epochs);
+  fputs(",\"optimizer\":", f);
+  pd_json_str(f, t->opt->type ? t->opt->type : "sgd");
+  fputs(",\"lr\":", f);
+  pd_json_num(f, t->opt->lr);
+  fprintf(f, ",\"seed\":%llu,\"shuffle\":%s,\"threads\":%d,\"device\":", (unsigned long long)t->seed,
+          t->shuffle ? "true" : "false", pd_get_threads());
+  char dev[32];
+  snprintf(dev, sizeof dev, place.kind == PD_GPU ? "gpu:%d" : "cpu", place.device);
+  pd_json_str(f, dev);
+  fprintf(f, ",\"ranks\":%d,\"resume\":", pd_dist_size());
+  pd_json_str(f, opts[O_RESUME].value);
+  fputs(",\"params\":", f);
+  pd_json_str(f, opts[O_PARAMS].value);
+  fputs(",\"save\":", f);
+  pd_json_str(f, t->save_dir);
+  return pd_log_end_record(f, t->log_path, err);
+}
+
+/* The log's last record of a run: how it ended (finished, interrupted,
+ * failed and why), where, and the last evaluation. Returns the exit code,
+ * 1 instead of 0 when the log could not be written. */
+static int log_end(trainer *t, int code, const pd_error *failure) {
+  FILE *f = t->log;
+  pd_error err = {0};
+  pd_status st = PD_OK;
+  if (!ferror(f)) { /* a log that failed already gets nothing more */
+    const char *how = failure || (code && !g_signal) ? "failed" : g_signal ? "interrupted" : "finished";
+    fputs("{\"type\":\"end\",\"status\":", f);
+    pd_json_str(f, how);
+    fprintf(f, ",\"exit\":%d", code);
+    if (g_signal) fprintf(f, ",\"signal\":%d", (int)g_signal);
+    if (failure) {
+      fputs(",\"message\":", f);
+      pd_json_str(f, failure->msg);
+    }
+    fprintf(f, ",\"step\":%lld,\"epochs_done\":%lld,\"elapsed\":%.3f", (long long)t->fin_step, (long long)t->fin_epoch,
+            t->t0 > 0 ? pd_cli_now() - t->t0 : 0.0);
+    if (t->fin_ok) log_metrics(t, t->fin, "eval_");
+    st = pd_log_end_record(f, t->log_path, &err);
+    if (st) {
+      fclose(f);
+    } else {
+      st = pd_log_close(f, t->log_path, &err);
+    }
+  } else {
+    fclose(f);
+  }
+  t->log = NULL;
+  if (st && !failure) {
+    fprintf(stderr, "paddle-run: %s\n", err.msg);
+    if (!code) code = 1;
+  }
+  return code;
 }
 
 static int train_main(int argc, char **argv);
@@ -626,6 +778,15 @@ static int train_main(int argc, char **argv) {
     t.save_every = save_every;
     t.save_dir = opts[O_SAVE].value;
     t.tty = isatty(2) && pd_dist_size() == 1;
+    t.progress_every = 10;
+    const char *pe = getenv("PADDLE_RUN_PROGRESS_SECONDS");
+    if (pe && *pe) {
+      char *end;
+      double v = strtod(pe, &end);
+      if (*end || !(v >= 0) || !isfinite(v))
+        st = pd_errorf(&err, PD_ERR_INPUT, "PADDLE_RUN_PROGRESS_SECONDS must be seconds >= 0, got \"%s\"", pe);
+      t.progress_every = v;
+    }
     if (t.batch <= 0) st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.batch_size must be > 0", pos[0]);
     if (!st && (!t.td->loss || !*t.td->loss))
       st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
@@ -680,6 +841,16 @@ static int train_main(int argc, char **argv) {
     if (!st) st = pd_feed_check(&t.efeed, t.net, eval_ops, "give --eval-data for it too", &err);
     t.have_eval = !st;
   }
+  /* what would fail at a later step fails now: a class label out of range
+   * in either data, a shape the short last batch cannot take */
+  if (!st) st = pd_check_labels(t.net, &t.feed, "training", &err);
+  if (!st && t.have_eval) st = pd_check_labels(t.net, &t.efeed, "evaluation", &err);
+  if (!st) st = check_last_batch(&t, t.feed.rows, "training", &err);
+  if (!st && t.have_eval) st = check_last_batch(&t, t.efeed.rows, "evaluation", &err);
+  if (!st && !(t.esum = calloc((size_t)t.nmetrics + 1, sizeof *t.esum)))
+    st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && !(t.fin = calloc((size_t)t.nmetrics + 1, sizeof *t.fin)))
+    st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   /* a save directory this run creates is removed again if the run saves
    * nothing (a failure before the first checkpoint leaves no trace) */
   struct stat sb;
@@ -689,7 +860,11 @@ static int train_main(int argc, char **argv) {
   if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
   /* after every input is read: never one of them, a directory or a socket */
-  if (!st && rank0 && opts[O_LOG].value) st = pd_output_open_stream("--log", opts[O_LOG].value, &t.log, &err);
+  /* a resumed run appends to its log (the log is the run's history) */
+  if (!st && rank0 && opts[O_LOG].value)
+    st = pd_output_open_stream("--log", opts[O_LOG].value, opts[O_RESUME].value != NULL, &t.log, &err);
+  t.log_path = opts[O_LOG].value;
+  if (!st && t.log) st = log_run(&t, pos[0], opts, place, &err);
   if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
   /* the step's gradients share buffers; its forward values (which the
    * evaluation runner shares, unplanned) stay, to name a non-finite loss */
@@ -722,11 +897,12 @@ static int train_main(int argc, char **argv) {
         const char *why = pd_dist_shared_why_not();
         fprintf(t.log, ",\"allreduce\":\"%s%s%s\"", why ? "mpi (" : "shared memory", why ? why : "", why ? ")" : "");
       }
-      fputs("}\n", t.log);
-      fflush(t.log);
+      st = pd_log_end_record(t.log, t.log_path, &err);
     }
-    st = train_loop(&t, ck, &err);
+    if (!st) st = train_loop(&t, ck, &err);
   }
+  /* under mpirun a failure aborts every rank (pd_cli_dist_fail): the log's end first */
+  if (t.log && !code && !agreed && st && pd_dist_size() > 1) log_end(&t, pd_exit_code(err.status), &err);
   if (!code && agreed)
     code = agreed; /* another rank failed its setup; it said why */
   else if (!code && st)
@@ -736,12 +912,12 @@ static int train_main(int argc, char **argv) {
   if (st && made_save_dir) rmdir(t.save_dir); /* only succeeds while empty */
   if (g_signal)
     fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");
-  if (t.log) fclose(t.log);
+  if (t.log) code = log_end(&t, code, st ? &err : NULL);
   if (my_type) {
     t.opt->type = orig_type;
     free(my_type);
   }
-  free(t.metrics), free(t.perm), free(t.rows), free(eval_ops);
+  free(t.metrics), free(t.perm), free(t.rows), free(eval_ops), free(t.esum), free(t.fin);
   pd_runner_free(&t.r);
   pd_runner_free(&t.er);
   pd_feed_close(&t.feed);

@@ -695,12 +695,12 @@ found:
   return PD_OK;
 }
 
-pd_status pd_output_open_stream(const char *what, const char *path, FILE **out, pd_error *err) {
+pd_status pd_output_open_stream(const char *what, const char *path, bool append, FILE **out, pd_error *err) {
   *out = NULL;
   pd_output_kind kind;
   const char *verb = "cannot open for writing";
   pd_status st = pd_output_check(path, verb, &kind, NULL, err);
-  FILE *f = st ? NULL : fopen(path, "w");
+  FILE *f = st ? NULL : fopen(path, append ? "a" : "w");
   if (!st && !f) {
     int e = errno;
     char eb[128];

@@ -126,9 +126,10 @@ typedef enum pd_output_kind {
 pd_status pd_output_check(const char *path, const char *verb, pd_output_kind *kind, char **dest, pd_error *err);
 
 /* A stream output (a log): checked as above, then opened for writing
- * (a regular file is truncated, a device or FIFO written through). The
- * messages start with `what` (e.g. "--log"; may be NULL) and the path. */
-pd_status pd_output_open_stream(const char *what, const char *path, FILE **out, pd_error *err);
+ * (a regular file is truncated, or appended to with `append`; a device or
+ * FIFO written through). The messages start with `what` (e.g. "--log"; may
+ * be NULL) and the path. */
+pd_status pd_output_open_stream(const char *what, const char *path, bool append, FILE **out, pd_error *err);
 
 /* Atomic write: bytes go to a hidden temp file in the target's directory;
  * commit fsyncs it, renames it over `path` and fsyncs the directory. Any

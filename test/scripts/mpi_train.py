@@ -87,7 +87,9 @@ for n in (2, 4):
     assert rc == 0, out
     assert raw(f"np{n}") == raw(f"np{n}b"), f"-np {n} is not bit-identical across repeats"
     lines = [json.loads(l) for l in open(f"np{n}.jsonl")]
-    assert lines[0]["allreduce"] == "shared memory", lines[0]
+    start = [o for o in lines if o.get("type") == "start"][0]  # after the run's settings
+    assert lines[0]["type"] == "run" and lines[0]["ranks"] == n, lines[0]
+    assert start["allreduce"] == "shared memory", start
     last = [o for o in lines if o.get("type") == "step"][-1]  # every step averaged in the shared memory
     assert last["shared_steps"] == last["step"], last
 # the same through MPI's allreduce (as between machines): equal to one process,
@@ -95,7 +97,8 @@ for n in (2, 4):
 rc, out, _ = run(2, "--save", "np2mpi", "--log", "np2mpi.jsonl", extra_env={"PADDLE_RUN_ALLREDUCE": "mpi"})
 assert rc == 0, out
 lines = [json.loads(l) for l in open("np2mpi.jsonl")]
-assert lines[0]["allreduce"] == "mpi (PADDLE_RUN_ALLREDUCE=mpi)", lines[0]
+start = [o for o in lines if o.get("type") == "start"][0]
+assert start["allreduce"] == "mpi (PADDLE_RUN_ALLREDUCE=mpi)", start
 assert [o for o in lines if o.get("type") == "step"][-1]["shared_steps"] == 0
 e = rel_err(ref, params("np2mpi"))
 print(f"-np 2 through MPI's allreduce: parameters rel err {e:.2e} vs one process")
@@ -173,4 +176,10 @@ for sig, what in (("TERM", "gets SIGTERM"), ("STOP", "hangs"), ("KILL", "dies"))
         assert "did not complete within 2 s: another rank has died or hangs" in out, out
     else:
         assert "exited on signal 9" in out, out
+# a failure aborts every rank: rank 0's log still ends with the failure
+rc, out, _ = run(2, "--lr", "1e307", "--set", "train.optimizer.clip_norm=0", "--iterations", "20", "--log", "fail.jsonl")
+assert rc == 1, out
+end = json.loads(open("fail.jsonl").readlines()[-1])
+assert end["type"] == "end" and end["status"] == "failed" and "the loss" in end["message"], end
+print("a failure under mpirun: the log ends with", end["status"], end["message"][:40])
 print("mpi_train: all checks passed")
