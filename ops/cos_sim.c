@@ -130,7 +130,7 @@ enum {
       double yy, unused;                                                                         \
       dot3_##T(y, y, d, &yy, &unused, &unused);                                                  \
       double ny = sqrt(yy);                                                                      \
-      for (int64_t j = 0; ny > 0 && j < d; j++) gy[j] += (T)(dyn[0] * y[j] / ny);                \
+      for (int64_t j = 0; ny != 0 && j < d; j++) gy[j] += (T)(dyn[0] * y[j] / ny);               \
     }                                                                                            \
     return PD_OK;                                                                                \
   }

@@ -52,7 +52,7 @@ static pd_status infer(pd_ctx *c) {
     for (int64_t i = 0; i < n; i++) {                                         \
       bool keep = pd_rng_uniform_at(s, (uint64_t)i) >= p;                     \
       mask[i] = keep;                                                         \
-      out[i] = keep ? x[i] * keep_scale : 0;                                  \
+      out[i] = x[i] * (keep ? keep_scale : 0); /* NaN * 0 stays NaN */        \
     }                                                                         \
     return PD_OK;                                                             \
   }
