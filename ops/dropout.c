@@ -97,7 +97,8 @@ const pd_op_def pd_op_dropout = {
     .type = "dropout",
     .comment = "Inverted dropout: Out = X * Mask / (1 - dropout_prob) while training, each Mask element 1 with "
                "probability 1 - dropout_prob (so the expected value is X); Out = X in inference. The mask comes from "
-               "the run's seed (per op and step): the same seed gives the same masks.",
+               "the run's seed (per op and step): the same seed gives the same masks. A dropped NaN stays NaN (X * 0, "
+               "as PyTorch).",
     .inputs = inputs,
     .n_inputs = N_IN,
     .outputs = outputs,

@@ -302,7 +302,8 @@ static const pd_kernel grad_kernels[] = {
 const pd_op_def pd_op_pool2d = {
     .type = "pool2d",
     .comment = "Max or average pooling over NCHW images, with strides, padding, ceil mode and global pooling. "
-               "Padding never wins a max; max's gradient goes to the window's first maximum in row-major order.",
+               "Padding never wins a max; a window holding a NaN gives NaN (as PyTorch). Max's gradient goes to the "
+               "window's first maximum in row-major order (its first NaN, if any).",
     .inputs = inputs,
     .n_inputs = N_IN,
     .outputs = outputs,
