@@ -20,7 +20,9 @@
  * NaN in a: every max and relu goes through these, so a NaN anywhere in the
  * input reaches the output, as in PyTorch. pd_max: a if a > b or a is NaN,
  * else b (so NaN if either is; ties keep b). pd_nan_gt: whether a scan for
- * the first maximum moves from best to v: v larger, or v the first NaN. */
+ * the first maximum moves from best to v: v larger, or v the first NaN
+ * (pool2d.c's CPU backward tracks the first NaN apart: these selects
+ * compile to branches there, unpredictable ones, 7x slower). */
 #define PD_KMATH_MAX(T)                                            \
   PD_HD T pd_max_##T(T a, T b) { return a > b || a != a ? a : b; } \
   PD_HD bool pd_nan_gt_##T(T v, T best) { return v > best || (v != v && best == best); }
@@ -32,7 +34,7 @@ PD_KMATH_MAX(double)
  * gradient is dy wherever y is not <= 0 (a NaN y passes dy, as PyTorch's
  * threshold_backward). */
 #define PD_KMATH_ACT(T)                                                                                    \
-  PD_HD T pd_relu_##T(T x) { return pd_max_##T(x, 0); }                                                    \
+  PD_HD T pd_relu_##T(T x) { return x <= 0 ? 0 : x; /* pd_max(x, 0) in one comparison */ }                 \
   /* without overflow: never exp of a large positive number */                                             \
   PD_HD T pd_sigmoid_##T(T x) { return (T)(x >= 0 ? (T)1 / ((T)1 + exp(-x)) : exp(x) / ((T)1 + exp(x))); } \
   PD_HD T pd_tanh_##T(T x) { return (T)tanh(x); }                                                          \
