@@ -95,8 +95,9 @@ static int run(int argc, char **argv) {
   else {
     printf("checked %d parameters, %lld elements, in float64 on %lld rows\n", res.vars, (long long)res.elems,
            (long long)n);
-    printf("worst: %s[%lld]: analytic %.10g, numeric %.10g, relative error %.3g (tolerance %g)\n", res.worst_var,
-           (long long)res.worst_index, res.analytic, res.numeric, res.worst_err, tol);
+    printf("worst: %s[%lld]: analytic %.10g, numeric %.10g, relative error %.3g (tolerance %g; differences up to "
+           "%.3g, the loss's rounding over 2h, count as 0)\n",
+           res.worst_var, (long long)res.worst_index, res.analytic, res.numeric, res.worst_err, tol, res.noise);
     code = res.worst_err <= tol ? 0 : 1;
     if (code) printf("FAILED: the gradient of %s does not match finite differences\n", res.worst_var);
   }

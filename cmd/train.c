@@ -56,7 +56,10 @@ const pd_command pd_cmd_train = {
     "  --params DIR          start from these parameters (fine-tuning)\n"
     "  --log FILE.jsonl      JSON lines: the run's settings, each logged step and\n"
     "                        epoch, how the run ended (--resume appends)\n"
-    "  --log-every N         steps between log lines (default: the file's, 100)\n" PD_DEVICE_HELP
+    "  --log-every N         steps between log lines (default: the file's, 100)\n"
+    "  --no-check-data       skip the scan of float data files for NaN and Inf\n"
+    "                        before training (a NaN then stops the run at the\n"
+    "                        first op it reaches, naming the file and row)\n" PD_DEVICE_HELP
     "  --check-every N       under mpirun: steps between the ranks' parameter\n"
     "                        checksum comparison (default 100)\n"
     "  --comm-timeout S      under mpirun: seconds a rank waits for the others\n"
@@ -106,6 +109,7 @@ enum {
   O_SET,
   O_CHECK_EVERY,
   O_COMM_TIMEOUT,
+  O_NO_CHECK_DATA,
   NOPT
 };
 
@@ -201,8 +205,30 @@ static void print_gpu_mem(FILE *out, const char *fmt) {
 
 static double scalar(const pd_tensor *t) { return pd_tensor_numel(t) >= 1 ? pd_tensor_get(t, 0) : NAN; }
 
-/* The first forward op whose output holds a NaN or Inf, for the message. */
-static void find_nonfinite(trainer *t, char *buf, size_t size) {
+/* When op `o` reads a data variable whose batch (file rows rows[0..n)) holds
+ * a NaN or Inf: which row of which file, appended to buf. */
+static void name_data_row(trainer *t, int o, const int64_t *rows, int64_t n, char *buf, size_t size) {
+  const pd_op *op = &t->net->ops[o];
+  for (int k = 0; k < t->feed.n; k++) {
+    bool reads = false;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) reads = reads || op->in[s].vars[i] == t->feed.b[k].var;
+    int64_t at, elem;
+    double v;
+    if (!reads || !pd_dataset_find_nonfinite(t->feed.b[k].ds, rows, n, &at, &elem, &v)) continue;
+    size_t len = strlen(buf);
+    char vb[32];
+    snprintf(buf + len, size - len,
+             "; it reads the data \"%s\": %s row %lld holds %s at element %lld (row %lld of the batch)",
+             t->net->vars[t->feed.b[k].var].name, t->feed.b[k].file, (long long)rows[at], pd_fmt_num(vb, sizeof vb, v),
+             (long long)elem, (long long)at);
+    return;
+  }
+}
+
+/* The first forward op whose output holds a NaN or Inf, for the message;
+ * the batch was rows[0..nrows) of the data files. */
+static void find_nonfinite(trainer *t, const int64_t *rows, int64_t nrows, char *buf, size_t size) {
   pd_net *net = t->net;
   snprintf(buf, size, "no op output was non-finite");
   for (int o = 0; o < net->nops; o++) {
@@ -217,9 +243,10 @@ static void find_nonfinite(trainer *t, char *buf, size_t size) {
         for (int64_t k = 0; k < n; k++) {
           double v = pd_tensor_get(x, k);
           if (!isfinite(v)) {
-            char l[160];
-            snprintf(buf, size, "%s wrote %g into \"%s\" at element %lld", pd_net_op_label(net, o, l, sizeof l), v,
-                     net->vars[op->out[s].vars[i]].name, (long long)k);
+            char l[160], vb[32];
+            snprintf(buf, size, "%s wrote %s into \"%s\" at element %lld", pd_net_op_label(net, o, l, sizeof l),
+                     pd_fmt_num(vb, sizeof vb, v), net->vars[op->out[s].vars[i]].name, (long long)k);
+            name_data_row(t, o, rows, nrows, buf, size);
             return;
           }
         }
@@ -449,8 +476,8 @@ static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
     if (st) break;
     double loss = scalar(t->r.t[net->loss]);
     if (n && !isfinite(loss)) {
-      char where[512];
-      find_nonfinite(t, where, sizeof where);
+      char where[1024];
+      find_nonfinite(t, t->perm + start, n, where, sizeof where);
       char lb[32];
       st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %s at step %lld (epoch %lld): %s",
                      net->vars[net->loss].name, pd_fmt_num(lb, sizeof lb, loss), (long long)step + 1,
@@ -690,6 +717,7 @@ static int train_main(int argc, char **argv) {
       [O_SET] = {.name = "--set", .has_value = true, .repeat = true},
       [O_CHECK_EVERY] = {.name = "--check-every", .has_value = true},
       [O_COMM_TIMEOUT] = {.name = "--comm-timeout", .has_value = true},
+      [O_NO_CHECK_DATA] = {.name = "--no-check-data"},
   };
   char *pos[1];
   int code = 0;
@@ -851,6 +879,11 @@ static int train_main(int argc, char **argv) {
     st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st && !(t.fin = calloc((size_t)t.nmetrics + 1, sizeof *t.fin)))
     st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+  /* float data must be finite: one NaN would reach the loss (or, through
+   * an integer cast, turn into 0) mid-run */
+  if (!st && !opts[O_NO_CHECK_DATA].value) st = pd_feed_check_finite(&t.feed, t.net, "--no-check-data", &err);
+  if (!st && t.have_eval && !opts[O_NO_CHECK_DATA].value)
+    st = pd_feed_check_finite(&t.efeed, t.net, "--no-check-data", &err);
   /* a save directory this run creates is removed again if the run saves
    * nothing (a failure before the first checkpoint leaves no trace) */
   struct stat sb;

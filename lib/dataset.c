@@ -441,3 +441,49 @@ pd_status pd_dataset_read(const pd_dataset *ds, const int64_t *rows, int64_t n, 
   free(scratch);
   return st;
 }
+
+/* Whether any of n elements is NaN or Inf, by their exponent bits (an
+ * integer test that vectorises; isfinite() does not here). */
+static bool any_nonfinite_f32(const uint32_t *u, size_t n) {
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; i++) bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+  return bad != 0;
+}
+static bool any_nonfinite_f64(const uint64_t *u, size_t n) {
+  uint64_t bad = 0;
+  for (size_t i = 0; i < n; i++) bad |= (u[i] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+  return bad != 0;
+}
+
+bool pd_dataset_find_nonfinite(const pd_dataset *ds, const int64_t *rows, int64_t n, int64_t *at, int64_t *elem,
+                               double *value) {
+  if (ds->dtype != PD_F32 && ds->dtype != PD_F64) return false;
+  if (!rows) n = ds->rows;
+  size_t decoded = ds->row_elems * pd_dtype_size(ds->dtype);
+  void *scratch = ds->decode ? malloc(decoded > ds->row_bytes ? decoded : ds->row_bytes) : NULL;
+  if (ds->decode && !scratch) return false;
+  bool found = false;
+  for (int64_t i = 0; i < n && !found; i++) {
+    int64_t r = rows ? rows[i] : i;
+    if (r < 0 || r >= ds->rows) continue;
+    const void *src = ds->data + (size_t)r * ds->row_bytes;
+    if (scratch) {
+      if (ds->is_idx)
+        pd_idx_decode(ds->idx_type, src, ds->row_elems, scratch);
+      else
+        memcpy(scratch, src, ds->row_bytes);
+      src = scratch;
+    }
+    bool f32 = ds->dtype == PD_F32;
+    if (f32 ? !any_nonfinite_f32(src, ds->row_elems) : !any_nonfinite_f64(src, ds->row_elems)) continue;
+    for (size_t j = 0; j < ds->row_elems; j++) {
+      double v = f32 ? ((const float *)src)[j] : ((const double *)src)[j];
+      if (!isfinite(v)) {
+        *at = i, *elem = (int64_t)j, *value = v, found = true;
+        break;
+      }
+    }
+  }
+  free(scratch);
+  return found;
+}

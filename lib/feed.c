@@ -123,6 +123,19 @@ pd_status pd_feed_check(pd_feed *f, const pd_net *net, const bool *active, const
   return PD_OK;
 }
 
+pd_status pd_feed_check_finite(const pd_feed *f, const pd_net *net, const char *skip, pd_error *err) {
+  for (int k = 0; k < f->n; k++) {
+    int64_t row, elem;
+    double v;
+    if (pd_dataset_find_nonfinite(f->b[k].ds, NULL, 0, &row, &elem, &v))
+      return pd_errorf(err, PD_ERR_INPUT,
+                       "%s: row %lld holds %g at element %lld; the data for \"%s\" must be finite (%s skips this "
+                       "check)",
+                       f->b[k].file, (long long)row, v, (long long)elem, net->vars[f->b[k].var].name, skip);
+  }
+  return PD_OK;
+}
+
 pd_status pd_feed_batch(pd_feed *f, pd_runner *r, const int64_t *rows, int64_t n, pd_error *err) {
   for (int k = 0; k < f->n; k++) {
     const pd_var_info *vi = &r->net->vars[f->b[k].var];

@@ -39,6 +39,10 @@ pd_status pd_feed_bind_all(pd_feed *f, const pd_net *net, const char *net_path, 
  * Binding reads only a gzip file's header; this inflates the files once
  * every check passed, and must come before pd_feed_batch. */
 pd_status pd_feed_check(pd_feed *f, const pd_net *net, const bool *active, const char *hint, pd_error *err);
+/* Scans every bound float file for NaN and Inf (integer files hold none):
+ * PD_ERR_INPUT naming the file, row and element of the first, and the
+ * variable; `skip` names the flag that skips the scan, for the message. */
+pd_status pd_feed_check_finite(const pd_feed *f, const pd_net *net, const char *skip, pd_error *err);
 /* Reads rows[0..n) of every bound file into the runner's data tensors. */
 pd_status pd_feed_batch(pd_feed *f, pd_runner *r, const int64_t *rows, int64_t n, pd_error *err);
 void pd_feed_close(pd_feed *f);

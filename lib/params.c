@@ -2,10 +2,34 @@
  * converted to the net's float type (gradcheck runs in float64). */
 #include "params.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checkpoint.h"
+
+/* A NaN or Inf in a parameter (or optimizer state) would make every output
+ * it reaches NaN: refused, naming the file and the element (flat index and
+ * coordinates). */
+static pd_status check_finite(const char *path, const char *name, const pd_tensor *t, pd_error *err) {
+  if (!pd_dtype_is_float(t->dtype)) return PD_OK;
+  int64_t n = pd_tensor_numel(t);
+  for (int64_t i = 0; i < n; i++) {
+    double v = pd_tensor_get(t, i);
+    if (isfinite(v)) continue;
+    int64_t at[PD_MAX_DIMS], rest = i;
+    for (int d = t->ndim - 1; d >= 0; d--) { /* n > 0: no dim is 0 */
+      at[d] = rest % t->dims[d];
+      rest /= t->dims[d];
+    }
+    char where[128];
+    pd_dims_str(t->ndim, at, where, sizeof where);
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: parameter \"%s\" holds %g at element %lld (index %s); parameters must be finite", path, name,
+                     v, (long long)i, where);
+  }
+  return PD_OK;
+}
 
 pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, const bool *active, bool required,
                          pd_buf *report, pd_error *err) {
@@ -57,19 +81,20 @@ pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, co
     }
     if (f->dtype == vi->meta.dtype) {
       st = pd_checkpoint_read(ck, vi->name, &var->tensor, err);
-      continue;
+    } else {
+      pd_tensor tmp;
+      pd_tensor_init(&tmp, f->dtype);
+      st = pd_checkpoint_read(ck, vi->name, &tmp, err);
+      if (!st) {
+        var->tensor.dtype = vi->meta.dtype;
+        st = pd_tensor_set_dims(&var->tensor, tmp.ndim, tmp.dims, err);
+        if (!st) st = pd_tensor_alloc(&var->tensor, err);
+        int64_t n = pd_tensor_numel(&tmp);
+        for (int64_t i = 0; i < n && !st; i++) pd_tensor_set(&var->tensor, i, pd_tensor_get(&tmp, i));
+      }
+      pd_tensor_release(&tmp);
     }
-    pd_tensor tmp;
-    pd_tensor_init(&tmp, f->dtype);
-    st = pd_checkpoint_read(ck, vi->name, &tmp, err);
-    if (!st) {
-      var->tensor.dtype = vi->meta.dtype;
-      st = pd_tensor_set_dims(&var->tensor, tmp.ndim, tmp.dims, err);
-      if (!st) st = pd_tensor_alloc(&var->tensor, err);
-      int64_t n = pd_tensor_numel(&tmp);
-      for (int64_t i = 0; i < n && !st; i++) pd_tensor_set(&var->tensor, i, pd_tensor_get(&tmp, i));
-    }
-    pd_tensor_release(&tmp);
+    if (!st) st = check_finite(f->path, vi->name, &var->tensor, err);
   }
   if (!st && report) {
     size_t n;

@@ -72,7 +72,8 @@ const pd_op_def pd_op_accuracy = {
     .type = "accuracy",
     .comment = "Top-k accuracy of scores [N, C] against int64 class labels: the fraction of rows whose "
                "label has fewer than k strictly higher scores (ties count in the label's favour). Correct "
-               "and Total give the counts, for summing over an epoch. A label outside [0, C) is an error.",
+               "and Total give the counts, for summing over an epoch. A NaN score ranks above every number (as "
+               "torch.topk). A label outside [0, C) is an error.",
     .inputs = inputs,
     .n_inputs = N_IN,
     .outputs = outputs,

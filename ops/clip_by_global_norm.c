@@ -54,8 +54,9 @@ static const pd_kernel kernels[] = {
 
 const pd_op_def pd_op_clip_by_global_norm = {
     .type = "clip_by_global_norm",
-    .comment = "Gradient clipping by the global norm of all X together: if sqrt(sum of squares) > max_norm, "
-               "every X is scaled by max_norm / norm. Out may be the same variables as X.",
+    .comment =
+        "Gradient clipping by the global norm of all X together: if sqrt(sum of squares) > max_norm, "
+        "every X is scaled by max_norm / norm (a NaN norm makes every Out NaN). Out may be the same variables as X.",
     .inputs = inputs,
     .n_inputs = N_IN,
     .outputs = outputs,

@@ -130,7 +130,7 @@ enum {
       double yy, unused;                                                                         \
       dot3_##T(y, y, d, &yy, &unused, &unused);                                                  \
       double ny = sqrt(yy);                                                                      \
-      for (int64_t j = 0; ny > 0 && j < d; j++) gy[j] += (T)(dyn[0] * y[j] / ny);                \
+      for (int64_t j = 0; ny != 0 && j < d; j++) gy[j] += (T)(dyn[0] * y[j] / ny);               \
     }                                                                                            \
     return PD_OK;                                                                                \
   }
@@ -155,7 +155,8 @@ static const pd_kernel grad_kernels[] = {
 const pd_op_def pd_op_cos_sim = {
     .type = "cos_sim",
     .comment = "Cosine similarity of the rows of X [N, D] and Y [N, D] (or one row Y [1, D] against every "
-               "row of X), times `scale`: Out [N, 1]; XNorm and YNorm are the row norms. A zero row gives 0.",
+               "row of X), times `scale`: Out [N, 1]; XNorm and YNorm are the row norms. A zero row gives 0, a row "
+               "holding a NaN gives NaN.",
     .inputs = inputs,
     .n_inputs = N_IN,
     .outputs = outputs,

@@ -59,7 +59,7 @@ static __global__ void cos_bwd_bcast(const float *x, const float *y, const doubl
   PD_GPU_FOR(j, d) {
     float acc = 0;
     for (int64_t i = 0; i < n; i++) acc += (float)(coef[2 * i] * x[i * d + j] + coef[2 * i + 1] * y[j]);
-    if (dyn && ny > 0) acc += (float)(dyn[0] * y[j] / ny);
+    if (dyn && ny != 0) acc += (float)(dyn[0] * y[j] / ny);
     gy[j] = acc;
   }
 }

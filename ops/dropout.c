@@ -52,7 +52,7 @@ static pd_status infer(pd_ctx *c) {
     for (int64_t i = 0; i < n; i++) {                                         \
       bool keep = pd_rng_uniform_at(s, (uint64_t)i) >= p;                     \
       mask[i] = keep;                                                         \
-      out[i] = keep ? x[i] * keep_scale : 0;                                  \
+      out[i] = x[i] * (keep ? keep_scale : 0); /* NaN * 0 stays NaN */        \
     }                                                                         \
     return PD_OK;                                                             \
   }
@@ -97,7 +97,8 @@ const pd_op_def pd_op_dropout = {
     .type = "dropout",
     .comment = "Inverted dropout: Out = X * Mask / (1 - dropout_prob) while training, each Mask element 1 with "
                "probability 1 - dropout_prob (so the expected value is X); Out = X in inference. The mask comes from "
-               "the run's seed (per op and step): the same seed gives the same masks.",
+               "the run's seed (per op and step): the same seed gives the same masks. A dropped NaN stays NaN (X * 0, "
+               "as PyTorch).",
     .inputs = inputs,
     .n_inputs = N_IN,
     .outputs = outputs,

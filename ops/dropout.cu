@@ -14,7 +14,7 @@ static __global__ void dropout_fwd(const float *x, float *out, float *mask, uint
   PD_GPU_FOR(i, n) {
     bool keep = !training || pd_rng_uniform_at(s, (uint64_t)i) >= p;
     mask[i] = keep;
-    out[i] = !training ? x[i] : keep ? x[i] * keep_scale : 0;
+    out[i] = !training ? x[i] : x[i] * (keep ? keep_scale : 0.0f); /* NaN * 0 stays NaN */
   }
 }
 static __global__ void dropout_bwd(const float *mask, const float *dy, float *dx, float scale, int64_t n) {

@@ -63,8 +63,8 @@ template <typename T> __device__ static inline T pd_block_sum(T v) {
   return part[0];
 }
 
-/* Max over the block's threads (NaN-blind like the CPU's `a > b ? a : b`
- * scan only where no NaN is present). */
+/* Max over the block's threads; NaN if any thread's v is (as kmath.h's
+ * pd_max). */
 template <typename T> __device__ static inline T pd_block_max(T v) {
   __shared__ T part[PD_GPU_THREADS];
   __syncthreads();
@@ -73,7 +73,7 @@ template <typename T> __device__ static inline T pd_block_max(T v) {
   for (int s = PD_GPU_THREADS / 2; s > 0; s >>= 1) {
     if ((int)threadIdx.x < s) {
       T o = part[threadIdx.x + s];
-      part[threadIdx.x] = o > part[threadIdx.x] ? o : part[threadIdx.x];
+      part[threadIdx.x] = o > part[threadIdx.x] || o != o ? o : part[threadIdx.x];
     }
     __syncthreads();
   }
@@ -84,7 +84,7 @@ template <typename T> __device__ static inline T pd_block_max(T v) {
  * reductions (softmax, log_softmax); every thread gets both. */
 __device__ static inline float pd_block_row_sumexp(const float *xr, int64_t d, float *m) {
   float mx = -INFINITY;
-  for (int64_t j = threadIdx.x; j < d; j += blockDim.x) mx = xr[j] > mx ? xr[j] : mx;
+  for (int64_t j = threadIdx.x; j < d; j += blockDim.x) mx = pd_max_float(xr[j], mx);
   mx = pd_block_max(mx);
   float s = 0;
   for (int64_t j = threadIdx.x; j < d; j += blockDim.x) s += expf(xr[j] - mx);

@@ -15,14 +15,30 @@
 
 #include "gpu.h"
 
+/* ---- NaN-propagating comparisons ----
+ * A bare `a > b ? a : b` (and SSE's/AVX's max, which it compiles to) drops a
+ * NaN in a: every max and relu goes through these, so a NaN anywhere in the
+ * input reaches the output, as in PyTorch. pd_max: a if a > b or a is NaN,
+ * else b (so NaN if either is; ties keep b). pd_nan_gt: whether a scan for
+ * the first maximum moves from best to v: v larger, or v the first NaN
+ * (pool2d.c's CPU backward tracks the first NaN apart: these selects
+ * compile to branches there, unpredictable ones, 7x slower). */
+#define PD_KMATH_MAX(T)                                            \
+  PD_HD T pd_max_##T(T a, T b) { return a > b || a != a ? a : b; } \
+  PD_HD bool pd_nan_gt_##T(T v, T best) { return v > best || (v != v && best == best); }
+PD_KMATH_MAX(float)
+PD_KMATH_MAX(double)
+
 /* ---- activations (relu, sigmoid, tanh, fc's fused one) ----
- * Backward is in terms of the output y. */
+ * Backward is in terms of the output y. relu keeps a NaN (pd_max); its
+ * gradient is dy wherever y is not <= 0 (a NaN y passes dy, as PyTorch's
+ * threshold_backward). */
 #define PD_KMATH_ACT(T)                                                                                    \
-  PD_HD T pd_relu_##T(T x) { return x > 0 ? x : 0; }                                                       \
+  PD_HD T pd_relu_##T(T x) { return x <= 0 ? 0 : x; /* pd_max(x, 0) in one comparison */ }                 \
   /* without overflow: never exp of a large positive number */                                             \
   PD_HD T pd_sigmoid_##T(T x) { return (T)(x >= 0 ? (T)1 / ((T)1 + exp(-x)) : exp(x) / ((T)1 + exp(x))); } \
   PD_HD T pd_tanh_##T(T x) { return (T)tanh(x); }                                                          \
-  PD_HD T pd_relu_grad_##T(T y, T dy) { return y > 0 ? dy : 0; }                                           \
+  PD_HD T pd_relu_grad_##T(T y, T dy) { return y <= 0 ? 0 : dy; }                                          \
   PD_HD T pd_sigmoid_grad_##T(T y, T dy) { return dy * y * (1 - y); }                                      \
   PD_HD T pd_tanh_grad_##T(T y, T dy) { return dy * (1 - y * y); }
 PD_KMATH_ACT(float)
@@ -66,10 +82,12 @@ PD_HD void pd_adam_coefs(double lr, double b1, double b2, double eps, double t, 
   *eps_t = eps * c2;
 }
 
-/* clip_by_global_norm: the factor every X is multiplied by, from the sum of squares. */
+/* clip_by_global_norm: the factor every X is multiplied by, from the sum of
+ * squares; NaN when the norm is (a NaN anywhere reaches every Out, as
+ * PyTorch's clip_grad_norm_). */
 PD_HD double pd_clip_scale(double sum_sq, double max_norm) {
   double norm = sqrt(sum_sq);
-  return norm > max_norm ? max_norm / norm : 1;
+  return norm > max_norm || norm != norm ? max_norm / norm : 1;
 }
 
 /* ---- cross_entropy ----
@@ -106,13 +124,15 @@ PD_KMATH_SWCE(float)
 PD_KMATH_SWCE(double)
 
 /* ---- accuracy: whether one row of k scores is right at top-k (ties in the
- * label's favour; a NaN score never right) ---- */
-#define PD_KMATH_ACC(T)                                                           \
-  PD_HD bool pd_acc_row_##T(const T *x, int64_t k, int64_t label, int64_t topk) { \
-    T mine = x[label];                                                            \
-    int64_t above = 0;                                                            \
-    for (int64_t j = 0; j < k && above < topk; j++) above += x[j] > mine;         \
-    return above < topk && !isnan(mine);                                          \
+ * label's favour; a NaN score ranks above every number, as in torch.topk, so
+ * a row whose label's score is NaN is never right, nor one with topk NaNs
+ * elsewhere) ---- */
+#define PD_KMATH_ACC(T)                                                                   \
+  PD_HD bool pd_acc_row_##T(const T *x, int64_t k, int64_t label, int64_t topk) {         \
+    T mine = x[label];                                                                    \
+    int64_t above = 0;                                                                    \
+    for (int64_t j = 0; j < k && above < topk; j++) above += x[j] > mine || x[j] != x[j]; \
+    return above < topk && !isnan(mine);                                                  \
   }
 PD_KMATH_ACC(float)
 PD_KMATH_ACC(double)
@@ -128,20 +148,20 @@ PD_HD pd_cos_coef pd_cos_coefs(double xy, double xx, double yy, double scale, do
                                bool use_dyn) {
   pd_cos_coef r = {0, 0, 0};
   double nx = sqrt(xx), ny = sqrt(yy);
-  if (nx > 0 && ny > 0) {
+  if (nx != 0 && ny != 0) { /* a NaN norm gives NaN coefficients */
     double cosv = xy / (nx * ny);
     r.k = scale * g / (nx * ny);
     r.kx = -scale * g * cosv / xx;
     r.ky = -scale * g * cosv / yy;
   }
-  if (nx > 0) r.kx += dxn / nx;
-  if (use_dyn && ny > 0) r.ky += dyn / ny;
+  if (nx != 0) r.kx += dxn / nx;
+  if (use_dyn && ny != 0) r.ky += dyn / ny;
   return r;
 }
-/* Out of one row. */
+/* Out of one row: 0 for a zero row, NaN for one holding a NaN. */
 PD_HD double pd_cos_out(double xy, double xx, double yy, double scale) {
   double nx = sqrt(xx), ny = sqrt(yy);
-  return nx > 0 && ny > 0 ? scale * xy / (nx * ny) : 0;
+  return nx == 0 || ny == 0 ? 0 : scale * xy / (nx * ny);
 }
 
 /* ---- batch_norm, per channel ---- */
@@ -234,7 +254,8 @@ PD_HD pd_span pd_pool_clip(int64_t o, int64_t k, int64_t stride, int64_t pad, in
   return r;
 }
 /* Index in the plane (h w) of the window's first largest element in row-major
- * order: the one the max-pool gradient goes to. */
+ * order (its first NaN, if it holds one: the max is then NaN): the one the
+ * max-pool gradient goes to. */
 PD_HD int64_t pd_pool_argmax(const float *x, const pd_pool_geom *g, int64_t oh, int64_t ow) {
   pd_span r = pd_pool_clip(oh, g->kh, g->sh, g->ph, g->h, g->exclusive);
   pd_span q = pd_pool_clip(ow, g->kw, g->sw, g->pw, g->w, g->exclusive);
@@ -243,7 +264,7 @@ PD_HD int64_t pd_pool_argmax(const float *x, const pd_pool_geom *g, int64_t oh, 
   for (int64_t ih = r.lo; ih < r.hi; ih++)
     for (int64_t iw = q.lo; iw < q.hi; iw++) {
       float v = x[ih * g->w + iw];
-      if (v > best) best = v, at = ih * g->w + iw;
+      if (pd_nan_gt_float(v, best)) best = v, at = ih * g->w + iw;
     }
   return at;
 }

@@ -1,11 +1,13 @@
 /* pool2d.c — max or average pooling over NCHW images: each output is the max
  * or the mean of a kh x kw window of its channel, sliding by the strides over
  * the input padded on each side; global_pooling takes the whole H x W.
- * Padded positions never win a max; an average counts only the window's
+ * Padded positions never win a max; a window holding a NaN gives NaN (as
+ * PyTorch). An average counts only the window's
  * in-bounds elements (exclusive, the default) or every position of the window
  * inside the padded input. Backward: max routes dOut to the first maximum of
  * the window in row-major order (ties: the earliest element wins, as in the
- * forward scan); avg spreads dOut / count over the window. */
+ * forward scan; a window's first NaN, if any); avg spreads dOut / count over
+ * the window. */
 #include <string.h>
 
 #include "conv_util.h"
@@ -157,127 +159,153 @@ static bool is_max2x2(const geom *g) {
  * the same element by arithmetic on the comparisons. Backward avg mirrors
  * the forward: across, share[w] = sum over the outputs whose columns hold w
  * of dOut / count, then down: dX[ih, :] += share for the window's rows. */
-#define POOL_KERNELS(T)                                                                                                \
-  static void forward_part_##T(void *arg, int part, int nparts) {                                                      \
-    const job *j = arg;                                                                                                \
-    const geom g = *j->g;                                                                                              \
-    int64_t lo, hi;                                                                                                    \
-    pd_parallel_range(g.n *g.c, part, nparts, &lo, &hi);                                                               \
-    const T *x = (const T *)j->x + lo * g.h * g.w;                                                                     \
-    T *y = (T *)j->y + lo * g.ho * g.wo, *red = (T *)j->scratch + part * row_stride(&g);                               \
-    const bool max2x2 = is_max2x2(&g);                                                                                 \
-    for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w)                                                               \
-      for (int64_t oh = 0; oh < g.ho; oh++) {                                                                          \
-        pd_span r = pd_pool_clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                              \
-        memcpy(red, x + r.lo * g.w, sizeof(T) * (size_t)g.w);                                                          \
-        for (int64_t ih = r.lo + 1; ih < r.hi; ih++) {                                                                 \
-          const T *row = x + ih * g.w;                                                                                 \
-          if (g.avg)                                                                                                   \
-            for (int64_t iw = 0; iw < g.w; iw++) red[iw] += row[iw];                                                   \
-          else                                                                                                         \
-            for (int64_t iw = 0; iw < g.w; iw++) red[iw] = row[iw] > red[iw] ? row[iw] : red[iw];                      \
-        }                                                                                                              \
-        if (max2x2) { /* pairs side by side, vectorisable */                                                           \
-          for (int64_t ow = 0; ow < g.wo; ow++) y[ow] = red[2 * ow + 1] > red[2 * ow] ? red[2 * ow + 1] : red[2 * ow]; \
-          y += g.wo;                                                                                                   \
-          continue;                                                                                                    \
-        }                                                                                                              \
-        for (int64_t ow = 0; ow < g.wo; ow++, y++) {                                                                   \
-          pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                            \
-          T v = red[q.lo];                                                                                             \
-          if (g.avg) {                                                                                                 \
-            for (int64_t iw = q.lo + 1; iw < q.hi; iw++) v += red[iw];                                                 \
-            v /= (T)(r.count * q.count);                                                                               \
-          } else                                                                                                       \
-            for (int64_t iw = q.lo + 1; iw < q.hi; iw++) v = red[iw] > v ? red[iw] : v;                                \
-          *y = v;                                                                                                      \
-        }                                                                                                              \
-      }                                                                                                                \
-  }                                                                                                                    \
-                                                                                                                       \
-  static pd_status forward_##T(pd_ctx *c) {                                                                            \
-    geom g;                                                                                                            \
-    pd_status st = get_geom(c, pd_in(c, X), &g);                                                                       \
-    const int parts = st ? 1 : plane_parts(&g);                                                                        \
-    void *red = st ? NULL : scratch(c, pd_in(c, X)->dtype, parts * row_stride(&g), &st);                               \
-    if (st) return st;                                                                                                 \
-    job j = {&g, PD_DATA(pd_in(c, X), T), NULL, PD_DATA(pd_out(c, OUT), T), red};                                      \
-    pd_parallel_run(parts, forward_part_##T, &j);                                                                      \
-    return PD_OK;                                                                                                      \
-  }                                                                                                                    \
-                                                                                                                       \
-  static void backward_part_##T(void *arg, int part, int nparts) {                                                     \
-    const job *j = arg;                                                                                                \
-    const geom g = *j->g;                                                                                              \
-    int64_t lo, hi;                                                                                                    \
-    pd_parallel_range(g.n *g.c, part, nparts, &lo, &hi);                                                               \
-    const T *x = (const T *)j->x + lo * g.h * g.w, *dy = (const T *)j->dy + lo * g.ho * g.wo;                          \
-    T *dx = (T *)j->y + lo * g.h * g.w, *share = j->scratch ? (T *)j->scratch + part * row_stride(&g) : NULL;          \
-    const bool max2x2 = is_max2x2(&g);                                                                                 \
-    /* 2x2: each pair of dX rows is zeroed just before its scatter, in cache (a memset of the whole part first         \
-     * left the rows to be fetched again: 2.0 ms for fashion_cnn's first pool, 64 x 32 x 28 x 28) */                   \
-    if (!max2x2) memset(dx, 0, sizeof(T) * (size_t)((hi - lo) * g.h * g.w));                                           \
-    for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w, dx += g.h * g.w) {                                            \
-      if (max2x2 && 2 * g.ho < g.h) /* rows below the last window */                                                   \
-        memset(dx + 2 * g.ho * g.w, 0, sizeof(T) * (size_t)((g.h - 2 * g.ho) * g.w));                                  \
-      for (int64_t oh = 0; oh < g.ho; oh++, dy += g.wo) {                                                              \
-        pd_span r = pd_pool_clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                              \
-        if (max2x2) { /* the first of the 4 in row-major order that is largest takes dOut */                           \
-          const T *a = x + 2 * oh * g.w, *b = a + g.w;                                                                 \
-          T *d = dx + 2 * oh * g.w;                                                                                    \
-          memset(d, 0, sizeof(T) * (size_t)(2 * g.w));                                                                 \
-          for (int64_t ow = 0; ow < g.wo; ow++) {                                                                      \
-            /* k: which of the 4, by arithmetic (branches mispredict here) */                                          \
-            T v0 = a[2 * ow], v1 = a[2 * ow + 1], v2 = b[2 * ow], v3 = b[2 * ow + 1];                                  \
-            int64_t k = v1 > v0;                                                                                       \
-            T best = v1 > v0 ? v1 : v0;                                                                                \
-            int64_t gt2 = v2 > best;                                                                                   \
-            best = v2 > best ? v2 : best;                                                                              \
-            k += (2 - k) * gt2;                                                                                        \
-            k += (3 - k) * (int64_t)(v3 > best);                                                                       \
-            d[(k >> 1) * g.w + 2 * ow + (k & 1)] = dy[ow];                                                             \
-          }                                                                                                            \
-          continue;                                                                                                    \
-        }                                                                                                              \
-        if (g.avg) {                                                                                                   \
-          memset(share, 0, sizeof(T) * (size_t)g.w);                                                                   \
-          for (int64_t ow = 0; ow < g.wo; ow++) {                                                                      \
-            pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                          \
-            T v = dy[ow] / (T)(r.count * q.count);                                                                     \
-            for (int64_t iw = q.lo; iw < q.hi; iw++) share[iw] += v;                                                   \
-          }                                                                                                            \
-          for (int64_t ih = r.lo; ih < r.hi; ih++) {                                                                   \
-            T *row = dx + ih * g.w;                                                                                    \
-            for (int64_t iw = 0; iw < g.w; iw++) row[iw] += share[iw];                                                 \
-          }                                                                                                            \
-          continue;                                                                                                    \
-        }                                                                                                              \
-        for (int64_t ow = 0; ow < g.wo; ow++) {                                                                        \
-          pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                            \
-          int64_t at = r.lo * g.w + q.lo;                                                                              \
-          T best = x[at];                                                                                              \
-          for (int64_t ih = r.lo; ih < r.hi; ih++)                                                                     \
-            for (int64_t iw = q.lo; iw < q.hi; iw++) {                                                                 \
-              T v = x[ih * g.w + iw];                                                                                  \
-              bool gt = v > best;                                                                                      \
-              best = gt ? v : best;                                                                                    \
-              at = gt ? ih * g.w + iw : at;                                                                            \
-            }                                                                                                          \
-          dx[at] += dy[ow];                                                                                            \
-        }                                                                                                              \
-      }                                                                                                                \
-    }                                                                                                                  \
-  }                                                                                                                    \
-                                                                                                                       \
-  static pd_status backward_##T(pd_ctx *c) {                                                                           \
-    geom g;                                                                                                            \
-    pd_status st = get_geom(c, pd_in(c, G_X), &g);                                                                     \
-    const int parts = st ? 1 : plane_parts(&g);                                                                        \
-    void *share = st || !g.avg ? NULL : scratch(c, pd_in(c, G_X)->dtype, parts * row_stride(&g), &st);                 \
-    if (st) return st;                                                                                                 \
-    job j = {&g, PD_DATA(pd_in(c, G_X), T), PD_DATA(pd_in(c, G_DOUT), T), PD_DATA(pd_out(c, X), T), share};            \
-    pd_parallel_run(parts, backward_part_##T, &j);                                                                     \
-    return PD_OK;                                                                                                      \
+#define POOL_KERNELS(T)                                                                                        \
+  static void forward_part_##T(void *arg, int part, int nparts) {                                              \
+    const job *j = arg;                                                                                        \
+    const geom g = *j->g;                                                                                      \
+    int64_t lo, hi;                                                                                            \
+    pd_parallel_range(g.n *g.c, part, nparts, &lo, &hi);                                                       \
+    const T *x = (const T *)j->x + lo * g.h * g.w;                                                             \
+    T *y = (T *)j->y + lo * g.ho * g.wo, *red = (T *)j->scratch + part * row_stride(&g);                       \
+    const bool max2x2 = is_max2x2(&g);                                                                         \
+    for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w) {                                                     \
+      /* whether the plane holds a NaN (one vectorised pass, in cache for the pooling): the plain max is fast, \
+       * pd_max keeps NaN (its blend took pool2d 0.37 -> 0.48 ms in fashion_cnn) */                            \
+      int nan = 0;                                                                                             \
+      if (!g.avg)                                                                                              \
+        for (int64_t i = 0; i < g.h * g.w; i++) nan |= x[i] != x[i];                                           \
+      for (int64_t oh = 0; oh < g.ho; oh++) {                                                                  \
+        pd_span r = pd_pool_clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                      \
+        memcpy(red, x + r.lo * g.w, sizeof(T) * (size_t)g.w);                                                  \
+        for (int64_t ih = r.lo + 1; ih < r.hi; ih++) {                                                         \
+          const T *row = x + ih * g.w;                                                                         \
+          if (g.avg)                                                                                           \
+            for (int64_t iw = 0; iw < g.w; iw++) red[iw] += row[iw];                                           \
+          else if (nan)                                                                                        \
+            for (int64_t iw = 0; iw < g.w; iw++) red[iw] = pd_max_##T(row[iw], red[iw]);                       \
+          else                                                                                                 \
+            for (int64_t iw = 0; iw < g.w; iw++) red[iw] = row[iw] > red[iw] ? row[iw] : red[iw];              \
+        }                                                                                                      \
+        if (max2x2) { /* pairs side by side, vectorisable */                                                   \
+          if (nan)                                                                                             \
+            for (int64_t ow = 0; ow < g.wo; ow++) y[ow] = pd_max_##T(red[2 * ow + 1], red[2 * ow]);            \
+          else                                                                                                 \
+            for (int64_t ow = 0; ow < g.wo; ow++)                                                              \
+              y[ow] = red[2 * ow + 1] > red[2 * ow] ? red[2 * ow + 1] : red[2 * ow];                           \
+          y += g.wo;                                                                                           \
+          continue;                                                                                            \
+        }                                                                                                      \
+        for (int64_t ow = 0; ow < g.wo; ow++, y++) {                                                           \
+          pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                    \
+          T v = red[q.lo];                                                                                     \
+          if (g.avg) {                                                                                         \
+            for (int64_t iw = q.lo + 1; iw < q.hi; iw++) v += red[iw];                                         \
+            v /= (T)(r.count * q.count);                                                                       \
+          } else if (nan) {                                                                                    \
+            for (int64_t iw = q.lo + 1; iw < q.hi; iw++) v = pd_max_##T(red[iw], v);                           \
+          } else {                                                                                             \
+            for (int64_t iw = q.lo + 1; iw < q.hi; iw++) v = red[iw] > v ? red[iw] : v;                        \
+          }                                                                                                    \
+          *y = v;                                                                                              \
+        }                                                                                                      \
+      }                                                                                                        \
+    }                                                                                                          \
+  }                                                                                                            \
+                                                                                                               \
+  static pd_status forward_##T(pd_ctx *c) {                                                                    \
+    geom g;                                                                                                    \
+    pd_status st = get_geom(c, pd_in(c, X), &g);                                                               \
+    const int parts = st ? 1 : plane_parts(&g);                                                                \
+    void *red = st ? NULL : scratch(c, pd_in(c, X)->dtype, parts * row_stride(&g), &st);                       \
+    if (st) return st;                                                                                         \
+    job j = {&g, PD_DATA(pd_in(c, X), T), NULL, PD_DATA(pd_out(c, OUT), T), red};                              \
+    pd_parallel_run(parts, forward_part_##T, &j);                                                              \
+    return PD_OK;                                                                                              \
+  }                                                                                                            \
+                                                                                                               \
+  static void backward_part_##T(void *arg, int part, int nparts) {                                             \
+    const job *j = arg;                                                                                        \
+    const geom g = *j->g;                                                                                      \
+    int64_t lo, hi;                                                                                            \
+    pd_parallel_range(g.n *g.c, part, nparts, &lo, &hi);                                                       \
+    const T *x = (const T *)j->x + lo * g.h * g.w, *dy = (const T *)j->dy + lo * g.ho * g.wo;                  \
+    T *dx = (T *)j->y + lo * g.h * g.w, *share = j->scratch ? (T *)j->scratch + part * row_stride(&g) : NULL;  \
+    const bool max2x2 = is_max2x2(&g);                                                                         \
+    /* 2x2: each pair of dX rows is zeroed just before its scatter, in cache (a memset of the whole part first \
+     * left the rows to be fetched again: 2.0 ms for fashion_cnn's first pool, 64 x 32 x 28 x 28) */           \
+    if (!max2x2) memset(dx, 0, sizeof(T) * (size_t)((hi - lo) * g.h * g.w));                                   \
+    for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w, dx += g.h * g.w) {                                    \
+      if (max2x2 && 2 * g.ho < g.h) /* rows below the last window */                                           \
+        memset(dx + 2 * g.ho * g.w, 0, sizeof(T) * (size_t)((g.h - 2 * g.ho) * g.w));                          \
+      for (int64_t oh = 0; oh < g.ho; oh++, dy += g.wo) {                                                      \
+        pd_span r = pd_pool_clip(oh, g.kh, g.sh, g.ph, g.h, g.exclusive);                                      \
+        if (max2x2) { /* the first of the 4 in row-major order that is largest takes dOut */                   \
+          const T *a = x + 2 * oh * g.w, *b = a + g.w;                                                         \
+          T *d = dx + 2 * oh * g.w;                                                                            \
+          memset(d, 0, sizeof(T) * (size_t)(2 * g.w));                                                         \
+          int nan = 0; /* any NaN in the two rows (vectorised): the rare case has a loop of its own */         \
+          for (int64_t iw = 0; iw < 2 * g.wo; iw++) nan |= (a[iw] != a[iw]) | (b[iw] != b[iw]);                \
+          for (int64_t ow = 0; ow < g.wo && !nan; ow++) {                                                      \
+            /* k: which of the 4, by arithmetic (branches mispredict here) */                                  \
+            T v0 = a[2 * ow], v1 = a[2 * ow + 1], v2 = b[2 * ow], v3 = b[2 * ow + 1];                          \
+            int64_t k = v1 > v0;                                                                               \
+            T best = v1 > v0 ? v1 : v0;                                                                        \
+            int64_t gt2 = v2 > best;                                                                           \
+            best = v2 > best ? v2 : best;                                                                      \
+            k += (2 - k) * gt2;                                                                                \
+            k += (3 - k) * (int64_t)(v3 > best);                                                               \
+            d[(k >> 1) * g.w + 2 * ow + (k & 1)] = dy[ow];                                                     \
+          }                                                                                                    \
+          for (int64_t ow = 0; ow < g.wo && nan; ow++) { /* the first NaN of a window holding one */           \
+            const T *w4[4] = {a + 2 * ow, a + 2 * ow + 1, b + 2 * ow, b + 2 * ow + 1};                         \
+            int64_t k = 0;                                                                                     \
+            for (int i = 1; i < 4; i++)                                                                        \
+              if (pd_nan_gt_##T(*w4[i], *w4[k])) k = i;                                                        \
+            d[(k >> 1) * g.w + 2 * ow + (k & 1)] = dy[ow];                                                     \
+          }                                                                                                    \
+          continue;                                                                                            \
+        }                                                                                                      \
+        if (g.avg) {                                                                                           \
+          memset(share, 0, sizeof(T) * (size_t)g.w);                                                           \
+          for (int64_t ow = 0; ow < g.wo; ow++) {                                                              \
+            pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                  \
+            T v = dy[ow] / (T)(r.count * q.count);                                                             \
+            for (int64_t iw = q.lo; iw < q.hi; iw++) share[iw] += v;                                           \
+          }                                                                                                    \
+          for (int64_t ih = r.lo; ih < r.hi; ih++) {                                                           \
+            T *row = dx + ih * g.w;                                                                            \
+            for (int64_t iw = 0; iw < g.w; iw++) row[iw] += share[iw];                                         \
+          }                                                                                                    \
+          continue;                                                                                            \
+        }                                                                                                      \
+        for (int64_t ow = 0; ow < g.wo; ow++) {                                                                \
+          pd_span q = pd_pool_clip(ow, g.kw, g.sw, g.pw, g.w, g.exclusive);                                    \
+          int64_t at = r.lo * g.w + q.lo, nan_at = -1; /* the first maximum; the first NaN */                  \
+          T best = x[at];                                                                                      \
+          for (int64_t ih = r.lo; ih < r.hi; ih++)                                                             \
+            for (int64_t iw = q.lo; iw < q.hi; iw++) {                                                         \
+              T v = x[ih * g.w + iw];                                                                          \
+              bool gt = v > best;                                                                              \
+              best = gt ? v : best;                                                                            \
+              at = gt ? ih * g.w + iw : at;                                                                    \
+              nan_at = (v != v) & (nan_at < 0) ? ih * g.w + iw : nan_at;                                       \
+            }                                                                                                  \
+          if (nan_at >= 0) at = nan_at;                                                                        \
+          dx[at] += dy[ow];                                                                                    \
+        }                                                                                                      \
+      }                                                                                                        \
+    }                                                                                                          \
+  }                                                                                                            \
+                                                                                                               \
+  static pd_status backward_##T(pd_ctx *c) {                                                                   \
+    geom g;                                                                                                    \
+    pd_status st = get_geom(c, pd_in(c, G_X), &g);                                                             \
+    const int parts = st ? 1 : plane_parts(&g);                                                                \
+    void *share = st || !g.avg ? NULL : scratch(c, pd_in(c, G_X)->dtype, parts * row_stride(&g), &st);         \
+    if (st) return st;                                                                                         \
+    job j = {&g, PD_DATA(pd_in(c, G_X), T), PD_DATA(pd_in(c, G_DOUT), T), PD_DATA(pd_out(c, X), T), share};    \
+    pd_parallel_run(parts, backward_part_##T, &j);                                                             \
+    return PD_OK;                                                                                              \
   }
 POOL_KERNELS(float)
 POOL_KERNELS(double)
@@ -300,7 +328,8 @@ static const pd_kernel grad_kernels[] = {
 const pd_op_def pd_op_pool2d = {
     .type = "pool2d",
     .comment = "Max or average pooling over NCHW images, with strides, padding, ceil mode and global pooling. "
-               "Padding never wins a max; max's gradient goes to the window's first maximum in row-major order.",
+               "Padding never wins a max; a window holding a NaN gives NaN (as PyTorch). Max's gradient goes to the "
+               "window's first maximum in row-major order (its first NaN, if any).",
     .inputs = inputs,
     .n_inputs = N_IN,
     .outputs = outputs,

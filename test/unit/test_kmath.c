@@ -4,7 +4,7 @@
  * same functions and each test replays a GPU kernel's work in plain loops
  * (one loop iteration per GPU thread, the block reductions as sequential
  * sums) and compares it with the CPU kernel of the op, float32 (relative
- * error <= 1e-5; max-pool ties and random streams exactly). */
+ * error <= 1e-5; max-pool ties, NaNs and random streams exactly). */
 #include "optest.h"
 
 #include "act.h"
@@ -101,6 +101,7 @@ static void test_activations(void **state) {
   const pd_act acts[] = {PD_ACT_RELU, PD_ACT_SIGMOID, PD_ACT_TANH};
   pd_tensor *x = ot_rand(PD_F32, 2, (int64_t[]){7, 37}, 1, -30, 30, 1e-3);
   pd_tensor *dy = ot_rand(PD_F32, 2, (int64_t[]){7, 37}, 2, -1, 1, 0);
+  f32(x)[0] = f32(x)[100] = f32(x)[258] = NAN; /* kept by both (and Out's NaN passes dOut back) */
   double *ref = alloc_ref(7 * 37);
   for (int a = 0; a < 3; a++) {
     char grad[32];
@@ -367,6 +368,9 @@ static void check_pool(const pool_case *q) {
   const int64_t n = 2, c = 3;
   pd_tensor *x = ot_rand(PD_F32, 4, (int64_t[]){n, c, q->h, q->w}, 1, 0, 1, 0);
   for (int64_t i = 0; i < pd_tensor_numel(x); i++) f32(x)[i] = floorf(f32(x)[i] * 3); /* many ties */
+  /* and NaNs: a window holding one is NaN, its first NaN takes the gradient */
+  for (int64_t i = 5; i < pd_tensor_numel(x); i += 23) f32(x)[i] = NAN;
+  f32(x)[6] = NAN;
   const char *attrs[] = {"pooling_type",
                          q->type,
                          "ksize",
