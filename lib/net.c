@@ -75,6 +75,7 @@ int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dty
   vi->kind = kind;
   vi->producer = -1;
   vi->param_init = NAN;
+  vi->state_init = NAN;
   vi->decl_ndim = -1;
   pd_tensor_init(&vi->meta, dtype);
   net->names[net->nvars] = vi->name;
@@ -413,6 +414,10 @@ static bool op_reads(const pd_op *op, int v) {
   return false;
 }
 
+static bool is_update_op(const char *type) {
+  return !strcmp(type, "sgd") || !strcmp(type, "momentum") || !strcmp(type, "adam");
+}
+
 /* Who writes what, and what each variable is. */
 static pd_status resolve_kinds(builder *b) {
   pd_net *net = b->net;
@@ -439,6 +444,11 @@ static pd_status resolve_kinds(builder *b) {
           state_slot[v] = true;
           net->vars[v].state_init = op->def->state_init ? op->def->state_init[s] : 0;
         }
+        /* a net printed with its update ops declares their state (@lr,
+         * p@MOMENT1, ...) as STATE: it starts at zero, as AddOptimizerOps's */
+        if (net->vars[v].kind == PD_VAR_STATE && !(op->def->inputs[s].flags & PD_SLOT_PARAM) &&
+            is_update_op(op->def->type))
+          net->vars[v].optimizer_state = true;
       }
     for (int s = 0; s < op->def->n_outputs && !st; s++)
       for (int i = 0; i < op->out[s].n && !st; i++) {
