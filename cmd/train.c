@@ -49,7 +49,10 @@ const pd_command pd_cmd_train = {
     "  --save-every N        also save every N steps\n"
     "  --keep N              checkpoints kept in DIR (default 3)\n"
     "  --resume DIR          continue exactly where the checkpoint in DIR stopped\n"
-    "  --params DIR          start from these parameters (fine-tuning)\n"
+    "  --params DIR          start from these parameters (fine-tuning); DIR must\n"
+    "                        hold exactly this net's parameters\n"
+    "  --allow-partial-params  with --params: start from those that match, the\n"
+    "                        others initialised (fine-tuning a subset)\n"
     "  --log FILE.jsonl      one JSON object per logged step and per epoch\n"
     "  --log-every N         steps between log lines (default: the file's, 100)\n" PD_DEVICE_HELP
     "  --check-every N       under mpirun: steps between the ranks' parameter\n"
@@ -94,6 +97,7 @@ enum {
   O_SET,
   O_CHECK_EVERY,
   O_COMM_TIMEOUT,
+  O_ALLOW_PARTIAL,
   NOPT
 };
 
@@ -136,8 +140,8 @@ static pd_status share(trainer *t, pd_place place, bool late_place, pd_error *er
   return !st && late_place ? set_place(t, place, err) : st;
 }
 
-static pd_status fill_persistables(trainer *t, const char *params_dir, const char *resume, pd_checkpoint **ck_out,
-                                   pd_error *err) {
+static pd_status fill_persistables(trainer *t, const char *params_dir, bool allow_partial, const char *resume,
+                                   pd_checkpoint **ck_out, pd_error *err) {
   pd_net *net = t->net;
   pd_status st = PD_OK;
   if (resume) {
@@ -147,16 +151,36 @@ static pd_status fill_persistables(trainer *t, const char *params_dir, const cha
       st = pd_errorf(err, PD_ERR_INPUT,
                      "--resume %s: the checkpoint was trained with optimizer \"%s\", this run uses \"%s\"", resume,
                      cs->optimizer, t->opt->type);
-    if (!st) st = pd_params_load(net, t->scope, resume, NULL, true, NULL, err);
+    if (!st) st = pd_params_load(net, t->scope, resume, NULL, true, NULL, NULL, err);
     if (st) return st;
   } else if (params_dir) {
     pd_buf report = {0};
-    st = pd_params_load(net, t->scope, params_dir, NULL, false, &report, err);
+    int mismatched = 0;
+    st = pd_params_load(net, t->scope, params_dir, NULL, false, &report, &mismatched, err);
     if (!st && report.len) fprintf(stderr, "paddle-run: --params %s:\n%.*s", params_dir, (int)report.len, report.data);
     pd_buf_free(&report);
+    /* another net's parameters would train it from scratch, silently */
+    if (!st && mismatched && !allow_partial)
+      st = pd_errorf(err, PD_ERR_INPUT,
+                     "--params %s does not hold this net's parameters (%d listed above missed or skipped: another "
+                     "net's?); give --allow-partial-params to start from the ones that match",
+                     params_dir, mismatched);
     if (st) return st;
   }
   return pd_init_persistables(net, t->scope, t->td->default_init, t->seed, err);
+}
+
+/* A save directory with checkpoints in it (a `latest`) belongs to the run
+ * that wrote them: only that run, resumed from one of them, saves there
+ * (another run's checkpoints would mix with its own, and --keep count both). */
+static pd_status check_save_dir(const trainer *t, const pd_checkpoint *ck, pd_error *err) {
+  char what[4200];
+  pd_status st = pd_checkpoint_dir_holds(t->save_dir, what, sizeof what, err);
+  if (st || !what[0] || (ck && pd_checkpoint_is_in(ck, t->save_dir))) return st;
+  return pd_errorf(err, PD_ERR_INPUT,
+                   "--save %s already holds another run's checkpoints (%s); to continue that run give --resume %s, "
+                   "otherwise save into a new directory",
+                   t->save_dir, what, t->save_dir);
 }
 
 static void permutation(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch, bool shuffle) {
@@ -514,6 +538,7 @@ static int train_main(int argc, char **argv) {
       [O_SET] = {.name = "--set", .has_value = true, .repeat = true},
       [O_CHECK_EVERY] = {.name = "--check-every", .has_value = true},
       [O_COMM_TIMEOUT] = {.name = "--comm-timeout", .has_value = true},
+      [O_ALLOW_PARTIAL] = {.name = "--allow-partial-params"},
   };
   char *pos[1];
   int code = 0;
@@ -556,6 +581,10 @@ static int train_main(int argc, char **argv) {
   pd_dist_set_timeout(comm_timeout);
   if (opts[O_LR].value && !(lr > 0)) {
     pd_cli_usage_error("train", "--lr must be > 0, got %s", opts[O_LR].value);
+    goto out;
+  }
+  if (opts[O_ALLOW_PARTIAL].value && !opts[O_PARAMS].value) {
+    pd_cli_usage_error("train", "--allow-partial-params needs --params DIR");
     goto out;
   }
   if (opts[O_SAVE_EVERY].value && !opts[O_SAVE].value) {
@@ -656,10 +685,15 @@ static int train_main(int argc, char **argv) {
   bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
   bool made_save_dir = rank0 && t.save_dir && stat(t.save_dir, &sb) != 0;
   if (!st && rank0 && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
+  pd_ckpt_lock *save_lock = NULL; /* one writer per save directory */
+  if (!st && rank0 && t.save_dir) st = pd_checkpoint_lock(t.save_dir, &save_lock, &err);
   if (!st && rank0 && opts[O_LOG].value && !(t.log = fopen(opts[O_LOG].value, "w")))
     st = pd_errorf(&err, PD_ERR_INPUT, "--log %s: cannot open for writing", opts[O_LOG].value);
   if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
+  if (!st)
+    st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_ALLOW_PARTIAL].value != NULL, opts[O_RESUME].value, &ck,
+                           &err);
+  if (!st && rank0 && t.save_dir) st = check_save_dir(&t, ck, &err);
   if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
   /* the step's gradients share buffers; its forward values (which the
    * evaluation runner shares, unplanned) stay, to name a non-finite loss */
@@ -703,6 +737,7 @@ static int train_main(int argc, char **argv) {
     code = pd_cli_dist_fail(&err, t.diverged);
   else if (!code)
     code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
+  pd_checkpoint_unlock(save_lock);
   if (st && made_save_dir) rmdir(t.save_dir); /* only succeeds while empty */
   if (g_signal)
     fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");
