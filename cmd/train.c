@@ -140,6 +140,45 @@ static pd_status share(trainer *t, pd_place place, bool late_place, pd_error *er
   return !st && late_place ? set_place(t, place, err) : st;
 }
 
+/* The steps this run trains to, counted from the start of the run (as
+ * train_loop counts): --epochs and --iterations are totals, also on resume. */
+static int64_t planned_steps(const trainer *t) {
+  int64_t per_epoch = (t->feed.rows + t->batch - 1) / t->batch;
+  return t->no_steps ? 0 : t->iterations > 0 ? t->iterations : per_epoch * t->epochs;
+}
+
+/* A resumed run continues the checkpoint's: its step and epoch counts are
+ * in its batches, so the batch size stays; and it must have steps left. */
+static pd_status check_resume(const trainer *t, const char *resume, const pd_checkpoint *ck, pd_error *err) {
+  const pd_ckpt_state *cs = pd_checkpoint_state(ck);
+  if (cs->batch_size && cs->batch_size != t->batch)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "--resume %s: the checkpoint was trained at batch size %lld (its %lld steps and position in "
+                     "epoch %lld count batches of that size), this run asks for %lld; resume with --batch-size %lld, "
+                     "or start a new run from its parameters with --params %s",
+                     resume, (long long)cs->batch_size, (long long)cs->step, (long long)cs->epoch + 1,
+                     (long long)t->batch, (long long)cs->batch_size, resume);
+  int64_t total = planned_steps(t);
+  if (t->no_steps) return PD_OK; /* --iterations 0: saves the checkpoint's parameters again */
+  if (cs->step < total) {
+    if (pd_dist_rank() == 0)
+      fprintf(stderr, "resuming %s at step %lld (epoch %lld), training to step %lld\n", pd_checkpoint_dir(ck),
+              (long long)cs->step, (long long)cs->epoch + 1, (long long)total);
+    return PD_OK;
+  }
+  char asked[64];
+  if (t->iterations > 0)
+    snprintf(asked, sizeof asked, "%lld steps", (long long)t->iterations);
+  else
+    snprintf(asked, sizeof asked, "%lld epoch%s (%lld steps)", (long long)t->epochs, t->epochs == 1 ? "" : "s",
+             (long long)total);
+  return pd_errorf(err, PD_ERR_INPUT,
+                   "--resume %s: nothing to train: the checkpoint is at step %lld (%lld epoch%s done), and this run "
+                   "asks for %s in all; --epochs and --iterations count from the start of the run, the checkpoint's "
+                   "included, so ask for more",
+                   resume, (long long)cs->step, (long long)cs->epoch, cs->epoch == 1 ? "" : "s", asked);
+}
+
 static pd_status fill_persistables(trainer *t, const char *params_dir, bool allow_partial, const char *resume,
                                    pd_checkpoint **ck_out, pd_error *err) {
   pd_net *net = t->net;
@@ -151,6 +190,7 @@ static pd_status fill_persistables(trainer *t, const char *params_dir, bool allo
       st = pd_errorf(err, PD_ERR_INPUT,
                      "--resume %s: the checkpoint was trained with optimizer \"%s\", this run uses \"%s\"", resume,
                      cs->optimizer, t->opt->type);
+    if (!st) st = check_resume(t, resume, *ck_out, err);
     if (!st) st = pd_params_load(net, t->scope, resume, NULL, true, NULL, NULL, err);
     if (st) return st;
   } else if (params_dir) {
@@ -247,6 +287,7 @@ static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_
                          .step = step,
                          .epoch = epoch,
                          .batch_in_epoch = batch_in_epoch,
+                         .batch_size = t->batch,
                          .optimizer = t->opt->type,
                          .seed = t->seed,
                          .lr = lr};

@@ -634,7 +634,7 @@ static pd_status check_save_args(const pd_ckpt_var *vars, int n, const pd_ckpt_s
   if (!state) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: no training state given");
   if (n < 0 || (n > 0 && !vars)) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: bad variable count %d", n);
   if (keep < 1) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: keep must be >= 1, got %d", keep);
-  if (state->step < 0 || state->epoch < 0 || state->batch_in_epoch < 0)
+  if (state->step < 0 || state->epoch < 0 || state->batch_in_epoch < 0 || state->batch_size < 0)
     return pd_errorf(err, PD_ERR_INPUT, "checkpoint: step, epoch and batch must be >= 0, got %lld, %lld, %lld",
                      (long long)state->step, (long long)state->epoch, (long long)state->batch_in_epoch);
   if (state->n_rng && !state->rng_state) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: rng_state missing");
@@ -721,6 +721,8 @@ static pd_status write_contents(const char *tmp, const pd_ckpt_var *vars, int n,
   m.optimizer = (char *)state->optimizer;
   m.seed = state->seed;
   m.lr = state->lr;
+  m.has_batch_size = state->batch_size > 0;
+  m.batch_size = state->batch_size;
   m.n_rng_state = state->n_rng;
   m.rng_state = (uint64_t *)state->rng_state;
   m.n_file = (size_t)n;
@@ -1003,9 +1005,9 @@ static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
                (int)m->format_version, FORMAT_VERSION);
     goto done;
   }
-  static const char *const counters[] = {"step", "epoch", "batch_in_epoch"};
-  const int64_t values[] = {m->step, m->epoch, m->batch_in_epoch};
-  for (int i = 0; i < 3; i++)
+  static const char *const counters[] = {"step", "epoch", "batch_in_epoch", "batch_size"};
+  const int64_t values[] = {m->step, m->epoch, m->batch_in_epoch, m->batch_size};
+  for (int i = 0; i < 4; i++)
     if (values[i] < 0) {
       st = mfail(&mf, err, m, counters[i], 0, "%s must be >= 0, got %lld", counters[i], (long long)values[i]);
       goto done;
@@ -1013,6 +1015,7 @@ static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
   ck->state.step = m->step;
   ck->state.epoch = m->epoch;
   ck->state.batch_in_epoch = m->batch_in_epoch;
+  ck->state.batch_size = m->batch_size;
   ck->state.seed = m->seed;
   ck->state.lr = m->lr;
   if ((m->net && !(ck->net = strdup(m->net))) || (m->optimizer && !(ck->optimizer = strdup(m->optimizer))) ||

@@ -27,6 +27,7 @@ typedef struct pd_ckpt_state {
   int64_t step;           /* global step, >= 0; names the checkpoint */
   int64_t epoch;          /* >= 0 */
   int64_t batch_in_epoch; /* >= 0 */
+  int64_t batch_size;     /* rows per step the counts above are in; 0: not recorded */
   const char *optimizer;  /* "sgd", "adam", ... */
   uint64_t seed;
   double lr;
