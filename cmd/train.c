@@ -770,7 +770,10 @@ static int train_main(int argc, char **argv) {
       fputs("}\n", t.log);
       fflush(t.log);
     }
-    st = train_loop(&t, ck, &err);
+    /* ranks reading other data of the same shape would train on a mix (issue 18.12) */
+    if (pd_dist_size() > 1)
+      st = pd_cli_dist_same_data(t.net, &t.feed, t.have_eval ? &t.efeed : NULL, &t.diverged, &err);
+    if (!st) st = train_loop(&t, ck, &err);
   }
   if (!code && agreed)
     code = agreed; /* another rank failed its setup; it said why */

@@ -494,6 +494,9 @@ static pd_status resolve_kinds(builder *b) {
       st = fail_at(net, b->err, vi->line, vi->col, "data variable \"%s\" needs a shape (e.g. shape: [-1, 784])",
                    vi->name);
     if (vi->kind == PD_VAR_TEMP) vi->meta.ndim = -1, vi->meta.dtype = net->float_dtype;
+    /* the training loop's own (a printed sgd net declares @step, which nothing reads) */
+    if (vi->kind == PD_VAR_STATE && (!strcmp(vi->name, "@lr") || !strcmp(vi->name, "@step")))
+      vi->optimizer_state = true;
   }
   free(param_slot), free(read), free(reader), free(state_slot);
   return st;
