@@ -73,8 +73,9 @@ pd_status pd_checkpoint_dir_holds(const char *dir, char *what, size_t size, pd_e
  * resumed at an earlier point) are left alone. A checkpoint of the same
  * step is replaced. On failure nothing new is left behind and `latest` is
  * unchanged. saved_path (may be NULL) receives the checkpoint directory.
- * One saver per dir at a time. The caller should ignore SIGXFSZ, so that a
- * file size limit comes back as an error instead of killing the process. */
+ * One saver per dir at a time (pd_checkpoint_lock). The caller should
+ * ignore SIGXFSZ, so that a file size limit comes back as an error instead
+ * of killing the process. */
 pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, const pd_ckpt_state *state, int keep,
                              char *saved_path, size_t saved_size, pd_error *err);
 
