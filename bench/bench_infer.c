@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   pd_net_prune(net, &fetch, 1, active);
   if (pd_net_select_kernels(net, PD_CPU, &err)) die(&err);
   pd_scope *scope = pd_scope_new(NULL);
-  if (pd_params_load(net, scope, argv[2], active, true, NULL, &err)) die(&err);
+  if (pd_params_load(net, scope, argv[2], active, true, NULL, NULL, &err)) die(&err);
   pd_runner r;
   if (pd_runner_init(&r, net, scope, active, &err)) die(&err);
   r.exec.training = false;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dataset.h"
 #include "dist.h"
 
 static struct {
@@ -119,6 +120,44 @@ static uint64_t words_hash(uint64_t h, const void *data, size_t n) {
       lane[l] = (lane[l] ^ w) * 0x100000001b3ull;
     }
   return fnv(fnv(h, lane, sizeof lane), p + i, n - i);
+}
+
+/* The checksum of the file bound to data variable v in f (0: unbound):
+ * its element type and row shape, then its rows' bytes. */
+static uint64_t data_hash(const pd_feed *f, int v, const char **file) {
+  for (int i = 0; f && i < f->n; i++) {
+    if (f->b[i].var != v) continue;
+    const pd_dataset *ds = f->b[i].ds;
+    int64_t head[2 + PD_MAX_DIMS] = {pd_dataset_dtype(ds), pd_dataset_row_ndim(ds)};
+    memcpy(head + 2, pd_dataset_row_dims(ds), sizeof(int64_t) * (size_t)pd_dataset_row_ndim(ds));
+    size_t len;
+    const void *bytes = pd_dataset_bytes(ds, &len);
+    *file = f->b[i].file;
+    return words_hash(fnv(FNV_START, head, sizeof head), bytes, len);
+  }
+  return 0;
+}
+
+pd_status pd_cli_dist_same_data(const pd_net *net, const pd_feed *f, const pd_feed *ef, bool *differ, pd_error *err) {
+  *differ = false;
+  /* one comparison per data variable of the net (the same on every rank),
+   * whatever each rank bound, so that the ranks meet in the same collectives */
+  for (int pass = 0; pass < 2; pass++)
+    for (int v = 0; v < net->nvars; v++) {
+      if (net->vars[v].kind != PD_VAR_DATA) continue;
+      const char *file = "no file";
+      uint64_t h = data_hash(pass ? ef : f, v, &file);
+      bool same = true;
+      pd_status st = pd_dist_same(h, &same, "the ranks' comparison of data", err);
+      if (st) return st;
+      if (same) continue;
+      *differ = true;
+      return pd_errorf(err, PD_ERR_INPUT,
+                       "the ranks were given different %sdata for \"%s\" (%s on rank %d does not hold the same "
+                       "bytes on every rank): start every rank with the same data files",
+                       pass ? "evaluation " : "", net->vars[v].name, file, pd_dist_rank());
+    }
+  return PD_OK;
 }
 
 pd_status pd_cli_dist_check(pd_runner *r, int64_t step, bool *differ, pd_error *err) {

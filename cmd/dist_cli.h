@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "feed.h"
 #include "net.h"
 
 /* Joins MPI when launched by mpirun; on ranks other than 0, stderr goes to
@@ -33,6 +34,11 @@ pd_status pd_cli_dist_share(pd_runner *r, pd_error *err);
  * numbers that decide when they meet in collectives (an error when not; then
  * *differ: every rank has it). */
 pd_status pd_cli_dist_same_plan(const int64_t *plan, int n, bool *differ, pd_error *err);
+/* Every rank, before training: whether every rank's data files (the
+ * training feed f, then the evaluation feed ef, which may be NULL) hold the
+ * same bytes, one checksum per data variable of the net (an error naming
+ * the first that differs when not; then *differ: every rank has it). */
+pd_status pd_cli_dist_same_data(const pd_net *net, const pd_feed *f, const pd_feed *ef, bool *differ, pd_error *err);
 /* Every rank: a checksum of the parameters and optimizer state, compared
  * across ranks; an error when they differ (then *differ: every rank has it). */
 pd_status pd_cli_dist_check(pd_runner *r, int64_t step, bool *differ, pd_error *err);

@@ -62,7 +62,7 @@ static int run(int argc, char **argv) {
   if (!st && !(active = calloc((size_t)net->nops + 1, 1))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) pd_net_prune(net, targets, ntargets, active);
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, &err);
+  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, NULL, &err);
   if (!st) st = pd_check_creatable(out, &err);
   if (!st) st = pd_onnx_export(net, scope, targets, ntargets, &data, &len, &err);
   if (!st) st = pd_write_file_atomic(out, data, len, &err);

@@ -79,7 +79,7 @@ static int run(int argc, char **argv) {
   if (!st) st = pd_feed_check(&feed, net, NULL, "add train { data { ... } } or give --data VAR=FILE", &err);
   uint64_t s = opts[SEED].value ? seed : td ? td->seed : 1;
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, &err);
+  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, NULL, &err);
   if (!st) st = pd_init_persistables(net, scope, td->default_init, s, &err);
   if (!st) st = pd_runner_init(&r, net, scope, NULL, &err);
   int64_t n = feed.n && feed.rows < rows ? feed.rows : rows;

@@ -144,7 +144,7 @@ static int run(int argc, char **argv) {
     for (int v = 0; v < net->nvars; v++) any |= net->vars[v].kind == PD_VAR_PARAM;
     if (any) st = pd_errorf(&err, PD_ERR_INPUT, "the net has parameters: give --params DIR");
   }
-  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, &err);
+  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, NULL, &err);
   if (!st) st = pd_runner_init(&r, net, scope, active, &err);
   if (!st) st = pd_runner_plan_memory(&r, targets, nf, false, &err); /* the fetched variables stay */
   if (!st) st = pd_runner_set_place(&r, place, &err);

@@ -151,7 +151,7 @@ static int run(int argc, char **argv) {
                           opts[DATA].values, opts[DATA].n_values, "--data", &err);
   if (!st && feed.n) st = pd_feed_check(&feed, net, NULL, "give --data for every data variable, or none", &err);
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, &err);
+  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, NULL, false, NULL, NULL, &err);
   if (!st) st = pd_init_persistables(net, scope, td ? td->default_init : NULL, td ? td->seed : 1, &err);
   if (!st) st = pd_runner_init(&r, net, scope, NULL, &err);
   if (!st) st = pd_runner_plan_memory(&r, NULL, 0, train, &err); /* as train and infer run */

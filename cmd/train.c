@@ -41,7 +41,8 @@ const pd_command pd_cmd_train = {
     "  --data VAR=FILE       training data for a data variable (.npy, IDX, .gz)\n"
     "  --eval-data VAR=FILE  evaluation data, evaluated after each epoch\n"
     "  --batch-size N        examples per step\n"
-    "  --epochs N            passes over the data\n"
+    "  --epochs N            passes over the data in all (with --resume: counting\n"
+    "                        the checkpoint's, so the same command finishes a run)\n"
     "  --iterations N        steps in total (instead of epochs); 0: none, so --save\n"
     "                        writes the starting parameters (initialised or --params)\n"
     "  --optimizer NAME      sgd, momentum or adam\n"
@@ -49,11 +50,17 @@ const pd_command pd_cmd_train = {
     "  --seed N              seed for initialisation, shuffling and random ops\n"
     "  --shuffle, --no-shuffle  shuffle each epoch (default: the file's, shuffle)\n"
     "  --threads N           threads for matrix products (default: all cores)\n"
-    "  --save DIR            save checkpoints to DIR (DIR/latest is the newest)\n"
+    "  --save DIR            save checkpoints to DIR (DIR/latest is the newest): a\n"
+    "                        new DIR, or the one --resume continues (one writer\n"
+    "                        at a time)\n"
     "  --save-every N        also save every N steps\n"
     "  --keep N              checkpoints kept in DIR (default 3)\n"
     "  --resume DIR          continue exactly where the checkpoint in DIR stopped\n"
-    "  --params DIR          start from these parameters (fine-tuning)\n"
+    "                        (at the batch size it was trained with)\n"
+    "  --params DIR          start from these parameters (fine-tuning); DIR must\n"
+    "                        hold exactly this net's parameters\n"
+    "  --allow-partial-params  with --params: start from those that match, the\n"
+    "                        others initialised (fine-tuning a subset)\n"
     "  --log FILE.jsonl      JSON lines: the run's settings, each logged step and\n"
     "                        epoch, how the run ended (--resume appends)\n"
     "  --log-every N         steps between log lines (default: the file's, 100)\n"
@@ -110,6 +117,7 @@ enum {
   O_CHECK_EVERY,
   O_COMM_TIMEOUT,
   O_NO_CHECK_DATA,
+  O_ALLOW_PARTIAL,
   NOPT
 };
 
@@ -159,8 +167,47 @@ static pd_status share(trainer *t, pd_place place, bool late_place, pd_error *er
   return !st && late_place ? set_place(t, place, err) : st;
 }
 
-static pd_status fill_persistables(trainer *t, const char *params_dir, const char *resume, pd_checkpoint **ck_out,
-                                   pd_error *err) {
+/* The steps this run trains to, counted from the start of the run (as
+ * train_loop counts): --epochs and --iterations are totals, also on resume. */
+static int64_t planned_steps(const trainer *t) {
+  int64_t per_epoch = (t->feed.rows + t->batch - 1) / t->batch;
+  return t->no_steps ? 0 : t->iterations > 0 ? t->iterations : per_epoch * t->epochs;
+}
+
+/* A resumed run continues the checkpoint's: its step and epoch counts are
+ * in its batches, so the batch size stays; and it must have steps left. */
+static pd_status check_resume(const trainer *t, const char *resume, const pd_checkpoint *ck, pd_error *err) {
+  const pd_ckpt_state *cs = pd_checkpoint_state(ck);
+  if (cs->batch_size && cs->batch_size != t->batch)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "--resume %s: the checkpoint was trained at batch size %lld (its %lld steps and position in "
+                     "epoch %lld count batches of that size), this run asks for %lld; resume with --batch-size %lld, "
+                     "or start a new run from its parameters with --params %s",
+                     resume, (long long)cs->batch_size, (long long)cs->step, (long long)cs->epoch + 1,
+                     (long long)t->batch, (long long)cs->batch_size, resume);
+  int64_t total = planned_steps(t);
+  if (t->no_steps) return PD_OK; /* --iterations 0: saves the checkpoint's parameters again */
+  if (cs->step < total) {
+    if (pd_dist_rank() == 0)
+      fprintf(stderr, "resuming %s at step %lld (epoch %lld), training to step %lld\n", pd_checkpoint_dir(ck),
+              (long long)cs->step, (long long)cs->epoch + 1, (long long)total);
+    return PD_OK;
+  }
+  char asked[64];
+  if (t->iterations > 0)
+    snprintf(asked, sizeof asked, "%lld steps", (long long)t->iterations);
+  else
+    snprintf(asked, sizeof asked, "%lld epoch%s (%lld steps)", (long long)t->epochs, t->epochs == 1 ? "" : "s",
+             (long long)total);
+  return pd_errorf(err, PD_ERR_INPUT,
+                   "--resume %s: nothing to train: the checkpoint is at step %lld (%lld epoch%s done), and this run "
+                   "asks for %s in all; --epochs and --iterations count from the start of the run, the checkpoint's "
+                   "included, so ask for more",
+                   resume, (long long)cs->step, (long long)cs->epoch, cs->epoch == 1 ? "" : "s", asked);
+}
+
+static pd_status fill_persistables(trainer *t, const char *params_dir, bool allow_partial, const char *resume,
+                                   pd_checkpoint **ck_out, pd_error *err) {
   pd_net *net = t->net;
   pd_status st = PD_OK;
   if (resume) {
@@ -170,16 +217,37 @@ static pd_status fill_persistables(trainer *t, const char *params_dir, const cha
       st = pd_errorf(err, PD_ERR_INPUT,
                      "--resume %s: the checkpoint was trained with optimizer \"%s\", this run uses \"%s\"", resume,
                      cs->optimizer, t->opt->type);
-    if (!st) st = pd_params_load(net, t->scope, resume, NULL, true, NULL, err);
+    if (!st) st = check_resume(t, resume, *ck_out, err);
+    if (!st) st = pd_params_load(net, t->scope, resume, NULL, true, NULL, NULL, err);
     if (st) return st;
   } else if (params_dir) {
     pd_buf report = {0};
-    st = pd_params_load(net, t->scope, params_dir, NULL, false, &report, err);
+    int mismatched = 0;
+    st = pd_params_load(net, t->scope, params_dir, NULL, false, &report, &mismatched, err);
     if (!st && report.len) fprintf(stderr, "paddle-run: --params %s:\n%.*s", params_dir, (int)report.len, report.data);
     pd_buf_free(&report);
+    /* another net's parameters would train it from scratch, silently */
+    if (!st && mismatched && !allow_partial)
+      st = pd_errorf(err, PD_ERR_INPUT,
+                     "--params %s does not hold this net's parameters (%d listed above missed or skipped: another "
+                     "net's?); give --allow-partial-params to start from the ones that match",
+                     params_dir, mismatched);
     if (st) return st;
   }
   return pd_init_persistables(net, t->scope, t->td->default_init, t->seed, err);
+}
+
+/* A save directory with checkpoints in it (a `latest`) belongs to the run
+ * that wrote them: only that run, resumed from one of them, saves there
+ * (another run's checkpoints would mix with its own, and --keep count both). */
+static pd_status check_save_dir(const trainer *t, const pd_checkpoint *ck, pd_error *err) {
+  char what[4200];
+  pd_status st = pd_checkpoint_dir_holds(t->save_dir, what, sizeof what, err);
+  if (st || !what[0] || (ck && pd_checkpoint_is_in(ck, t->save_dir))) return st;
+  return pd_errorf(err, PD_ERR_INPUT,
+                   "--save %s already holds another run's checkpoints (%s); to continue that run give --resume %s, "
+                   "otherwise save into a new directory",
+                   t->save_dir, what, t->save_dir);
 }
 
 static void permutation(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch, bool shuffle) {
@@ -269,6 +337,7 @@ static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_
                          .step = step,
                          .epoch = epoch,
                          .batch_in_epoch = batch_in_epoch,
+                         .batch_size = t->batch,
                          .optimizer = t->opt->type,
                          .seed = t->seed,
                          .lr = lr};
@@ -718,6 +787,7 @@ static int train_main(int argc, char **argv) {
       [O_CHECK_EVERY] = {.name = "--check-every", .has_value = true},
       [O_COMM_TIMEOUT] = {.name = "--comm-timeout", .has_value = true},
       [O_NO_CHECK_DATA] = {.name = "--no-check-data"},
+      [O_ALLOW_PARTIAL] = {.name = "--allow-partial-params"},
   };
   char *pos[1];
   int code = 0;
@@ -764,6 +834,10 @@ static int train_main(int argc, char **argv) {
   pd_dist_set_timeout(comm_timeout);
   if (opts[O_LR].value && !(lr > 0 && lr <= FLT_MAX)) { /* the step takes it as a float32 */
     pd_cli_usage_error("train", "--lr must be > 0 and at most %g (a float32), got %s", FLT_MAX, opts[O_LR].value);
+    goto out;
+  }
+  if (opts[O_ALLOW_PARTIAL].value && !opts[O_PARAMS].value) {
+    pd_cli_usage_error("train", "--allow-partial-params needs --params DIR");
     goto out;
   }
   if (opts[O_SAVE_EVERY].value && !opts[O_SAVE].value) {
@@ -890,10 +964,15 @@ static int train_main(int argc, char **argv) {
   bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
   bool made_save_dir = rank0 && t.save_dir && stat(t.save_dir, &sb) != 0;
   if (!st && rank0 && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
+  pd_ckpt_lock *save_lock = NULL; /* one writer per save directory */
+  if (!st && rank0 && t.save_dir) st = pd_checkpoint_lock(t.save_dir, &save_lock, &err);
   if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st) st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_RESUME].value, &ck, &err);
-  /* after every input is read: never one of them, a directory or a socket */
-  /* a resumed run appends to its log (the log is the run's history) */
+  if (!st)
+    st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_ALLOW_PARTIAL].value != NULL, opts[O_RESUME].value, &ck,
+                           &err);
+  if (!st && rank0 && t.save_dir) st = check_save_dir(&t, ck, &err);
+  /* after every input is read: never one of them, a directory or a socket;
+   * a resumed run appends to its log (the log is the run's history) */
   if (!st && rank0 && opts[O_LOG].value)
     st = pd_output_open_stream("--log", opts[O_LOG].value, opts[O_RESUME].value != NULL, &t.log, &err);
   t.log_path = opts[O_LOG].value;
@@ -924,7 +1003,10 @@ static int train_main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     t.t0 = pd_cli_now();
-    if (t.log) { /* start-up: main() to the first step, data opened and parameters placed */
+    /* ranks reading other data of the same shape would train on a mix */
+    if (pd_dist_size() > 1)
+      st = pd_cli_dist_same_data(t.net, &t.feed, t.have_eval ? &t.efeed : NULL, &t.diverged, &err);
+    if (!st && t.log) { /* start-up: main() to the first step, data opened and parameters placed */
       fprintf(t.log, "{\"type\":\"start\",\"ranks\":%d,\"startup\":%.4f", pd_dist_size(), t.t0 - pd_cli_t_main);
       if (pd_dist_size() > 1) { /* how the CPU gradients are summed */
         const char *why = pd_dist_shared_why_not();
@@ -942,6 +1024,7 @@ static int train_main(int argc, char **argv) {
     code = pd_cli_dist_fail(&err, t.diverged);
   else if (!code)
     code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
+  pd_checkpoint_unlock(save_lock);
   if (st && made_save_dir) rmdir(t.save_dir); /* only succeeds while empty */
   if (g_signal)
     fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");

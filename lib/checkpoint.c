@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -28,6 +29,7 @@
 
 #define MANIFEST "manifest.pbtxt"
 #define LATEST "latest"
+#define LOCK_FILE ".lock" /* a hidden name: listing, loading and pruning pass it by */
 #define TMP_PREFIX ".tmp-"
 #define FORMAT_VERSION 1
 #define MANIFEST_MAX ((size_t)16 << 20) /* ~100k variables; more is a lie */
@@ -523,12 +525,119 @@ pd_status pd_checkpoint_check_writable(const char *dir, pd_error *err) {
   return st;
 }
 
+/* ---- one writer per directory ------------------------------------------------ */
+
+struct pd_ckpt_lock {
+  int fd;
+  char *path;
+};
+
+/* The pid the holder wrote into the lock file, or 0. */
+static long lock_holder(int fd) {
+  char buf[32];
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  char *end;
+  long pid = strtol(buf, &end, 10);
+  return pid > 0 && (*end == '\n' || *end == '\0') ? pid : 0;
+}
+
+pd_status pd_checkpoint_lock(const char *dir, pd_ckpt_lock **out, pd_error *err) {
+  *out = NULL;
+  if (!dir || !dir[0]) return pd_errorf(err, PD_ERR_INPUT, "checkpoint directory: empty path");
+  char *d = trim_slashes(dir);
+  char *path = d ? join(d, LOCK_FILE) : NULL;
+  pd_ckpt_lock *l = calloc(1, sizeof *l);
+  pd_status st = PD_OK;
+  if (!d || !path || !l) {
+    st = oom(err);
+    goto done;
+  }
+  /* A holder removes the file as it lets go, so the file we locked may be
+   * gone or replaced by then: it is ours only while the path still names it. */
+  for (int attempt = 0;; attempt++) {
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      st = os_error(err, errno, path, "cannot open the lock file");
+      break;
+    }
+    int e = flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
+    /* a file system without locks (some network mounts): saved unguarded, as before */
+    if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS) e = 0;
+    if (e) {
+      long pid = e == EWOULDBLOCK ? lock_holder(fd) : 0;
+      close(fd);
+      if (e != EWOULDBLOCK) {
+        st = os_error(err, e, path, "cannot lock");
+      } else if (pid) {
+        st = pd_errorf(err, PD_ERR_INPUT,
+                       "--save %s: another process (pid %ld) is saving checkpoints there; wait for it to end or "
+                       "save into another directory",
+                       d, pid);
+      } else {
+        st = pd_errorf(err, PD_ERR_INPUT,
+                       "--save %s: another process is saving checkpoints there (it holds %s); wait for it to end or "
+                       "save into another directory",
+                       d, path);
+      }
+      break;
+    }
+    struct stat held, named;
+    if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino) {
+      char pid[32];
+      int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+      if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        st = os_error(err, errno, path, "cannot write the lock file");
+        close(fd);
+        break;
+      }
+      l->fd = fd;
+      l->path = path;
+      path = NULL;
+      *out = l;
+      l = NULL;
+      break;
+    }
+    close(fd);
+    if (attempt == 100) {
+      st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot lock: the file keeps being replaced", path);
+      break;
+    }
+  }
+done:
+  free(l);
+  free(path);
+  free(d);
+  return st;
+}
+
+void pd_checkpoint_unlock(pd_ckpt_lock *l) {
+  if (!l) return;
+  unlink(l->path); /* still holding it, so nobody else has it */
+  close(l->fd);
+  free(l->path);
+  free(l);
+}
+
+pd_status pd_checkpoint_dir_holds(const char *dir, char *what, size_t size, pd_error *err) {
+  what[0] = '\0';
+  char *d = trim_slashes(dir);
+  if (!d) return oom(err);
+  char target[PATH_MAX];
+  read_latest(d, target, sizeof target);
+  if (target[0]) snprintf(what, size, "%s/%s -> %s", d, LATEST, target);
+  free(d);
+  return PD_OK;
+}
+
 static pd_status check_save_args(const pd_ckpt_var *vars, int n, const pd_ckpt_state *state, int keep, pd_error *err) {
   char db[160];
   if (!state) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: no training state given");
   if (n < 0 || (n > 0 && !vars)) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: bad variable count %d", n);
   if (keep < 1) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: keep must be >= 1, got %d", keep);
-  if (state->step < 0 || state->epoch < 0 || state->batch_in_epoch < 0)
+  if (state->step < 0 || state->epoch < 0 || state->batch_in_epoch < 0 || state->batch_size < 0)
     return pd_errorf(err, PD_ERR_INPUT, "checkpoint: step, epoch and batch must be >= 0, got %lld, %lld, %lld",
                      (long long)state->step, (long long)state->epoch, (long long)state->batch_in_epoch);
   if (state->n_rng && !state->rng_state) return pd_errorf(err, PD_ERR_INPUT, "checkpoint: rng_state missing");
@@ -615,6 +724,8 @@ static pd_status write_contents(const char *tmp, const pd_ckpt_var *vars, int n,
   m.optimizer = (char *)state->optimizer;
   m.seed = state->seed;
   m.lr = state->lr;
+  m.has_batch_size = state->batch_size > 0;
+  m.batch_size = state->batch_size;
   m.n_rng_state = state->n_rng;
   m.rng_state = (uint64_t *)state->rng_state;
   m.n_file = (size_t)n;
@@ -906,9 +1017,9 @@ static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
                (int)m->format_version, FORMAT_VERSION);
     goto done;
   }
-  static const char *const counters[] = {"step", "epoch", "batch_in_epoch"};
-  const int64_t values[] = {m->step, m->epoch, m->batch_in_epoch};
-  for (int i = 0; i < 3; i++)
+  static const char *const counters[] = {"step", "epoch", "batch_in_epoch", "batch_size"};
+  const int64_t values[] = {m->step, m->epoch, m->batch_in_epoch, m->batch_size};
+  for (int i = 0; i < 4; i++)
     if (values[i] < 0) {
       st = mfail(&mf, err, m, counters[i], 0, "%s must be >= 0, got %lld", counters[i], (long long)values[i]);
       goto done;
@@ -920,6 +1031,7 @@ static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
   ck->state.step = m->step;
   ck->state.epoch = m->epoch;
   ck->state.batch_in_epoch = m->batch_in_epoch;
+  ck->state.batch_size = m->batch_size;
   ck->state.seed = m->seed;
   ck->state.lr = m->lr;
   if ((m->net && !(ck->net = strdup(m->net))) || (m->optimizer && !(ck->optimizer = strdup(m->optimizer))) ||
@@ -1236,4 +1348,12 @@ pd_status pd_checkpoint_read(const pd_checkpoint *ck, const char *var, pd_tensor
   if (!st)
     st = check_shape(f, out->dtype, out->ndim, out->dims, ck->has_manifest ? MANIFEST : "its header at open", err);
   return st;
+}
+
+bool pd_checkpoint_is_in(const pd_checkpoint *ck, const char *dir) {
+  char *parent = join(ck->dir, "..");
+  struct stat a, b;
+  bool in = parent && stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  free(parent);
+  return in;
 }

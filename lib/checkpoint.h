@@ -27,6 +27,7 @@ typedef struct pd_ckpt_state {
   int64_t step;           /* global step, >= 0; names the checkpoint */
   int64_t epoch;          /* >= 0 */
   int64_t batch_in_epoch; /* >= 0 */
+  int64_t batch_size;     /* rows per step the counts above are in; 0: not recorded */
   const char *optimizer;  /* "sgd", "adam", ... */
   uint64_t seed;
   double lr;
@@ -53,6 +54,18 @@ typedef struct pd_checkpoint pd_checkpoint;
  * created in it, so training can refuse before it starts. */
 pd_status pd_checkpoint_check_writable(const char *dir, pd_error *err);
 
+/* One writer per save directory: an exclusive flock on dir/.lock (dir must
+ * exist), holding this process's pid. Another holder is PD_ERR_INPUT naming
+ * its pid. The lock lasts until pd_checkpoint_unlock (which removes the
+ * file) or the process ends (a killed holder leaves the file, unlocked). */
+typedef struct pd_ckpt_lock pd_ckpt_lock;
+pd_status pd_checkpoint_lock(const char *dir, pd_ckpt_lock **out, pd_error *err);
+void pd_checkpoint_unlock(pd_ckpt_lock *lock);
+
+/* Whether dir is a save directory already (it has a `latest` link): `what`
+ * (size bytes) receives "dir/latest -> step-N", or "" when it has none. */
+pd_status pd_checkpoint_dir_holds(const char *dir, char *what, size_t size, pd_error *err);
+
 /* Saves vars and state as dir/step-NNNNNNNN (8+ digits of state->step),
  * points dir/latest at it, then deletes checkpoints with a lower step beyond
  * the newest `keep` (>= 1, counting this one) and temp directories left by
@@ -60,8 +73,9 @@ pd_status pd_checkpoint_check_writable(const char *dir, pd_error *err);
  * resumed at an earlier point) are left alone. A checkpoint of the same
  * step is replaced. On failure nothing new is left behind and `latest` is
  * unchanged. saved_path (may be NULL) receives the checkpoint directory.
- * One saver per dir at a time. The caller should ignore SIGXFSZ, so that a
- * file size limit comes back as an error instead of killing the process. */
+ * One saver per dir at a time (pd_checkpoint_lock). The caller should
+ * ignore SIGXFSZ, so that a file size limit comes back as an error instead
+ * of killing the process. */
 pd_status pd_checkpoint_save(const char *dir, const pd_ckpt_var *vars, int n, const pd_ckpt_state *state, int keep,
                              char *saved_path, size_t saved_size, pd_error *err);
 
@@ -79,6 +93,8 @@ void pd_checkpoint_close(pd_checkpoint *ck);
 
 /* The checkpoint directory opened (after following `latest`). */
 const char *pd_checkpoint_dir(const pd_checkpoint *ck);
+/* Whether the checkpoint opened lies directly in save directory dir. */
+bool pd_checkpoint_is_in(const pd_checkpoint *ck, const char *dir);
 /* false for a plain parameter directory (the state is then all zero). */
 bool pd_checkpoint_has_manifest(const pd_checkpoint *ck);
 /* The training state; strings and rng_state are owned by ck. */

@@ -188,6 +188,10 @@ void pd_dataset_close(pd_dataset *ds) {
 }
 
 const char *pd_dataset_path(const pd_dataset *ds) { return ds->path; }
+const void *pd_dataset_bytes(const pd_dataset *ds, size_t *len) {
+  *len = (size_t)ds->rows * ds->row_bytes;
+  return ds->data;
+}
 const char *pd_dataset_format(const pd_dataset *ds) { return ds->is_idx ? "IDX" : "npy"; }
 int64_t pd_dataset_rows(const pd_dataset *ds) { return ds->rows; }
 int pd_dataset_row_ndim(const pd_dataset *ds) { return ds->row_ndim; }

@@ -38,6 +38,9 @@ pd_status pd_dataset_open_memory(const char *name, const void *buf, size_t len, 
 void pd_dataset_close(pd_dataset *ds);
 
 const char *pd_dataset_path(const pd_dataset *ds);
+/* The rows' bytes as the file stores them (a gzip file's inflated), *len
+ * of them: for comparing data sets, not for reading rows. */
+const void *pd_dataset_bytes(const pd_dataset *ds, size_t *len);
 /* "npy" or "IDX". */
 const char *pd_dataset_format(const pd_dataset *ds);
 int64_t pd_dataset_rows(const pd_dataset *ds);

@@ -111,6 +111,24 @@ pd_status pd_schedule_check(const Paddle__OptimizerDesc *opt, pd_error *err) {
                    type);
 }
 
+/* A state variable's first value: its own `init`, else the value the op
+ * reading it gives (batch_norm's running mean 0 and variance 1), else zero
+ * for optimizer state; anything else has no value to start from. */
+static pd_status init_state(const pd_net *net, const pd_var_info *vi, uint64_t seed, pd_tensor *t, pd_error *err) {
+  if (vi->init) return pd_init_param(vi, NULL, seed, t, err);
+  if (vi->optimizer_state) return PD_OK; /* allocated zeroed */
+  if (isnan(vi->state_init))
+    return pd_error_at(err, PD_ERR_INPUT, net->file, net->src, net->src_len, vi->line, vi->col,
+                       "STATE variable \"%s\" has no value to start from: give it an init (var { name: \"%s\" "
+                       "kind: STATE init { type: \"constant\" value: ... } }) or load it with --params DIR",
+                       vi->name, vi->name);
+  if (vi->state_init != 0) {
+    int64_t n = pd_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) pd_tensor_set(t, i, vi->state_init);
+  }
+  return PD_OK;
+}
+
 pd_status pd_init_persistables(const pd_net *net, pd_scope *scope, const Paddle__Initializer *def, uint64_t seed,
                                pd_error *err) {
   pd_status st = PD_OK;
@@ -124,10 +142,7 @@ pd_status pd_init_persistables(const pd_net *net, pd_scope *scope, const Paddle_
     st = pd_tensor_set_dims(&var->tensor, vi->meta.ndim, vi->meta.dims, err);
     if (!st) st = pd_tensor_alloc(&var->tensor, err);
     if (!st && vi->kind == PD_VAR_PARAM) st = pd_init_param(vi, def, seed, &var->tensor, err);
-    if (!st && vi->kind == PD_VAR_STATE && vi->state_init != 0) {
-      int64_t n = pd_tensor_numel(&var->tensor);
-      for (int64_t i = 0; i < n; i++) pd_tensor_set(&var->tensor, i, vi->state_init);
-    }
+    if (!st && vi->kind == PD_VAR_STATE) st = init_state(net, vi, seed, &var->tensor, err);
   }
   return st;
 }

@@ -13,7 +13,10 @@ pd_status pd_init_param(const pd_var_info *vi, const Paddle__Initializer *def, u
                         pd_error *err);
 
 /* Gives every persistable variable of net that `scope` does not hold yet
- * its storage: parameters initialised (pd_init_param), state zeroed. */
+ * its storage and first values: parameters by pd_init_param; state by its
+ * own `init`, else the value of the op slot reading it (batch_norm's running
+ * statistics), else zero for optimizer state. A STATE variable with none of
+ * these is an input error naming it (its value must come from --params). */
 pd_status pd_init_persistables(const pd_net *net, pd_scope *scope, const Paddle__Initializer *def, uint64_t seed,
                                pd_error *err);
 

@@ -76,6 +76,7 @@ int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dty
   vi->kind = kind;
   vi->producer = -1;
   vi->param_init = NAN;
+  vi->state_init = NAN;
   vi->decl_ndim = -1;
   pd_tensor_init(&vi->meta, dtype);
   net->names[net->nvars] = vi->name;
@@ -466,6 +467,10 @@ static bool op_reads(const pd_op *op, int v) {
   return false;
 }
 
+static bool is_update_op(const char *type) {
+  return !strcmp(type, "sgd") || !strcmp(type, "momentum") || !strcmp(type, "adam");
+}
+
 /* Who writes what, and what each variable is. */
 static pd_status resolve_kinds(builder *b) {
   pd_net *net = b->net;
@@ -492,6 +497,11 @@ static pd_status resolve_kinds(builder *b) {
           state_slot[v] = true;
           net->vars[v].state_init = op->def->state_init ? op->def->state_init[s] : 0;
         }
+        /* a net printed with its update ops declares their state (@lr,
+         * p@MOMENT1, ...) as STATE: it starts at zero, as AddOptimizerOps's */
+        if (net->vars[v].kind == PD_VAR_STATE && !(op->def->inputs[s].flags & PD_SLOT_PARAM) &&
+            is_update_op(op->def->type))
+          net->vars[v].optimizer_state = true;
       }
     for (int s = 0; s < op->def->n_outputs && !st; s++)
       for (int i = 0; i < op->out[s].n && !st; i++) {
@@ -537,6 +547,9 @@ static pd_status resolve_kinds(builder *b) {
       st = fail_at(net, b->err, vi->line, vi->col, "data variable \"%s\" needs a shape (e.g. shape: [-1, 784])",
                    vi->name);
     if (vi->kind == PD_VAR_TEMP) vi->meta.ndim = -1, vi->meta.dtype = net->float_dtype;
+    /* the training loop's own (a printed sgd net declares @step, which nothing reads) */
+    if (vi->kind == PD_VAR_STATE && (!strcmp(vi->name, "@lr") || !strcmp(vi->name, "@step")))
+      vi->optimizer_state = true;
   }
   free(param_slot), free(read), free(reader), free(state_slot);
   return st;

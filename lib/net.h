@@ -32,7 +32,7 @@ typedef struct pd_var_info {
   const Paddle__Initializer *init; /* from the declaration, may be NULL */
   int line, col;                   /* declaration or first use */
   int producer;                    /* first op that writes it, -1 if none */
-  double state_init;               /* a state variable's initial value (from the op's slot) */
+  double state_init;               /* a state variable's initial value from its op's slot; NaN: none */
   double param_init;               /* a parameter's constant initial value from its op's slot; NaN: none */
   bool optimizer_state;            /* made by AddOptimizerOps (@lr, p@VELOCITY...), not part of the model */
   int decl_ndim;                   /* the shape the file declares (-1: none), checked against writers */

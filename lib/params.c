@@ -31,8 +31,22 @@ static pd_status check_finite(const char *path, const char *name, const pd_tenso
   return PD_OK;
 }
 
+/* A file of an optimizer's own state (@lr, @step, p@VELOCITY, p@MOMENT1,
+ * p@MOMENT2): not part of the model, so fine-tuning passes it by. */
+static bool optimizer_file(const char *name) {
+  static const char *const suffixes[] = {"@VELOCITY", "@MOMENT1", "@MOMENT2"};
+  if (!strcmp(name, "@lr") || !strcmp(name, "@step")) return true;
+  size_t n = strlen(name);
+  for (int i = 0; i < 3; i++) {
+    size_t k = strlen(suffixes[i]);
+    if (n > k && !strcmp(name + n - k, suffixes[i])) return true;
+  }
+  return false;
+}
+
 pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, const bool *active, bool required,
-                         pd_buf *report, pd_error *err) {
+                         pd_buf *report, int *mismatched, pd_error *err) {
+  if (mismatched) *mismatched = 0;
   pd_checkpoint *ck = NULL;
   pd_status st = pd_checkpoint_open(dir, &ck, err);
   if (st) return st;
@@ -59,8 +73,10 @@ pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, co
         st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter \"%s\" (%s %s) in this directory", pd_checkpoint_dir(ck),
                        vi->name, pd_dtype_name(vi->meta.dtype),
                        pd_dims_str(vi->meta.ndim, vi->meta.dims, d1, sizeof d1));
-      else if (report && !vi->optimizer_state) /* fine-tuning starts the optimizer afresh */
-        pd_buf_printf(report, "missed %s (not in %s; initialised)\n", vi->name, pd_checkpoint_dir(ck));
+      else if (!vi->optimizer_state) { /* fine-tuning starts the optimizer afresh */
+        if (report) pd_buf_printf(report, "missed %s (not in %s; initialised)\n", vi->name, pd_checkpoint_dir(ck));
+        if (mismatched) ++*mismatched;
+      }
       continue;
     }
     if (!pd_dims_equal(f->ndim, f->dims, vi->meta.ndim, vi->meta.dims)) {
@@ -101,8 +117,10 @@ pd_status pd_params_load(const pd_net *net, pd_scope *scope, const char *dir, co
     const char *const *names = pd_checkpoint_vars(ck, &n);
     for (size_t i = 0; i < n; i++) {
       int v = pd_net_var(net, names[i]);
-      if (v < 0 || (net->vars[v].kind != PD_VAR_PARAM && net->vars[v].kind != PD_VAR_STATE))
-        pd_buf_printf(report, "skipped %s (no such parameter in the net)\n", names[i]);
+      if (v >= 0 && (net->vars[v].kind == PD_VAR_PARAM || net->vars[v].kind == PD_VAR_STATE)) continue;
+      if (optimizer_file(names[i])) continue; /* another optimizer's state: fine-tuning starts afresh */
+      pd_buf_printf(report, "skipped %s (no such parameter in the net)\n", names[i]);
+      if (mismatched) ++*mismatched;
     }
   }
   free(used);

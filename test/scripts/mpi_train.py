@@ -5,7 +5,8 @@
 # through MPI's allreduce); the evaluation and the log match too; --resume works with
 # another rank count; `desc --ranks` shows the allreduce op; and the faults:
 # bad input on every rank or on one is reported once (with the rank), ranks
-# that drift apart are stopped by the checksum, and a rank that hangs or
+# that drift apart are stopped by the checksum, ranks given different data
+# of the same shape are refused at start, and a rank that hangs or
 # dies ends the job within a few seconds.
 import glob, json, os, re, subprocess, sys, time
 import numpy as np
@@ -151,13 +152,23 @@ rc, out, _ = run(2, "--check-every", "2", wrap='exec PR --lr 0.0$((OMPI_COMM_WOR
 assert rc == 1 and out.count("the ranks' parameters differ after step 2") == 1, out
 rc, out, _ = run(2, wrap='exec PR --iterations $((OMPI_COMM_WORLD_RANK + 5))')
 assert rc == 2 and out.count("the ranks were given different runs") == 1, out
-print("bad input reported once, with the rank; a divergence stops the run; different runs are refused")
+# ranks reading different data of the same shape (rank 1 has the rows in
+# another order) are refused at start; the same bytes under another name are not
+np.save("x_other.npy", x[:203][::-1].copy()); np.save("x_copy.npy", x[:203]); np.save("ey_other.npy", (y[203:] + 1) % C)
+rc, out, _ = run(2, wrap='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec PR --data x=x_other.npy; else exec PR; fi')
+assert rc == 2 and out.count('paddle-run: the ranks were given different data for "x" (x.npy on rank 0 does not '
+                             'hold the same bytes on every rank): start every rank with the same data files') == 1, out
+rc, out, _ = run(2, wrap='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec PR --eval-data y=ey_other.npy; else exec PR; fi')
+assert rc == 2 and out.count('the ranks were given different evaluation data for "y"') == 1, out
+rc, out, _ = run(2, "--iterations", "2", wrap='if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec PR --data x=x_copy.npy; else exec PR; fi')
+assert rc == 0, out
+print("bad input reported once, with the rank; a divergence stops the run; different runs and data are refused")
 
-long = ["--iterations", "100000000", "--log-every", "1000000", "--comm-timeout", "2", "--save", "sig"]
+long = ["--iterations", "100000000", "--log-every", "1000000", "--comm-timeout", "2"]
 for sig, what in (("TERM", "gets SIGTERM"), ("STOP", "hangs"), ("KILL", "dies")):
     for f in glob.glob("pid.*"): os.remove(f)
     cmd = ["mpirun", "-np", "2", "sh", "-c", 'echo $$ > pid.$OMPI_COMM_WORLD_RANK; exec ' +
-           " ".join([PR, "train", "net.pbtxt", "--threads", "1", *long])]
+           " ".join([PR, "train", "net.pbtxt", "--threads", "1", *long, "--save", f"sig{sig}"])]
     t0 = time.time()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     while not os.path.exists("pid.1") or not open("pid.1").read().strip():
@@ -171,7 +182,7 @@ for sig, what in (("TERM", "gets SIGTERM"), ("STOP", "hangs"), ("KILL", "dies"))
     assert p.returncode != 0, out
     if sig == "TERM":  # every rank stops after the same step; rank 0 saves
         assert p.returncode == 143 and "interrupted by signal 15; checkpoint saved" in out, out
-        assert os.path.isdir("sig/latest"), out
+        assert os.path.isdir("sigTERM/latest"), out
     elif sig == "STOP":
         assert "did not complete within 2 s: another rank has died or hangs" in out, out
     else:

@@ -111,17 +111,22 @@ assert rc == 0, out
 acc = float(np.mean(np.argmax(np.load("p.npy"), axis=1) == y[500:]))
 assert abs(acc - epochs[-1]["eval_acc"]) < 1e-6, (acc, epochs[-1]["eval_acc"])
 
-# --params (fine-tuning) loads by name and lists what it skipped or missed
+# --params (fine-tuning) loads by name and lists what it skipped or missed;
+# a partial match is refused unless --allow-partial-params
 import shutil
 os.makedirs("ft", exist_ok=True)
 src = os.path.realpath(os.path.join("a", "latest"))
 shutil.copy(os.path.join(src, "w1.npy"), "ft/w1.npy")
 np.save("ft/extra.npy", np.zeros(3, np.float32))
 rc, out = run("train", "net.pbtxt", "--params", "ft", "--iterations", "1")
+assert rc == 2 and "--params ft does not hold this net's parameters (4 listed above" in out, out
+rc, out = run("train", "net.pbtxt", "--params", "ft", "--iterations", "1", "--allow-partial-params")
 assert rc == 0, out
 assert "skipped extra" in out and "missed w2 " in out and "missed w1 " not in out and "MOMENT" not in out, out
+rc, out = run("train", "net.pbtxt", "--params", "a", "--iterations", "1")  # a whole checkpoint: no list
+assert rc == 0 and "--params" not in out, out
 np.save("ft/w1.npy", np.zeros((6, 17), np.float32))
-rc, out = run("train", "net.pbtxt", "--params", "ft", "--iterations", "1")
+rc, out = run("train", "net.pbtxt", "--params", "ft", "--iterations", "1", "--allow-partial-params")
 assert rc == 2 and '"w1" has shape [6, 17], but the net needs [6, 16]' in out, out
 
 # bad inputs of training

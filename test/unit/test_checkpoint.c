@@ -258,6 +258,7 @@ static void test_round_trip(void **state) {
                       .step = 1234,
                       .epoch = 3,
                       .batch_in_epoch = 17,
+                      .batch_size = 256,
                       .optimizer = "adam",
                       .seed = UINT64_MAX,
                       .lr = 0.1,
@@ -280,6 +281,7 @@ static void test_round_trip(void **state) {
     assert_int_equal(s->step, 1234);
     assert_int_equal(s->epoch, 3);
     assert_int_equal(s->batch_in_epoch, 17);
+    assert_int_equal(s->batch_size, 256);
     assert_true(s->seed == UINT64_MAX);
     assert_true(s->lr == 0.1);
     assert_int_equal(s->n_rng, 3);
@@ -805,6 +807,48 @@ static void test_disk_full(void **state) {
   assert_int_equal(check_filled(dir), 2);
 }
 
+/* One writer per save directory: a second lock (another open file, as
+ * another process would hold) is refused naming the holder's pid; the lock
+ * file is hidden from loading and pruning, removed at unlock, and a save
+ * directory is told apart by its `latest`. */
+static void test_save_lock(void **state) {
+  fixture *fx = *state;
+  const char *dir = path_of(fx, "ckpt");
+  assert_int_equal(mkdir(dir, 0777), 0);
+  pd_error err = {0};
+  char what[256], want[512];
+  assert_int_equal(pd_checkpoint_dir_holds(dir, what, sizeof what, &err), PD_OK);
+  assert_string_equal(what, "");
+  pd_ckpt_lock *a = NULL, *b = NULL;
+  if (pd_checkpoint_lock(dir, &a, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(pd_checkpoint_lock(path_of(fx, "ckpt/"), &b, &err), PD_ERR_INPUT);
+  assert_null(b);
+  snprintf(want, sizeof want, "--save %s: another process (pid %ld) is saving checkpoints there", dir, (long)getpid());
+  if (!strstr(err.msg, want)) fail_msg("message: %s", err.msg);
+  pd_tensor *t = mk(PD_F32, 1, (int64_t[]){3}, 1);
+  pd_ckpt_var v = {"w", t};
+  pd_ckpt_state st = {.step = 1};
+  for (int64_t s = 1; s <= 3; s++) {
+    st.step = s;
+    if (pd_checkpoint_save(dir, &v, 1, &st, 1, NULL, 0, &err)) fail_msg("%s", err.msg);
+  }
+  assert_int_equal(count_entries(dir, "step-"), 1); /* pruned past the lock file */
+  assert_int_equal(pd_checkpoint_dir_holds(dir, what, sizeof what, &err), PD_OK);
+  snprintf(want, sizeof want, "%s/latest -> step-00000003", dir);
+  assert_string_equal(what, want);
+  pd_checkpoint *ck = open_ok(dir);
+  assert_true(pd_checkpoint_is_in(ck, dir));
+  assert_false(pd_checkpoint_is_in(ck, fx->root));
+  pd_checkpoint_close(ck);
+  pd_checkpoint_unlock(a);
+  struct stat sb;
+  assert_int_not_equal(lstat(path_of(fx, "ckpt/.lock"), &sb), 0);
+  if (pd_checkpoint_lock(dir, &b, &err)) fail_msg("%s", err.msg);
+  pd_checkpoint_unlock(b);
+  pd_tensor_release(t);
+  free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
@@ -821,6 +865,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_crash_monotonic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_crash_replacing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_save_lock, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -441,6 +441,48 @@ static void test_memory_plan(void **state) {
     }
 }
 
+/* What a STATE variable starts from: its own init (a constant divisor, not
+ * zero), else the reading op's slot value (batch_norm's running variance 1),
+ * else zero for update-op state (@lr, p@MOMENT1 in a printed net); one with
+ * none of these is an error naming it and its declaration. */
+static void test_state_init(void **state) {
+  (void)state;
+  static const char text[] = "var { name: \"x\" shape: [-1, 2, 2, 2] }\n"
+                             "var { name: \"div\" kind: STATE shape: [2] init { type: \"constant\" value: 255 } }\n"
+                             "var { name: \"m\" kind: STATE shape: [2] }\n"
+                             "var { name: \"@lr\" kind: STATE shape: [1] dtype: FLOAT64 }\n"
+                             "op { type: \"broadcast_div\" inputs: [\"x\", \"div\"] outputs: \"xs\" }\n"
+                             "op { type: \"batch_norm\" inputs: [\"x\", \"s\", \"b\", \"mean\", \"var\"] outputs: "
+                             "[\"y\", \"mean\", \"var\"] }\n"
+                             "op { type: \"sgd\" inputs: [\"b\", \"m\", \"@lr\"] outputs: \"b\" }\n";
+  pd_net *net = load(text, PD_F32);
+  pd_error err = {0};
+  pd_scope *scope = pd_scope_new(NULL);
+  if (pd_init_persistables(net, scope, NULL, 1, &err)) fail_msg("%s", err.msg);
+  const char *names[] = {"div", "mean", "var", "@lr"};
+  const double want[] = {255, 0, 1, 0};
+  for (int i = 0; i < 4; i++) {
+    const pd_tensor *t = &pd_scope_find(scope, names[i])->tensor;
+    assert_int_equal(net->vars[pd_net_var(net, names[i])].kind, PD_VAR_STATE);
+    for (int64_t k = 0; k < pd_tensor_numel(t); k++)
+      if (pd_tensor_get(t, k) != want[i])
+        fail_msg("%s[%lld] = %g, expected %g", names[i], (long long)k, pd_tensor_get(t, k), want[i]);
+  }
+  pd_scope_free(scope);
+  pd_net_free(net);
+  /* the divisor without its init: nothing to start from */
+  static const char bare[] = "var { name: \"x\" shape: [-1, 2] }\n"
+                             "var { name: \"div\" kind: STATE shape: [2] }\n"
+                             "op { type: \"broadcast_div\" inputs: [\"x\", \"div\"] outputs: \"xs\" }\n";
+  net = load(bare, PD_F32);
+  scope = pd_scope_new(NULL);
+  assert_int_equal(pd_init_persistables(net, scope, NULL, 1, &err), PD_ERR_INPUT);
+  if (!strstr(err.msg, "t.pbtxt:2:7: STATE variable \"div\" has no value to start from: give it an init"))
+    fail_msg("message: %s", err.msg);
+  pd_scope_free(scope);
+  pd_net_free(net);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_scope),
@@ -455,6 +497,7 @@ int main(void) {
       cmocka_unit_test(test_missing_kernel),
       cmocka_unit_test(test_backward_errors),
       cmocka_unit_test(test_memory_plan),
+      cmocka_unit_test(test_state_init),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
