@@ -188,7 +188,9 @@ for sig, what in (("TERM", "gets SIGTERM"), ("STOP", "hangs"), ("KILL", "dies"))
     else:
         assert "exited on signal 9" in out, out
 # a failure aborts every rank: rank 0's log still ends with the failure
-rc, out, _ = run(2, "--lr", "1e307", "--set", "train.optimizer.clip_norm=0", "--iterations", "20", "--log", "fail.jsonl")
+xn = x[:203].copy(); xn[150, 2] = np.nan  # a NaN row, unscanned: the loss goes NaN mid-run
+np.save("xnan.npy", xn)
+rc, out, _ = run(2, "--data", "x=xnan.npy", "--no-check-data", "--no-shuffle", "--iterations", "20", "--log", "fail.jsonl")
 assert rc == 1, out
 end = json.loads(open("fail.jsonl").readlines()[-1])
 assert end["type"] == "end" and end["status"] == "failed" and "the loss" in end["message"], end
