@@ -1,0 +1,47 @@
+# onnx_import_linear.py — ONNX import costs time linear in the graph
+# (issue 18.5): a chain of 50,000 Relu nodes and one Sum node of 50,000
+# inputs each import within 20 s (about 0.5 s each on one core; before, the
+# importer rebuilt the whole net for every node and looked names up in
+# lists: 8,000 nodes took about a minute, so 50,000 would take about an
+# hour), and the NetDesc written holds every op.
+import os, re, subprocess, sys, time
+
+try:
+    import onnx
+    from onnx import helper, TensorProto
+except ImportError:
+    print("skipped: python3-onnx is not installed")
+    sys.exit(77)
+
+PR = os.environ["PR"]
+N, BOUND = 50000, 20.0
+
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])
+
+
+def save(nodes, out, path):
+    y = helper.make_tensor_value_info(out, TensorProto.FLOAT, [None, 4])
+    g = helper.make_graph(nodes, "g", [x], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    open(path, "wb").write(m.SerializeToString())
+
+
+save([helper.make_node("Relu", ["x" if i == 0 else "h%d" % (i - 1)], ["h%d" % i]) for i in range(N)],
+     "h%d" % (N - 1), "chain.onnx")
+save([helper.make_node("Relu", ["x"], ["r%d" % i]) for i in range(N)] +
+     [helper.make_node("Sum", ["r%d" % i for i in range(N)], ["y"])], "y", "sum.onnx")
+
+for name, want in (("chain", {"relu": N}), ("sum", {"relu": N, "broadcast_add": N - 1})):
+    t0 = time.monotonic()
+    r = subprocess.run([PR, "import", name + ".onnx", "-o", name + ".pbtxt"], capture_output=True, text=True)
+    dt = time.monotonic() - t0
+    if r.returncode != 0:
+        sys.exit(f"FAIL: import {name}.onnx: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    if dt > BOUND:
+        sys.exit(f"FAIL: import {name}.onnx took {dt:.1f} s (bound {BOUND} s)")
+    text = open(name + ".pbtxt").read()
+    for op, n in want.items():
+        got = len(re.findall(r'op \{ type: "%s"' % op, text))
+        if got != n:
+            sys.exit(f"FAIL: {name}.pbtxt has {got} {op} ops, not {n}")
+    print(f"ok: {name}: {N} nodes imported in {dt:.2f} s")
