@@ -75,6 +75,11 @@ pd_status pd_onnx_tensor(const Onnx__TensorProto *tp, const char *what, pd_tenso
     have = tp->n_int32_data;
   if ((tp->has_raw_data && tp->raw_data.len != (size_t)numel * es) || have != (size_t)numel)
     return pd_errorf(err, PD_ERR_INPUT, "%s: holds %zu values, its dims %lld", what, have, (long long)numel);
+  if (dt == PD_U8 && !tp->has_raw_data) /* uint8 values come as int32: never wrapped */
+    for (int64_t i = 0; i < numel; i++)
+      if (tp->int32_data[i] < 0 || tp->int32_data[i] > 255)
+        return pd_errorf(err, PD_ERR_INPUT, "%s: value #%lld is %d; a uint8 holds 0 to 255", what, (long long)i,
+                         (int)tp->int32_data[i]);
   pd_tensor_init(out, (pd_dtype)dt);
   pd_status st = pd_tensor_set_dims(out, (int)tp->n_dims, tp->dims, err);
   if (!st) st = pd_tensor_alloc(out, err);
@@ -1281,6 +1286,9 @@ static pd_status run_import(imp *im) {
     snprintf(what, sizeof what, "%s: initializer \"%s\"", im->file, tp->name ? tp->name : "");
     if (!tp->name || !tp->name[0])
       return pd_errorf(im->err, PD_ERR_INPUT, "%s: initializer #%zu has no name", im->file, i);
+    if (find_const(im, tp->name))
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: initializer #%zu: \"%s\" is the name of an earlier initializer too",
+                       im->file, i, tp->name);
     if (dtype_of(tp->data_type) < 0)
       return unsupported(im, "initializer \"%s\" is %s", tp->name, onnx_type_name(tp->data_type));
     pd_tensor t;
