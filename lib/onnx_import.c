@@ -108,6 +108,10 @@ static pd_status read_message(const char *path, const ProtobufCMessageDescriptor
   size_t len = 0;
   pd_status st = pd_read_file(path, (size_t)2 << 30, &data, &len, err);
   if (st) return st;
+  if ((st = pd_pb_check_depth(desc, (const uint8_t *)data, len, path, err))) {
+    free(data);
+    return st;
+  }
   *out = protobuf_c_message_unpack(desc, NULL, len, (const uint8_t *)data);
   free(data);
   if (!*out)

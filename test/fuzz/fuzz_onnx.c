@@ -12,6 +12,8 @@
 #include "onnx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  pd_error e0 = {0};
+  if (pd_pb_check_depth(&onnx__model_proto__descriptor, data, size, "fuzz.onnx", &e0)) return 0;
   Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
   if (!m) return 0;
   if (!m->graph) {
