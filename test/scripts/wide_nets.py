@@ -6,8 +6,12 @@
 #     did: the rest were silently left untrained);
 #   * two parameters whose 601-byte names differ only in the last byte each
 #     get their own gradient (names were cut at 512 bytes, so they shared
-#     one: gradcheck failed, and the `desc --backward` output did not reload).
+#     one: gradcheck failed, and the `desc --backward` output did not reload);
+#   * ONNX export of ops on 600-byte names gives each value in between its
+#     own name (they were cut at 512 bytes: two Flatten nodes wrote one
+#     value, and the model did not import again).
 import os, re, subprocess, sys
+import numpy as np
 
 PR = os.environ["PR"]
 
@@ -77,4 +81,22 @@ for s in ("1", "2"):
             sys.exit(f"FAIL: no optimizer state {a[:8]}...{s}@{state}")
 open("long_opt.pbtxt", "w").write(out)
 ok("check", "long_opt.pbtxt")
-print("ok: concat of 200, 5000 parameters, 601-byte names")
+
+# export: the values in between named after 600-byte names
+x, o = "x" * 600, "o" * 600
+fc = 'op {{ type: "fc" inputs: ["{x}", "w{i}", "b{i}"] outputs: "{o}{i}" attrs {{ key: "size" value {{ i: 3 }} }} attrs {{ key: "act" value {{ s: "relu" }} }} }}'
+open("lx.pbtxt", "w").write(f'name: "lx"\nvar {{ name: "{x}" shape: [-1, 2, 2] }}\n' +
+                            "\n".join(fc.format(x=x, o=o, i=i) for i in (1, 2)) + "\n")
+os.mkdir("lxp")
+for i in (1, 2):
+    np.save(f"lxp/w{i}.npy", np.full((4, 3), i, np.float32))
+    np.save(f"lxp/b{i}.npy", np.zeros(3, np.float32))
+ok("export", "lx.pbtxt", "--params", "lxp", "-o", "lx.onnx", "--fetch", o + "1", "--fetch", o + "2")
+ok("import", "lx.onnx", "-o", "lx2.pbtxt", "--params-out", "lx2p")
+np.save("in.npy", np.ones((2, 2, 2), np.float32))
+for i in (1, 2):
+    ok("infer", "lx2.pbtxt", "--params", "lx2p", "--data", f"{x}=in.npy", "--fetch", f"{o}{i}=out{i}.npy")
+    got = np.load(f"out{i}.npy")
+    if not np.array_equal(got, np.full((2, 3), 4.0 * i, np.float32)):
+        sys.exit(f"FAIL: the exported and imported fc #{i} gives {got.tolist()}")
+print("ok: concat of 200, 5000 parameters, 601-byte names, export of 600-byte names")
