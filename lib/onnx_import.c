@@ -563,8 +563,9 @@ static pd_status infer_pending(imp *im) {
   }
   for (int i = 0; i < im->npio && !st; i++) {
     if (!im->pio[i].out) continue;
-    int v = pd_net_var(net, im->pio[i].name);
-    st = set_meta(im, im->pio[i].name, &net->vars[v].meta, PD_VAR_TEMP);
+    int v = pd_net_var(net, im->pio[i].name), old = smap_get(&im->mmap, im->pio[i].name);
+    /* a state written in place (batch_norm's running statistics) stays state */
+    st = set_meta(im, im->pio[i].name, &net->vars[v].meta, old >= 0 ? im->mkind[old] : PD_VAR_TEMP);
   }
   if (net) pd_net_free(net);
   smap_free(&made), smap_free(&preset);
