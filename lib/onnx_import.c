@@ -3,9 +3,11 @@
  * semantics of the model's opset; where ONNX needs more than one of our ops
  * (Gemm's transposes and scaling, Softmax along an inner axis) they are
  * chained through variables named after the node's output. Shapes and
- * dtypes the mapping needs come from our own shape inference over the net
- * built so far, so they agree with what will run. Anything not claimed is
- * an error naming the node, its op type and the opset. */
+ * dtypes the mapping needs come from our own shape inference (over the ops
+ * added since the last time, their inputs preset from what is known), so
+ * they agree with what will run; names are looked up in hash maps, so the
+ * import is linear in the graph. Anything not claimed is an error naming
+ * the node, its op type and the opset. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
