@@ -146,6 +146,17 @@ pd_status pd_onnx_read_tensor(const char *path, pd_tensor *out, char **name, pd_
 
 /* ---- name maps --------------------------------------------------------------- */
 
+/* Grows *p (n elements of size) to hold one more, doubling at each power of
+ * two: a list appended to one at a time costs linear time (realloc by one
+ * each time copies the list each time under ASan). 0, or -1 out of memory. */
+static int grow(void **p, size_t n, size_t size) {
+  if (n & (n - 1)) return 0; /* room up to the next power of two */
+  void *q = realloc(*p, size * (n ? 2 * n : 1));
+  if (!q) return -1;
+  *p = q;
+  return 0;
+}
+
 /* Open addressing from a name (borrowed: it must outlive the map) to an int,
  * so that every lookup by name costs the same however big the graph. */
 typedef struct smap {
@@ -275,12 +286,10 @@ static bool has_name(const imp *im, const char *name) { return smap_get(&im->nam
 
 /* Takes s (malloc'd, or NULL) into im->owned; s, or NULL out of memory. */
 static char *own(imp *im, char *s) {
-  char **o = s ? realloc(im->owned, sizeof *o * (size_t)(im->nowned + 1)) : NULL;
-  if (!o) {
+  if (!s || grow((void **)&im->owned, (size_t)im->nowned, sizeof *im->owned)) {
     free(s);
     return NULL;
   }
-  im->owned = o;
   return im->owned[im->nowned++] = s;
 }
 
@@ -420,9 +429,8 @@ static pd_status use_as(imp *im, const char *name, const char *kind) {
   if (dst) return dst;
   k->declared = true;
   pd_onnx_import *o = im->out;
-  pd_onnx_value *v = realloc(o->values, sizeof *v * (size_t)(o->nvalues + 1));
-  if (!v) return oom(im);
-  o->values = v;
+  if (grow((void **)&o->values, (size_t)o->nvalues, sizeof *o->values)) return oom(im);
+  pd_onnx_value *v = o->values;
   if (!(v[o->nvalues].name = strdup(name))) return oom(im);
   pd_tensor_init(&v[o->nvalues].t, k->t.dtype);
   pd_tensor_share(&v[o->nvalues].t, &k->t);
@@ -1209,9 +1217,8 @@ static bool is_initializer(imp *im, const char *name) {
 }
 
 static pd_status strlist_add(char ***list, int *n, const char *s) {
-  char **l = realloc(*list, sizeof *l * (size_t)(*n + 1));
-  if (!l) return PD_ERR_RUNTIME;
-  *list = l;
+  if (grow((void **)list, (size_t)*n, sizeof **list)) return PD_ERR_RUNTIME;
+  char **l = *list;
   if (!(l[*n] = strdup(s))) return PD_ERR_RUNTIME;
   (*n)++;
   return PD_OK;
