@@ -144,7 +144,7 @@ TOOL_BINS  := $(patsubst test/tools/%.c,$(BUILD)/test/%,$(TOOL_SRCS))
 LIB        := $(BUILD)/libpaddle.a
 BIN        := $(BUILD)/paddle-run
 
-.PHONY: all deps test demo demo-cnn install clean fuzz bench docs check-docs tests format help
+.PHONY: all deps test demo demo-cnn install clean fuzz fuzz-seeds bench docs check-docs tests format help
 .DEFAULT_GOAL := all
 .SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
@@ -243,23 +243,41 @@ docs: $(BIN)
 	$(BIN) ops --markdown > docs/ops.md.tmp && mv docs/ops.md.tmp docs/ops.md
 
 # ---- fuzzing (libFuzzer, clang) ------------------------------------------------
+# Each target runs FUZZ_SECONDS from three corpora: what it found before
+# (build-fuzz/corpus/NAME), the committed seeds (test/fuzz/corpus/NAME, small)
+# and the large seeds test/fuzz/gen_seeds.py writes at fuzz time
+# (build-fuzz/seeds/NAME: hundreds of slots, deep nesting, long names).
+# -max_len is the target's FUZZ_MAX_LEN_NAME (1 MiB for the file formats:
+# a seed longer than max_len would be cut).
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS    := $(wildcard test/fuzz/fuzz_*.c)
 FUZZ_BINS    := $(patsubst test/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
 FUZZ_FLAGS   := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1
+FUZZ_MAX_LEN          ?= 1048576
+FUZZ_MAX_LEN_fuzz_cli ?= 65536
+# what a target links besides lib/ and ops/
+FUZZ_EXTRA_fuzz_cli   := cmd/cli.c
+# extra libFuzzer flags (the CLI parser prints its refusals)
+FUZZ_ARGS_fuzz_cli    := -close_fd_mask=3
 
-build-fuzz/%: test/fuzz/%.c $(LIB_SRCS) $(GEN_C) | $(GEN_H)
+build-fuzz/%: test/fuzz/%.c $(LIB_SRCS) $(GEN_C) $(wildcard cmd/cli.[ch]) | $(GEN_H)
 	@mkdir -p $(@D)
-	clang $(filter-out -DPD_WITH_CUDA,$(CPPFLAGS)) -std=c11 -Wall -Wextra $(FUZZ_FLAGS) -o $@ $< $(LIB_SRCS) $(GEN_C) $(LDLIBS)
+	clang $(filter-out -DPD_WITH_CUDA,$(CPPFLAGS)) -Icmd -std=c11 -Wall -Wextra $(FUZZ_FLAGS) -o $@ $< \
+	    $(FUZZ_EXTRA_$*) $(LIB_SRCS) $(GEN_C) $(LDLIBS)
 
-fuzz: deps $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do \
-	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name; \
-	  echo "fuzz: $$name for $(FUZZ_SECONDS)s"; \
-	  dict=; [ -f test/fuzz/$$name.dict ] && dict=-dict=test/fuzz/$$name.dict; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict -artifact_prefix=build-fuzz/ \
-	      build-fuzz/corpus/$$name test/fuzz/corpus/$$name 2>&1 | tail -n 12 || exit 1; \
-	done
+fuzz-seeds:
+	$(PYTHON) test/fuzz/gen_seeds.py build-fuzz/seeds
+
+# one target: `make fuzz-run-fuzz_onnx FUZZ_SECONDS=600`
+fuzz-run-%: build-fuzz/% fuzz-seeds
+	@mkdir -p build-fuzz/corpus/$* build-fuzz/seeds/$*
+	@echo "fuzz: $* for $(FUZZ_SECONDS)s, -max_len=$(or $(FUZZ_MAX_LEN_$*),$(FUZZ_MAX_LEN))"
+	@build-fuzz/$* -max_total_time=$(FUZZ_SECONDS) -max_len=$(or $(FUZZ_MAX_LEN_$*),$(FUZZ_MAX_LEN)) \
+	    -print_final_stats=1 $(FUZZ_ARGS_$*) $(if $(wildcard test/fuzz/$*.dict),-dict=test/fuzz/$*.dict) \
+	    -artifact_prefix=build-fuzz/$*- build-fuzz/corpus/$* test/fuzz/corpus/$* build-fuzz/seeds/$* \
+	    >build-fuzz/$*.log 2>&1; rc=$$?; tail -n 12 build-fuzz/$*.log; exit $$rc
+
+fuzz: deps $(patsubst build-fuzz/%,fuzz-run-%,$(FUZZ_BINS))
 
 # ---- benchmarks ---------------------------------------------------------------
 bench: deps all

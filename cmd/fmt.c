@@ -44,6 +44,10 @@ static int run(int argc, char **argv) {
   if (pd_read_file(pos[0], from_bin ? (size_t)2 << 30 : PD_NETDESC_MAX, &data, &len, &err)) return pd_cli_fail(&err);
   ProtobufCMessage *msg = NULL;
   if (from_bin) {
+    if (pd_pb_check_depth(desc, (const uint8_t *)data, len, pos[0], &err)) {
+      free(data);
+      return pd_cli_fail(&err);
+    }
     msg = protobuf_c_message_unpack(desc, NULL, len, (const uint8_t *)data);
     if (!msg) {
       free(data);

@@ -113,15 +113,17 @@ static int run(int argc, char **argv) {
   if (!st) st = pd_net_load(pos[0], NULL, &net, &err);
   for (int i = 0; i < nf && !st; i++) {
     pd_tensor_init(&f[i].acc, PD_F32);
-    char name[256];
     const char *spec = opts[FETCH].values[i], *eq = strchr(spec, '=');
     size_t len = eq ? (size_t)(eq - spec) : strlen(spec);
-    if (len == 0 || len >= sizeof name || (eq && !eq[1])) {
+    if (len == 0 || (eq && !eq[1])) {
       st = pd_errorf(&err, PD_ERR_INPUT, "--fetch \"%s\": expected VAR or VAR=OUT.npy", spec);
       break;
     }
-    memcpy(name, spec, len);
-    name[len] = '\0';
+    char *name = strndup(spec, len); /* a name of any length */
+    if (!name) {
+      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+      break;
+    }
     f[i].out = eq ? eq + 1 : NULL;
     f[i].var = targets[i] = pd_net_var(net, name);
     if (f[i].var < 0) st = pd_errorf(&err, PD_ERR_INPUT, "--fetch: the net has no variable \"%s\"", name);
@@ -129,6 +131,7 @@ static int run(int argc, char **argv) {
       if (f[j].out && same_output(f[j].out, f[i].out))
         st = pd_errorf(&err, PD_ERR_INPUT, "--fetch %s and --fetch %s write one file; give each its own",
                        opts[FETCH].values[j], spec);
+    free(name);
   }
   if (!st && !(active = calloc((size_t)net->nops + 1, 1))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) {

@@ -4,6 +4,7 @@
  * several ops gets the sum of their partial gradients (x@GRAD@RENAME@k, then
  * a `sum` op), never the last one written. Data, integer tensors, no-grad
  * variables and slots, and ops that do not lead to the loss get none. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +32,23 @@ static bool op_reads_for_grad(const pd_op *op, int v) {
   return false;
 }
 
-static void grad_name(const pd_net *net, int v, char *buf, size_t size) {
-  snprintf(buf, size, "%s@GRAD", net->vars[v].name);
+/* A malloc'd name of any length (NULL: out of memory): no name is cut short,
+ * so two long names never meet in one gradient. */
+static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *strf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (!s) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
 }
+
+static char *grad_name(const pd_net *net, int v) { return strf("%s@GRAD", net->vars[v].name); }
 
 pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
   if (net->loss >= 0) return pd_errorf(err, PD_ERR_INPUT, "the net already has backward ops");
@@ -117,10 +132,14 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
   }
   /* seed: d loss / d loss = 1 */
   {
-    char name[512];
-    grad_name(net, L, name, sizeof name);
+    char *name = grad_name(net, L);
     const pd_op_def *fill = pd_op_find("fill_constant");
+    if (!name) {
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      goto done;
+    }
     if (!fill) {
+      free(name);
       st = pd_errorf(err, PD_ERR_RUNTIME, "internal error: no fill_constant op");
       goto done;
     }
@@ -147,20 +166,27 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     }
     const char *outs[] = {name};
     if (!st) st = pd_net_add_op(net, fill, NULL, NULL, outs, NULL, attrs, -1, err);
+    free(name);
     if (st) goto done;
   }
-  /* the grad ops, in reverse order */
+  /* the grad ops, in reverse order; every list sized by the op (a concat
+   * of any number of inputs) */
   for (int o = b.nf - 1; o >= 0 && !st; o--) {
     if (!b.emit[o]) continue;
     const pd_op *op = &net->ops[o];
     const pd_op_def *g = pd_op_grad_def(op->def);
     int ni = op->def->n_inputs, no = op->def->n_outputs;
     int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
-    const char **ins = calloc(256, sizeof *ins), **outs = calloc(128, sizeof *outs);
-    char(*names)[512] = calloc(256, sizeof *names);
-    int k = 0, q = 0, nn = 0;
-    if (!ins || !outs || !names) {
-      free(ins), free(outs), free(names);
+    size_t nin = 0, nout = 0;
+    for (int s = 0; s < ni; s++) nin += op->in[s].n ? (size_t)op->in[s].n : 1;
+    for (int s = 0; s < no; s++) nout += op->out[s].n ? (size_t)op->out[s].n : 1;
+    size_t cap = nin + 2 * nout; /* the names the op makes: at most one per entry */
+    const char **ins = calloc(cap, sizeof *ins), **outs = calloc(nin, sizeof *outs);
+    char **names = calloc(cap, sizeof *names);
+    int *sums = calloc(nin, sizeof *sums); /* variables whose partial gradients are summed after */
+    int k = 0, q = 0, nn = 0, nsums = 0;
+    if (!ins || !outs || !names || !sums) {
+      free(ins), free(outs), free(names), free(sums);
       st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
       break;
     }
@@ -174,35 +200,34 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
       if (!op->out[s].n) ins[k++] = "";
       for (int i = 0; i < op->out[s].n; i++) ins[k++] = net->vars[op->out[s].vars[i]].name;
     }
-    for (int s = 0; s < no; s++) {
+    for (int s = 0; s < no && !st; s++) {
       in_n[ni + no + s] = op->out[s].n ? op->out[s].n : 1;
       if (!op->out[s].n) ins[k++] = "";
-      for (int i = 0; i < op->out[s].n; i++) {
+      for (int i = 0; i < op->out[s].n && !st; i++) {
         int v = op->out[s].vars[i];
         if (b.has_grad[v]) {
-          grad_name(net, v, names[nn], sizeof names[nn]);
+          if (!(names[nn] = grad_name(net, v))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
           ins[k++] = names[nn++];
         } else
           ins[k++] = "";
       }
     }
-    /* partial gradients to sum afterwards: (var, count) */
-    int sums[PD_MAX_SLOTS * 8], nsums = 0;
-    for (int s = 0; s < ni; s++) {
+    for (int s = 0; s < ni && !st; s++) {
       out_n[s] = op->in[s].n ? op->in[s].n : 1;
       if (!op->in[s].n) outs[q++] = "";
-      for (int i = 0; i < op->in[s].n; i++) {
+      for (int i = 0; i < op->in[s].n && !st; i++) {
         int v = op->in[s].vars[i];
         if (!slot_grad(op, s) || !b.needs[v]) {
           outs[q++] = "";
           continue;
         }
         if (b.contrib[v] == 1)
-          grad_name(net, v, names[nn], sizeof names[nn]);
+          names[nn] = grad_name(net, v);
         else {
-          snprintf(names[nn], sizeof names[nn], "%s@GRAD@RENAME@%d", net->vars[v].name, b.seen[v]);
-          if (++b.seen[v] == b.contrib[v] && nsums < (int)(sizeof sums / sizeof sums[0])) sums[nsums++] = v;
+          names[nn] = strf("%s@GRAD@RENAME@%d", net->vars[v].name, b.seen[v]);
+          if (++b.seen[v] == b.contrib[v]) sums[nsums++] = v;
         }
+        if (!names[nn]) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
         outs[q++] = names[nn++];
       }
     }
@@ -211,25 +236,26 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     memcpy(attrs, op->attrs, sizeof attrs);
     int line = op->line, col = op->col;
     op = NULL;
-    st = pd_net_add_op(net, g, ins, in_n, outs, out_n, attrs, o, err);
-    net->ops[net->nops - 1].line = line;
-    net->ops[net->nops - 1].col = col;
+    if (!st) {
+      st = pd_net_add_op(net, g, ins, in_n, outs, out_n, attrs, o, err);
+      net->ops[net->nops - 1].line = line;
+      net->ops[net->nops - 1].col = col;
+    }
     for (int j = 0; j < nsums && !st; j++) {
       int v = sums[j], c = b.contrib[v];
       const char **parts = calloc((size_t)c, sizeof *parts);
-      char(*pn)[512] = calloc((size_t)c, sizeof *pn);
-      char total[512];
-      if (!parts || !pn) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-      for (int i = 0; i < c && !st; i++) {
-        snprintf(pn[i], sizeof pn[i], "%s@GRAD@RENAME@%d", net->vars[v].name, i);
-        parts[i] = pn[i];
-      }
-      grad_name(net, v, total, sizeof total);
+      char **pn = calloc((size_t)c, sizeof *pn), *total = grad_name(net, v);
+      if (!parts || !pn || !total) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      for (int i = 0; i < c && !st; i++)
+        if (!(parts[i] = pn[i] = strf("%s@GRAD@RENAME@%d", net->vars[v].name, i)))
+          st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
       const char *outs1[] = {total};
       if (!st) st = pd_net_add_op(net, pd_op_find("sum"), parts, &c, outs1, NULL, NULL, -1, err);
-      free(parts), free(pn);
+      for (int i = 0; pn && i < c; i++) free(pn[i]);
+      free(parts), free(pn), free(total);
     }
-    free(ins), free(outs), free(names);
+    for (int i = 0; i < nn; i++) free(names[i]);
+    free(ins), free(outs), free(names), free(sums);
   }
   if (!st) {
     net->n_backward = net->nops - net->n_forward;
@@ -245,9 +271,9 @@ int pd_net_param_grads(const pd_net *net, int *params, int *grads, int max) {
   int n = 0;
   for (int v = 0; v < net->nvars && n < max; v++) {
     if (net->vars[v].kind != PD_VAR_PARAM) continue;
-    char name[512];
-    grad_name(net, v, name, sizeof name);
-    int g = pd_net_var(net, name);
+    char *name = grad_name(net, v);
+    int g = name ? pd_net_var(net, name) : -1;
+    free(name);
     if (g < 0 || net->vars[g].producer < 0) continue;
     params[n] = v;
     grads[n] = g;
@@ -259,9 +285,10 @@ int pd_net_param_grads(const pd_net *net, int *params, int *grads, int max) {
 pd_status pd_net_find_training(pd_net *net, const char *loss, pd_error *err) {
   int L = pd_net_var(net, loss);
   if (L < 0) return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not a variable of the net", net->file, loss);
-  char name[512];
-  grad_name(net, L, name, sizeof name);
+  char *name = grad_name(net, L);
+  if (!name) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   int g = pd_net_var(net, name);
+  free(name);
   if (g < 0 || net->vars[g].producer < 0) return PD_OK; /* a forward net */
   int first = net->vars[g].producer, opt = net->nops;
   for (int o = first; o < net->nops; o++) {

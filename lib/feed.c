@@ -59,12 +59,11 @@ pd_status pd_feed_bind_spec(pd_feed *f, const pd_net *net, const char *spec, con
   if (!eq || eq == spec || !eq[1])
     return pd_errorf(err, PD_ERR_INPUT, "%s \"%s\": expected VAR=FILE, e.g. %s pixels=train-images.idx3-ubyte.gz", what,
                      spec, what);
-  char var[256];
-  size_t n = (size_t)(eq - spec);
-  if (n >= sizeof var) return pd_errorf(err, PD_ERR_INPUT, "%s \"%s\": variable name too long", what, spec);
-  memcpy(var, spec, n);
-  var[n] = '\0';
-  return pd_feed_bind_file(f, net, var, eq + 1, what, err);
+  char *var = strndup(spec, (size_t)(eq - spec)); /* a name of any length */
+  if (!var) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  pd_status st = pd_feed_bind_file(f, net, var, eq + 1, what, err);
+  free(var);
+  return st;
 }
 
 pd_status pd_feed_bind_all(pd_feed *f, const pd_net *net, const char *net_path, Paddle__DataBinding *const *file_b,

@@ -16,14 +16,30 @@ static pd_status loss_at(pd_runner *r, double *loss, pd_error *err) {
   return st;
 }
 
+static pd_status run_check(pd_runner *r, int64_t max_elems, uint64_t seed, double h, pd_gradcheck_result *res,
+                           int *params, int *grads, pd_error *err);
+
 pd_status pd_gradcheck_run(pd_runner *r, int64_t max_elems, uint64_t seed, double h, pd_gradcheck_result *res,
                            pd_error *err) {
   pd_net *net = r->net;
   memset(res, 0, sizeof *res);
   res->worst_index = -1;
   if (net->loss < 0) return pd_errorf(err, PD_ERR_INPUT, "gradcheck needs a net with backward ops");
-  int params[1024], grads[1024];
-  int n = pd_net_param_grads(net, params, grads, 1024);
+  /* every parameter, however many: at most one per variable */
+  int *params = malloc(sizeof(int) * ((size_t)net->nvars + 1)), *grads = malloc(sizeof(int) * ((size_t)net->nvars + 1));
+  if (!params || !grads) {
+    free(params), free(grads);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  pd_status st = run_check(r, max_elems, seed, h, res, params, grads, err);
+  free(params), free(grads);
+  return st;
+}
+
+static pd_status run_check(pd_runner *r, int64_t max_elems, uint64_t seed, double h, pd_gradcheck_result *res,
+                           int *params, int *grads, pd_error *err) {
+  pd_net *net = r->net;
+  int n = pd_net_param_grads(net, params, grads, net->nvars);
   if (n == 0) return pd_errorf(err, PD_ERR_INPUT, "no parameter gets a gradient from the loss");
   /* analytic gradients: forward + backward once, copied aside */
   pd_status st = pd_runner_run(r, 0, net->n_forward + net->n_backward, err);

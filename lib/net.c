@@ -807,7 +807,20 @@ pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, s
   net->float_dtype = opts ? opts->float_dtype : PD_F32;
   net->loss = -1;
   builder b = {net, err};
-  pd_status st = build_vars(&b);
+  pd_status st = PD_OK;
+  for (int i = 0; opts && i < opts->n_presets && !st; i++) {
+    int v = pd_net_add_var(net, opts->preset_names[i], opts->preset_kinds[i], opts->preset_metas[i].dtype);
+    if (v < 0) {
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      break;
+    }
+    pd_var_info *vi = &net->vars[v];
+    vi->declared = true;
+    vi->line = vi->col = 1;
+    vi->meta = opts->preset_metas[i];
+    vi->meta.storage = NULL;
+  }
+  if (!st) st = build_vars(&b);
   if (!st) st = build_ops(&b);
   if (!st) st = resolve_kinds(&b);
   if (!st) st = pd_net_infer_shapes(net, err);

@@ -66,6 +66,13 @@ typedef struct pd_net_opts {
   pd_dtype float_dtype;         /* PD_F32 (default) or PD_F64 */
   const char *const *overrides; /* "train.optimizer.lr=0.01", applied after parsing */
   int n_overrides;
+  /* variables known before the file's own (the ONNX importer builds a net
+   * node by node this way): each declared with the kind and the dtype and
+   * dims of its meta as they are, -1 anywhere; the file must not declare them */
+  const char *const *preset_names;
+  const pd_tensor *preset_metas;
+  const pd_var_kind *preset_kinds;
+  int n_presets;
 } pd_net_opts;
 
 /* Reads and builds a network from a text-format NetDesc file. */

@@ -49,12 +49,18 @@ static int32_t onnx_dtype(pd_dtype t) {
   return map[t];
 }
 
-/* A name for an intermediate value: "<base>.onnx<k>". */
+/* A name for an intermediate value: "<base>.onnx<k>", whatever base's
+ * length (a name cut short could be given twice). */
 static char *tmp_name(ex *e, const char *base) {
-  char buf[512];
-  do snprintf(buf, sizeof buf, "%s.onnx%d", base, e->ntmp++);
+  size_t size = strlen(base) + 32;
+  char *buf = malloc(size);
+  if (!buf) {
+    e->oom = true;
+    return NULL;
+  }
+  do snprintf(buf, size, "%s.onnx%d", base, e->ntmp++);
   while (pd_net_var(e->net, buf) >= 0);
-  return dup(e, buf);
+  return buf;
 }
 
 /* Appends a node; its attributes are added with the at_* helpers. */

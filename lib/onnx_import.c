@@ -3,9 +3,11 @@
  * semantics of the model's opset; where ONNX needs more than one of our ops
  * (Gemm's transposes and scaling, Softmax along an inner axis) they are
  * chained through variables named after the node's output. Shapes and
- * dtypes the mapping needs come from our own shape inference over the net
- * built so far, so they agree with what will run. Anything not claimed is
- * an error naming the node, its op type and the opset. */
+ * dtypes the mapping needs come from our own shape inference (over the ops
+ * added since the last time, their inputs preset from what is known), so
+ * they agree with what will run; names are looked up in hash maps, so the
+ * import is linear in the graph. Anything not claimed is an error naming
+ * the node, its op type and the opset. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -75,6 +77,11 @@ pd_status pd_onnx_tensor(const Onnx__TensorProto *tp, const char *what, pd_tenso
     have = tp->n_int32_data;
   if ((tp->has_raw_data && tp->raw_data.len != (size_t)numel * es) || have != (size_t)numel)
     return pd_errorf(err, PD_ERR_INPUT, "%s: holds %zu values, its dims %lld", what, have, (long long)numel);
+  if (dt == PD_U8 && !tp->has_raw_data) /* uint8 values come as int32: never wrapped */
+    for (int64_t i = 0; i < numel; i++)
+      if (tp->int32_data[i] < 0 || tp->int32_data[i] > 255)
+        return pd_errorf(err, PD_ERR_INPUT, "%s: value #%lld is %d; a uint8 holds 0 to 255", what, (long long)i,
+                         (int)tp->int32_data[i]);
   pd_tensor_init(out, (pd_dtype)dt);
   pd_status st = pd_tensor_set_dims(out, (int)tp->n_dims, tp->dims, err);
   if (!st) st = pd_tensor_alloc(out, err);
@@ -103,6 +110,10 @@ static pd_status read_message(const char *path, const ProtobufCMessageDescriptor
   size_t len = 0;
   pd_status st = pd_read_file(path, (size_t)2 << 30, &data, &len, err);
   if (st) return st;
+  if ((st = pd_pb_check_depth(desc, (const uint8_t *)data, len, path, err))) {
+    free(data);
+    return st;
+  }
   *out = protobuf_c_message_unpack(desc, NULL, len, (const uint8_t *)data);
   free(data);
   if (!*out)
@@ -133,6 +144,68 @@ pd_status pd_onnx_read_tensor(const char *path, pd_tensor *out, char **name, pd_
   return st;
 }
 
+/* ---- name maps --------------------------------------------------------------- */
+
+/* Grows *p (n elements of size) to hold one more, doubling at each power of
+ * two: a list appended to one at a time costs linear time (realloc by one
+ * each time copies the list each time under ASan). 0, or -1 out of memory. */
+static int grow(void **p, size_t n, size_t size) {
+  if (n & (n - 1)) return 0; /* room up to the next power of two */
+  void *q = realloc(*p, size * (n ? 2 * n : 1));
+  if (!q) return -1;
+  *p = q;
+  return 0;
+}
+
+/* Open addressing from a name (borrowed: it must outlive the map) to an int,
+ * so that every lookup by name costs the same however big the graph. */
+typedef struct smap {
+  const char **keys;
+  int *vals;
+  size_t cap, n;
+} smap;
+
+static size_t smap_slot(const smap *m, const char *k) {
+  size_t mask = m->cap - 1, i = (size_t)pd_hash_str(k) & mask;
+  while (m->keys[i] && strcmp(m->keys[i], k) != 0) i = (i + 1) & mask;
+  return i;
+}
+
+static int smap_get(const smap *m, const char *k) {
+  if (!m->cap) return -1;
+  size_t i = smap_slot(m, k);
+  return m->keys[i] ? m->vals[i] : -1;
+}
+
+/* 0, or -1 out of memory. */
+static int smap_put(smap *m, const char *k, int v) {
+  if ((m->n + 1) * 2 > m->cap) {
+    smap g = {.cap = m->cap ? m->cap * 2 : 64};
+    g.keys = calloc(g.cap, sizeof *g.keys), g.vals = malloc(g.cap * sizeof *g.vals);
+    if (!g.keys || !g.vals) {
+      free(g.keys), free(g.vals);
+      return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->keys[i]) {
+        size_t j = smap_slot(&g, m->keys[i]);
+        g.keys[j] = m->keys[i], g.vals[j] = m->vals[i];
+      }
+    g.n = m->n;
+    free(m->keys), free(m->vals);
+    *m = g;
+  }
+  size_t i = smap_slot(m, k);
+  if (!m->keys[i]) m->keys[i] = k, m->n++;
+  m->vals[i] = v;
+  return 0;
+}
+
+static void smap_free(smap *m) {
+  free(m->keys), free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
 /* ---- the importer's state ---------------------------------------------------- */
 
 typedef struct konst { /* a constant known at import: initializer or Constant output */
@@ -152,11 +225,30 @@ typedef struct imp {
   pd_buf vars, ops;
   konst *k;
   int nk, capk;
-  const char **names; /* every value name in the graph, and those we made */
-  int nnames, capnames;
-  char **owned; /* the names we made */
+  smap kmap;         /* name -> index in k */
+  smap names;        /* every value name in the graph, and those we made */
+  smap fresh;        /* "<base>.<what>" -> the next number to try */
+  smap uses;         /* name -> node inputs and graph outputs that read it */
+  smap graph_inputs; /* name -> index in g->input */
+  char **owned;      /* the names we made */
   int nowned;
-  pd_net *net; /* built from the text so far, for shapes; NULL when stale */
+  /* The dtype and load-time shape of every value known so far (a declared
+   * variable, or an output of an op whose shapes were inferred), and its
+   * kind. Ops emitted since (pend, their text; pio, their input and output
+   * names) are inferred together when a shape is asked for: a small net of
+   * them alone, whose inputs come from here, so the import is linear. */
+  smap mmap; /* name -> index in mnames */
+  const char **mnames;
+  pd_tensor *mmeta;
+  pd_var_kind *mkind;
+  int nm, capm;
+  pd_buf pend;
+  struct pio {
+    const char *name;
+    bool out;
+  } * pio;
+  int npio, cappio;
+  pd_net *net; /* the whole net, built at the end */
   /* the node being mapped, for messages */
   const Onnx__NodeProto *node;
   int node_index;
@@ -186,43 +278,62 @@ static pd_status unsupported(imp *im, const char *fmt, ...) {
 }
 
 static pd_status add_name(imp *im, const char *name) {
-  for (int i = 0; i < im->nnames; i++)
-    if (strcmp(im->names[i], name) == 0) return PD_OK;
-  if (im->nnames == im->capnames) {
-    int cap = im->capnames ? im->capnames * 2 : 64;
-    const char **n = realloc(im->names, sizeof *n * (size_t)cap);
-    if (!n) return oom(im);
-    im->names = n, im->capnames = cap;
-  }
-  im->names[im->nnames++] = name;
-  return PD_OK;
+  if (smap_get(&im->names, name) >= 0) return PD_OK;
+  return smap_put(&im->names, name, 1) ? oom(im) : PD_OK;
 }
 
-static bool has_name(const imp *im, const char *name) {
-  for (int i = 0; i < im->nnames; i++)
-    if (strcmp(im->names[i], name) == 0) return true;
-  return false;
-}
+static bool has_name(const imp *im, const char *name) { return smap_get(&im->names, name) >= 0; }
 
-/* A new variable name "<base>.<what>" (with a number if taken). */
-static const char *fresh(imp *im, const char *base, const char *what) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s.%s", base, what);
-  for (int i = 2; has_name(im, buf); i++) snprintf(buf, sizeof buf, "%s.%s%d", base, what, i);
-  char *s = strdup(buf), **o = realloc(im->owned, sizeof *o * (size_t)(im->nowned + 1));
-  if (o) im->owned = o;
-  if (!s || !o || add_name(im, s)) {
+/* Takes s (malloc'd, or NULL) into im->owned; s, or NULL out of memory. */
+static char *own(imp *im, char *s) {
+  if (!s || grow((void **)&im->owned, (size_t)im->nowned, sizeof *im->owned)) {
     free(s);
     return NULL;
   }
-  im->owned[im->nowned++] = s;
+  return im->owned[im->nowned++] = s;
+}
+
+static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *strf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (!s) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+/* A new variable name "<base>.<what>" (with a number if taken), of any
+ * length; the numbers tried go on from the last one given for that stem. */
+static const char *fresh(imp *im, const char *base, const char *what) {
+  char *stem = strf("%s.%s", base, what), *s = NULL;
+  if (!stem) return NULL;
+  int i = smap_get(&im->fresh, stem);
+  if (i < 0) { /* the stem itself first */
+    if (!own(im, stem) || smap_put(&im->fresh, stem, 2)) return NULL;
+    if (!has_name(im, stem)) return add_name(im, stem) ? NULL : stem;
+    i = 2;
+  } else {
+    const char *key = im->fresh.keys[smap_slot(&im->fresh, stem)];
+    free(stem);
+    stem = (char *)key;
+  }
+  for (;; i++) {
+    if (!(s = strf("%s%d", stem, i))) return NULL;
+    if (!has_name(im, s)) break;
+    free(s);
+  }
+  if (smap_put(&im->fresh, stem, i + 1) || !own(im, s) || add_name(im, s)) return NULL;
   return s;
 }
 
 static konst *find_const(imp *im, const char *name) {
-  for (int i = 0; i < im->nk; i++)
-    if (strcmp(im->k[i].name, name) == 0) return &im->k[i];
-  return NULL;
+  int i = smap_get(&im->kmap, name);
+  return i < 0 ? NULL : &im->k[i];
 }
 
 /* Takes t (its storage) as the constant `name`. */
@@ -233,6 +344,7 @@ static pd_status add_const(imp *im, const char *name, pd_tensor *t, bool is_init
     if (!k) return oom(im);
     im->k = k, im->capk = cap;
   }
+  if (smap_put(&im->kmap, name, im->nk)) return oom(im);
   im->k[im->nk++] = (konst){.name = name, .t = *t, .is_initializer = is_initializer};
   return add_name(im, name);
 }
@@ -262,15 +374,42 @@ static void put_comment(pd_buf *b, const char *s) {
 
 static const char *const dtype_enum[] = {"FLOAT32", "FLOAT64", "INT32", "INT64", "UINT8"};
 
-static void declare(imp *im, const char *name, pd_dtype dt, int ndim, const int64_t *dims, const char *kind) {
+/* Records what value `name` is (see imp.mmap). */
+static pd_status set_meta(imp *im, const char *name, const pd_tensor *t, pd_var_kind kind) {
+  int i = smap_get(&im->mmap, name);
+  if (i < 0) {
+    if (im->nm == im->capm) {
+      int cap = im->capm ? im->capm * 2 : 64;
+      const char **n = realloc(im->mnames, sizeof *n * (size_t)cap);
+      if (n) im->mnames = n;
+      pd_tensor *m = n ? realloc(im->mmeta, sizeof *m * (size_t)cap) : NULL;
+      if (m) im->mmeta = m;
+      pd_var_kind *k = m ? realloc(im->mkind, sizeof *k * (size_t)cap) : NULL;
+      if (!k) return oom(im);
+      im->mkind = k, im->capm = cap;
+    }
+    i = im->nm++;
+    im->mnames[i] = name;
+    if (smap_put(&im->mmap, name, i)) return oom(im);
+  }
+  im->mmeta[i] = *t;
+  im->mmeta[i].storage = NULL;
+  im->mkind[i] = kind;
+  return PD_OK;
+}
+
+static pd_status declare(imp *im, const char *name, pd_dtype dt, int ndim, const int64_t *dims, const char *kind) {
   pd_buf *b = &im->vars;
   pd_buf_printf(b, "var { name: ");
   put_str(b, name);
   pd_buf_printf(b, " shape: [");
   for (int i = 0; i < ndim; i++) pd_buf_printf(b, "%s%lld", i ? ", " : "", (long long)dims[i]);
   pd_buf_printf(b, "] dtype: %s kind: %s }\n", dtype_enum[dt], kind);
-  if (im->net) pd_net_free(im->net);
-  im->net = NULL;
+  pd_tensor t;
+  pd_tensor_init(&t, dt);
+  t.ndim = ndim;
+  memcpy(t.dims, dims, sizeof *dims * (size_t)ndim);
+  return set_meta(im, name, &t, kind[0] == 'D' ? PD_VAR_DATA : kind[0] == 'P' ? PD_VAR_PARAM : PD_VAR_STATE);
 }
 
 /* The name of value `name` as an op input; a constant becomes a declared
@@ -286,12 +425,12 @@ static pd_status use_as(imp *im, const char *name, const char *kind) {
   if (!kind) kind = k->is_initializer && pd_dtype_is_float(k->t.dtype) ? "PARAM" : "STATE";
   if (k->t.ndim == 0) /* a NetDesc shape has at least one dim: a scalar is [1] (the same under broadcasting) */
     k->t.ndim = 1, k->t.dims[0] = 1;
-  declare(im, name, k->t.dtype, k->t.ndim, k->t.dims, kind);
+  pd_status dst = declare(im, name, k->t.dtype, k->t.ndim, k->t.dims, kind);
+  if (dst) return dst;
   k->declared = true;
   pd_onnx_import *o = im->out;
-  pd_onnx_value *v = realloc(o->values, sizeof *v * (size_t)(o->nvalues + 1));
-  if (!v) return oom(im);
-  o->values = v;
+  if (grow((void **)&o->values, (size_t)o->nvalues, sizeof *o->values)) return oom(im);
+  pd_onnx_value *v = o->values;
   if (!(v[o->nvalues].name = strdup(name))) return oom(im);
   pd_tensor_init(&v[o->nvalues].t, k->t.dtype);
   pd_tensor_share(&v[o->nvalues].t, &k->t);
@@ -324,28 +463,45 @@ static void at_ints(attrs *a, const char *key, int n, const int64_t *v) {
   pd_buf_printf(&a->b, "] } }");
 }
 
-/* Appends op `type` (inputs "" = left out); frees a. */
+static pd_status add_pio(imp *im, const char *name, bool out) {
+  if (im->npio == im->cappio) {
+    int cap = im->cappio ? im->cappio * 2 : 64;
+    struct pio *p = realloc(im->pio, sizeof *p * (size_t)cap);
+    if (!p) return oom(im);
+    im->pio = p, im->cappio = cap;
+  }
+  im->pio[im->npio++] = (struct pio){name, out};
+  return PD_OK;
+}
+
+/* Appends op `type` (inputs "" = left out); frees a. The names must live
+ * as long as the import (the model's, or made by fresh). */
 static pd_status emit(imp *im, const char *type, int nin, const char *const *ins, int nout, const char *const *outs,
                       attrs *a) {
   pd_status st = PD_OK;
   for (int i = 0; i < nin && !st; i++)
     if (ins[i][0]) st = use_as(im, ins[i], NULL);
   for (int i = 0; i < nout && !st; i++) st = add_name(im, outs[i]);
-  pd_buf *b = &im->ops;
-  pd_buf_printf(b, "op { type: \"%s\" inputs: [", type);
-  for (int i = 0; i < nin; i++) {
-    if (i) pd_buf_append(b, ", ", 2);
-    put_str(b, ins[i]);
+  for (int i = 0; i < nin && !st; i++)
+    if (ins[i][0]) st = add_pio(im, ins[i], false);
+  for (int i = 0; i < nout && !st; i++)
+    if (outs[i][0]) st = add_pio(im, outs[i], true);
+  pd_buf *bufs[2] = {&im->ops, &im->pend};
+  for (int k = 0; k < 2; k++) {
+    pd_buf *b = bufs[k];
+    pd_buf_printf(b, "op { type: \"%s\" inputs: [", type);
+    for (int i = 0; i < nin; i++) {
+      if (i) pd_buf_append(b, ", ", 2);
+      put_str(b, ins[i]);
+    }
+    pd_buf_printf(b, "] outputs: [");
+    for (int i = 0; i < nout; i++) {
+      if (i) pd_buf_append(b, ", ", 2);
+      put_str(b, outs[i]);
+    }
+    pd_buf_printf(b, "]%s }\n", a && a->b.data ? a->b.data : "");
   }
-  pd_buf_printf(b, "] outputs: [");
-  for (int i = 0; i < nout; i++) {
-    if (i) pd_buf_append(b, ", ", 2);
-    put_str(b, outs[i]);
-  }
-  pd_buf_printf(b, "]%s }\n", a && a->b.data ? a->b.data : "");
   if (a) pd_buf_free(&a->b);
-  if (im->net) pd_net_free(im->net);
-  im->net = NULL;
   return st;
 }
 
@@ -368,16 +524,66 @@ static pd_status text(imp *im, pd_buf *t) {
 static pd_status scalar_input(imp *im, const char *name) {
   const Onnx__GraphProto *g = im->g;
   if (find_const(im, name)) return PD_OK;
-  for (size_t i = 0; i < g->n_input; i++) {
-    const Onnx__ValueInfoProto *v = g->input[i];
-    if (strcmp(v->name, name) == 0 && v->type && v->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
-        v->type->tensor_type && v->type->tensor_type->shape && v->type->tensor_type->shape->n_dim == 0)
+  int gi = smap_get(&im->graph_inputs, name);
+  if (gi >= 0) {
+    const Onnx__ValueInfoProto *v = g->input[gi];
+    if (v->type && v->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && v->type->tensor_type &&
+        v->type->tensor_type->shape && v->type->tensor_type->shape->n_dim == 0)
       return unsupported(im, "graph input \"%s\" is a scalar (rank 0); data inputs need rank >= 1", name);
   }
   return PD_OK;
 }
 
-static pd_status build_net(imp *im);
+static pd_status does_not_build(imp *im, pd_status st, const pd_error *e) {
+  return pd_errorf(im->err, st, "%s: node #%d (%s): the net it maps to does not build: %s", im->file, im->node_index,
+                   im->node ? im->node->op_type : "", e->msg);
+}
+
+/* Infers the shapes of the ops emitted since the last time (our own checks
+ * and shape inference, over a net of them alone whose inputs are preset
+ * from what is known), and records their outputs. */
+static pd_status infer_pending(imp *im) {
+  if (!im->npio) return PD_OK;
+  smap made = {0}, preset = {0};
+  const char **names = malloc(sizeof *names * (size_t)im->npio);
+  pd_tensor *metas = malloc(sizeof *metas * (size_t)im->npio);
+  pd_var_kind *kinds = malloc(sizeof *kinds * (size_t)im->npio);
+  int np = 0;
+  pd_status st = names && metas && kinds ? PD_OK : oom(im);
+  for (int i = 0; i < im->npio && !st; i++) {
+    const char *n = im->pio[i].name;
+    if (im->pio[i].out) {
+      if (smap_put(&made, n, 1)) st = oom(im);
+      continue;
+    }
+    int m = smap_get(&im->mmap, n);
+    if (m < 0 || smap_get(&made, n) >= 0 || smap_get(&preset, n) >= 0) continue;
+    if (smap_put(&preset, n, 1)) st = oom(im);
+    names[np] = n, metas[np] = im->mmeta[m], kinds[np] = im->mkind[m] == PD_VAR_TEMP ? PD_VAR_DATA : im->mkind[m];
+    np++;
+  }
+  pd_net *net = NULL;
+  if (!st && pd_buf_append(&im->pend, "", 1)) st = oom(im);
+  if (!st) {
+    pd_net_opts o = {
+        .float_dtype = PD_F32, .preset_names = names, .preset_metas = metas, .preset_kinds = kinds, .n_presets = np};
+    pd_error e = {0};
+    st = pd_net_from_text(im->file, im->pend.data, im->pend.len - 1, &o, &net, &e);
+    if (st) st = does_not_build(im, st, &e);
+  }
+  for (int i = 0; i < im->npio && !st; i++) {
+    if (!im->pio[i].out) continue;
+    int v = pd_net_var(net, im->pio[i].name), old = smap_get(&im->mmap, im->pio[i].name);
+    /* a state written in place (batch_norm's running statistics) stays state */
+    st = set_meta(im, im->pio[i].name, &net->vars[v].meta, old >= 0 ? im->mkind[old] : PD_VAR_TEMP);
+  }
+  if (net) pd_net_free(net);
+  smap_free(&made), smap_free(&preset);
+  free(names), free(metas), free(kinds);
+  im->npio = 0;
+  im->pend.len = 0;
+  return st;
+}
 
 /* The dtype and shape (load-time: -1 for the batch) of a value. */
 static pd_status meta(imp *im, const char *name, pd_tensor *out) {
@@ -388,31 +594,28 @@ static pd_status meta(imp *im, const char *name, pd_tensor *out) {
     pd_tensor_init(out, k->t.dtype);
     return pd_tensor_set_dims(out, k->t.ndim, k->t.dims, im->err);
   }
-  pd_status st0 = build_net(im);
-  if (st0) return st0;
-  int v = pd_net_var(im->net, name);
-  if (v < 0) return pd_errorf(im->err, PD_ERR_INPUT, "%s: value \"%s\" is used before it is computed", im->file, name);
-  *out = im->net->vars[v].meta;
-  out->storage = NULL;
+  int m = smap_get(&im->mmap, name);
+  if (m < 0 && im->npio) {
+    pd_status st0 = infer_pending(im);
+    if (st0) return st0;
+    m = smap_get(&im->mmap, name);
+  }
+  if (m < 0) return pd_errorf(im->err, PD_ERR_INPUT, "%s: value \"%s\" is used before it is computed", im->file, name);
+  *out = im->mmeta[m];
   return PD_OK;
 }
 
-/* Builds the net from the text so far (our own checks and shape inference). */
+/* Builds the whole net from the text (our own checks and shape inference). */
 static pd_status build_net(imp *im) {
-  if (!im->net) {
-    pd_buf t = {0};
-    pd_status st = text(im, &t);
-    if (!st) {
-      pd_error e = {0};
-      st = pd_net_from_text(im->file, t.data, t.len, NULL, &im->net, &e);
-      if (st)
-        st = pd_errorf(im->err, st, "%s: node #%d (%s): the net it maps to does not build: %s", im->file,
-                       im->node_index, im->node ? im->node->op_type : "", e.msg);
-    }
-    pd_buf_free(&t);
-    if (st) return st;
+  pd_buf t = {0};
+  pd_status st = text(im, &t);
+  if (!st) {
+    pd_error e = {0};
+    st = pd_net_from_text(im->file, t.data, t.len, NULL, &im->net, &e);
+    if (st) st = does_not_build(im, st, &e);
   }
-  return PD_OK;
+  pd_buf_free(&t);
+  return st;
 }
 
 /* ---- reading a node -------------------------------------------------------------------- */
@@ -453,8 +656,7 @@ static bool attr_s_is(const Onnx__NodeProto *n, const char *name, const char *wa
 static pd_status need_const(imp *im, const char *name, const char *what, konst **out) {
   *out = find_const(im, name);
   if (*out) return PD_OK;
-  bool graph_input = false;
-  for (size_t i = 0; i < im->g->n_input; i++) graph_input |= strcmp(im->g->input[i]->name, name) == 0;
+  bool graph_input = smap_get(&im->graph_inputs, name) >= 0;
   if (graph_input && !im->out->need_const) im->out->need_const = strdup(name);
   return unsupported(im, "%s \"%s\" must be a constant (an initializer or a Constant node's output)", what, name);
 }
@@ -527,12 +729,21 @@ static pd_status map_matmul(imp *im, const Onnx__NodeProto *n) {
 }
 
 /* Whether value `name` is read by exactly one node input in the graph. */
-static bool used_once(const imp *im, const char *name) {
-  int uses = 0;
-  for (size_t i = 0; i < im->g->n_node; i++)
-    for (size_t j = 0; j < im->g->node[i]->n_input; j++) uses += strcmp(im->g->node[i]->input[j], name) == 0;
-  for (size_t i = 0; i < im->g->n_output; i++) uses += strcmp(im->g->output[i]->name, name) == 0;
-  return uses == 1;
+static bool used_once(const imp *im, const char *name) { return smap_get(&im->uses, name) == 1; }
+
+/* Counts the readers of every value, for used_once. */
+static pd_status count_uses(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t j = 0; j < g->node[i]->n_input; j++) {
+      const char *n = g->node[i]->input[j];
+      if (smap_put(&im->uses, n, smap_get(&im->uses, n) < 0 ? 1 : smap_get(&im->uses, n) + 1)) return oom(im);
+    }
+  for (size_t i = 0; i < g->n_output; i++) {
+    const char *n = g->output[i]->name;
+    if (smap_put(&im->uses, n, smap_get(&im->uses, n) < 0 ? 1 : smap_get(&im->uses, n) + 1)) return oom(im);
+  }
+  return PD_OK;
 }
 
 /* Gemm: Y = alpha op(A) op(B) + beta C. A constant B and bias with alpha =
@@ -1000,16 +1211,14 @@ static const struct {
 
 /* ---- the graph ---------------------------------------------------------------------------- */
 
-static bool is_initializer(const Onnx__GraphProto *g, const char *name) {
-  for (size_t i = 0; i < g->n_initializer; i++)
-    if (g->initializer[i]->name && strcmp(g->initializer[i]->name, name) == 0) return true;
-  return false;
+static bool is_initializer(imp *im, const char *name) {
+  konst *k = find_const(im, name);
+  return k && k->is_initializer;
 }
 
 static pd_status strlist_add(char ***list, int *n, const char *s) {
-  char **l = realloc(*list, sizeof *l * (size_t)(*n + 1));
-  if (!l) return PD_ERR_RUNTIME;
-  *list = l;
+  if (grow((void **)list, (size_t)*n, sizeof **list)) return PD_ERR_RUNTIME;
+  char **l = *list;
   if (!(l[*n] = strdup(s))) return PD_ERR_RUNTIME;
   (*n)++;
   return PD_OK;
@@ -1019,7 +1228,7 @@ static pd_status graph_inputs(imp *im) {
   const Onnx__GraphProto *g = im->g;
   for (size_t i = 0; i < g->n_input; i++) {
     const Onnx__ValueInfoProto *v = g->input[i];
-    if (!v->name || is_initializer(g, v->name)) continue;
+    if (!v->name || is_initializer(im, v->name)) continue;
     const Onnx__TypeProto *tp = v->type;
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
       return unsupported(im, "graph input \"%s\" is not a tensor", v->name);
@@ -1043,7 +1252,8 @@ static pd_status graph_inputs(imp *im) {
                            v->name, d);
       dims[d] = known ? dm->dim_value : -1;
     }
-    declare(im, v->name, (pd_dtype)dt, (int)sh->n_dim, dims, "DATA");
+    pd_status st = declare(im, v->name, (pd_dtype)dt, (int)sh->n_dim, dims, "DATA");
+    if (st) return st;
     if (add_name(im, v->name) || strlist_add(&im->out->inputs, &im->out->ninputs, v->name)) return oom(im);
   }
   return PD_OK;
@@ -1080,12 +1290,19 @@ static pd_status run_import(imp *im) {
       if (!g->node[i]->attribute[j]->name)
         return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu: attribute #%zu has no name", im->file, i, j);
   pd_status st;
+  for (size_t i = 0; i < g->n_input; i++)
+    if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
+      return oom(im);
+  if ((st = count_uses(im))) return st;
   for (size_t i = 0; i < g->n_initializer; i++) {
     const Onnx__TensorProto *tp = g->initializer[i];
     char what[512];
     snprintf(what, sizeof what, "%s: initializer \"%s\"", im->file, tp->name ? tp->name : "");
     if (!tp->name || !tp->name[0])
       return pd_errorf(im->err, PD_ERR_INPUT, "%s: initializer #%zu has no name", im->file, i);
+    if (find_const(im, tp->name))
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: initializer #%zu: \"%s\" is the name of an earlier initializer too",
+                       im->file, i, tp->name);
     if (dtype_of(tp->data_type) < 0)
       return unsupported(im, "initializer \"%s\" is %s", tp->name, onnx_type_name(tp->data_type));
     pd_tensor t;
@@ -1173,7 +1390,10 @@ pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_o
   free(im.k);
   for (int i = 0; i < im.nowned; i++) free(im.owned[i]);
   free(im.owned);
-  free(im.names);
+  smap_free(&im.kmap), smap_free(&im.names), smap_free(&im.fresh), smap_free(&im.uses);
+  smap_free(&im.graph_inputs), smap_free(&im.mmap);
+  free(im.mnames), free(im.mmeta), free(im.mkind), free(im.pio);
+  pd_buf_free(&im.pend);
   pd_buf_free(&im.vars);
   pd_buf_free(&im.ops);
   if (im.net) pd_net_free(im.net);

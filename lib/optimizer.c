@@ -10,8 +10,6 @@
 
 #include "backward.h"
 
-#define MAX_PARAMS 4096
-
 static pd_status set_attr(const pd_op_def *d, pd_attr *attrs, const char *name, double f, bool b, pd_error *err) {
   for (int a = 0; a < d->n_attrs; a++) {
     if (strcmp(d->attrs[a].name, name) != 0) continue;
@@ -25,9 +23,12 @@ static pd_status set_attr(const pd_op_def *d, pd_attr *attrs, const char *name, 
 }
 
 static int state_var(pd_net *net, int p, const char *suffix) {
-  char name[512];
-  snprintf(name, sizeof name, "%s@%s", net->vars[p].name, suffix);
+  size_t n = strlen(net->vars[p].name) + strlen(suffix) + 2;
+  char *name = malloc(n);
+  if (!name) return -1;
+  snprintf(name, n, "%s@%s", net->vars[p].name, suffix);
   int v = pd_net_add_var(net, name, PD_VAR_STATE, net->vars[p].meta.dtype);
+  free(name);
   if (v >= 0) {
     net->vars[v].kind = PD_VAR_STATE;
     net->vars[v].optimizer_state = true;
@@ -58,12 +59,14 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
     return pd_errorf(err, PD_ERR_INPUT, "unknown optimizer \"%s\"%s%s%s; use sgd, momentum or adam", type,
                      sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "");
   }
-  int *params = malloc(sizeof(int) * MAX_PARAMS), *grads = malloc(sizeof(int) * MAX_PARAMS);
+  /* every parameter, however many: at most one per variable */
+  size_t cap = (size_t)net->nvars + 1;
+  int *params = malloc(sizeof(int) * cap), *grads = malloc(sizeof(int) * cap);
   if (!params || !grads) {
     free(params), free(grads);
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
-  int n = pd_net_param_grads(net, params, grads, MAX_PARAMS);
+  int n = pd_net_param_grads(net, params, grads, net->nvars);
   pd_status st = PD_OK;
   if (n == 0)
     st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter gets a gradient from the loss; nothing to train", net->file);

@@ -21,7 +21,7 @@
 
 /* protoc has no nesting limit; we need one so deep input cannot overflow the
  * stack here, in protobuf-c's packer or in its free. */
-#define MAX_DEPTH 1000
+#define MAX_DEPTH PD_PB_MAX_DEPTH
 
 /* ---- small helpers ----------------------------------------------------------- */
 
@@ -1521,4 +1521,71 @@ pd_status pd_text_print(const ProtobufCMessage *msg, int indent, pd_buf *out, pd
   if (print_message(msg, indent < 0 ? 0 : indent, out))
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory while printing %s", msg->descriptor->name);
   return PD_OK;
+}
+
+/* ---- binary nesting ---------------------------------------------------------- */
+
+/* A varint at *pos (before end); 0 on success. */
+static int read_varint(const uint8_t *p, size_t end, size_t *pos, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64 && *pos < end; shift += 7) {
+    uint8_t b = p[(*pos)++];
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+pd_status pd_pb_check_depth(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len, const char *file,
+                            pd_error *err) {
+  struct {
+    const ProtobufCMessageDescriptor *d;
+    size_t end;
+  } stack[PD_PB_MAX_DEPTH + 1];
+  int depth = 0;
+  size_t pos = 0;
+  stack[0].d = desc, stack[0].end = len;
+  for (;;) {
+    while (pos >= stack[depth].end) {
+      if (depth == 0) return PD_OK;
+      depth--;
+    }
+    size_t end = stack[depth].end;
+    uint64_t key, n;
+    if (read_varint(data, end, &pos, &key)) return PD_OK;
+    unsigned wire = (unsigned)(key & 7);
+    uint64_t id = key >> 3;
+    switch (wire) {
+    case 0:
+      if (read_varint(data, end, &pos, &n)) return PD_OK;
+      continue;
+    case 1:
+      if (end - pos < 8) return PD_OK;
+      pos += 8;
+      continue;
+    case 5:
+      if (end - pos < 4) return PD_OK;
+      pos += 4;
+      continue;
+    case 2:
+      break;
+    default:
+      return PD_OK;
+    }
+    if (read_varint(data, end, &pos, &n) || n > end - pos) return PD_OK;
+    const ProtobufCFieldDescriptor *f =
+        id && id <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(stack[depth].d, (unsigned)id) : NULL;
+    if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE) {
+      pos += n;
+      continue;
+    }
+    if (depth == PD_PB_MAX_DEPTH)
+      return pd_errorf(err, PD_ERR_INPUT, "%s: messages are nested more than %d deep (at byte %zu)", file,
+                       PD_PB_MAX_DEPTH, pos);
+    depth++;
+    stack[depth].d = f->descriptor, stack[depth].end = pos + n;
+  }
 }

@@ -46,6 +46,21 @@ int pd_srcmap_find(const pd_srcmap *map, const void *msg, const ProtobufCFieldDe
 pd_status pd_text_parse(const ProtobufCMessageDescriptor *desc, const char *text, size_t len, const char *filename,
                         ProtobufCMessage **out, pd_srcmap *map, pd_error *err);
 
+/* The deepest nesting of messages below the top one that the text parser
+ * and pd_pb_check_depth accept (protobuf's own default recursion limit):
+ * deeper input is an error, never a stack overflow in the recursive parser,
+ * protobuf-c's unpack, the printer or the packer. */
+#define PD_PB_MAX_DEPTH 100
+
+/* Checks, before protobuf_c_message_unpack (which recurses once per level),
+ * that the binary message `data` of type `desc` nests no deeper than
+ * PD_PB_MAX_DEPTH: a bounded scan of the wire format, with no recursion,
+ * following only the fields `desc` declares as messages. Malformed bytes end
+ * the scan with PD_OK (unpack refuses them before recursing past them).
+ * `file` is used in the message. */
+pd_status pd_pb_check_depth(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len, const char *file,
+                            pd_error *err);
+
 /* A growable byte buffer for the printer. */
 typedef struct pd_buf {
   char *data;

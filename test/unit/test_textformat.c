@@ -630,20 +630,72 @@ static void test_no_leak_on_error(void **state) {
   pd_srcmap_free(&map);
 }
 
+/* Writes, ending at buf + cap, `inner` (field 17) holding `children` nested
+ * `child` messages (field 4); returns where it starts. */
+static uint8_t *nested_binary(uint8_t *buf, size_t cap, int children) {
+  uint8_t *p = buf + cap;
+  for (int i = 0; i <= children; i++) {
+    size_t len = (size_t)(buf + cap - p);
+    uint8_t v[10];
+    int n = 0;
+    do v[n++] = (uint8_t)((len & 0x7f) | (len > 0x7f ? 0x80 : 0)), len >>= 7;
+    while (len);
+    p -= n;
+    memcpy(p, v, (size_t)n);
+    if (i < children)
+      *--p = 0x22; /* field 4, length-delimited */
+    else
+      p -= 2, p[0] = 0x8a, p[1] = 0x01; /* field 17 */
+  }
+  return p;
+}
+
+/* The binary scan before unpack: 100 levels below the top pass (and unpack
+ * and print), 101 are refused with the byte offset, malformed bytes are left
+ * to unpack to refuse, and 100,000 levels cost no recursion. */
+static void test_binary_nesting_limit(void **state) {
+  (void)state;
+  size_t cap = 1 << 20;
+  uint8_t *buf = malloc(cap);
+  assert_non_null(buf);
+  pd_error err = {0};
+  uint8_t *p = nested_binary(buf, cap, PD_PB_MAX_DEPTH - 1);
+  size_t len = (size_t)(buf + cap - p);
+  assert_int_equal(pd_pb_check_depth(&pdtest__all__descriptor, p, len, "m.bin", &err), PD_OK);
+  ProtobufCMessage *m = protobuf_c_message_unpack(&pdtest__all__descriptor, NULL, len, p);
+  assert_non_null(m);
+  pd_buf b = {0};
+  assert_int_equal(pd_text_print(m, 0, &b, &err), PD_OK);
+  pd_buf_free(&b);
+  protobuf_c_message_free_unpacked(m, NULL);
+  p = nested_binary(buf, cap, PD_PB_MAX_DEPTH);
+  len = (size_t)(buf + cap - p);
+  assert_int_equal(pd_pb_check_depth(&pdtest__all__descriptor, p, len, "m.bin", &err), PD_ERR_INPUT);
+  assert_contains(err.msg, "m.bin: messages are nested more than 100 deep (at byte ");
+  p = nested_binary(buf, cap, 100000);
+  len = (size_t)(buf + cap - p);
+  assert_int_equal(pd_pb_check_depth(&pdtest__all__descriptor, p, len, "m.bin", &err), PD_ERR_INPUT);
+  /* a length past the end, a varint that never ends: not the scan's to refuse */
+  const uint8_t past[] = {0x8a, 0x01, 0x7f, 0x22}, endless[] = {0x8a, 0x01, 0x02, 0xff, 0xff};
+  assert_int_equal(pd_pb_check_depth(&pdtest__all__descriptor, past, sizeof past, "m.bin", &err), PD_OK);
+  assert_int_equal(pd_pb_check_depth(&pdtest__all__descriptor, endless, sizeof endless, "m.bin", &err), PD_OK);
+  free(buf);
+}
+
 /* Nesting deeper than the limit is an error, not a stack overflow. */
 static void test_nesting_limit(void **state) {
   (void)state;
   pd_buf b = {0};
   pd_buf_append(&b, "inner ", 6);
-  for (int i = 0; i < 1000; i++) pd_buf_append(&b, "{ child ", 8);
+  for (int i = 0; i < PD_PB_MAX_DEPTH; i++) pd_buf_append(&b, "{ child ", 8);
   pd_buf_append(&b, "{", 1);
-  for (int i = 0; i < 1001; i++) pd_buf_append(&b, "}", 1);
-  assert_contains(all_err(b.data), "messages are nested more than 1000 deep");
+  for (int i = 0; i < PD_PB_MAX_DEPTH + 1; i++) pd_buf_append(&b, "}", 1);
+  assert_contains(all_err(b.data), "messages are nested more than 100 deep");
   b.len = 0;
   pd_buf_append(&b, "inner ", 6);
-  for (int i = 0; i < 900; i++) pd_buf_append(&b, "{ child ", 8);
+  for (int i = 0; i < PD_PB_MAX_DEPTH - 1; i++) pd_buf_append(&b, "{ child ", 8);
   pd_buf_append(&b, "{", 1);
-  for (int i = 0; i < 901; i++) pd_buf_append(&b, "}", 1);
+  for (int i = 0; i < PD_PB_MAX_DEPTH; i++) pd_buf_append(&b, "}", 1);
   Pdtest__All *a = all_ok(b.data);
   free_msg(a);
   pd_buf_free(&b);
@@ -883,6 +935,7 @@ int main(void) {
       cmocka_unit_test(test_srcmap_positions),
       cmocka_unit_test(test_no_leak_on_error),
       cmocka_unit_test(test_nesting_limit),
+      cmocka_unit_test(test_binary_nesting_limit),
       cmocka_unit_test(test_canonical_print),
       cmocka_unit_test(test_shortest_floats),
       cmocka_unit_test(test_shortest_floats_sweep),
