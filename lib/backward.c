@@ -4,12 +4,12 @@
  * several ops gets the sum of their partial gradients (x@GRAD@RENAME@k, then
  * a `sum` op), never the last one written. Data, integer tensors, no-grad
  * variables and slots, and ops that do not lead to the loss get none. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backward.h"
+#include "util.h"
 
 typedef struct bw {
   pd_net *net;
@@ -32,23 +32,8 @@ static bool op_reads_for_grad(const pd_op *op, int v) {
   return false;
 }
 
-/* A malloc'd name of any length (NULL: out of memory): no name is cut short,
- * so two long names never meet in one gradient. */
-static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *strf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
-  if (!s) return NULL;
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
-static char *grad_name(const pd_net *net, int v) { return strf("%s@GRAD", net->vars[v].name); }
+/* A name of any length: two long names never meet in one gradient. */
+static char *grad_name(const pd_net *net, int v) { return pd_strf("%s@GRAD", net->vars[v].name); }
 
 pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
   if (net->loss >= 0) return pd_errorf(err, PD_ERR_INPUT, "the net already has backward ops");
@@ -224,7 +209,7 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
         if (b.contrib[v] == 1)
           names[nn] = grad_name(net, v);
         else {
-          names[nn] = strf("%s@GRAD@RENAME@%d", net->vars[v].name, b.seen[v]);
+          names[nn] = pd_strf("%s@GRAD@RENAME@%d", net->vars[v].name, b.seen[v]);
           if (++b.seen[v] == b.contrib[v]) sums[nsums++] = v;
         }
         if (!names[nn]) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
@@ -247,7 +232,7 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
       char **pn = calloc((size_t)c, sizeof *pn), *total = grad_name(net, v);
       if (!parts || !pn || !total) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
       for (int i = 0; i < c && !st; i++)
-        if (!(parts[i] = pn[i] = strf("%s@GRAD@RENAME@%d", net->vars[v].name, i)))
+        if (!(parts[i] = pn[i] = pd_strf("%s@GRAD@RENAME@%d", net->vars[v].name, i)))
           st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
       const char *outs1[] = {total};
       if (!st) st = pd_net_add_op(net, pd_op_find("sum"), parts, &c, outs1, NULL, NULL, -1, err);

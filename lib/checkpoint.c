@@ -58,25 +58,10 @@ static void error_append(pd_error *err, const char *fmt, ...) {
   va_end(ap);
 }
 
-static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *strf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return NULL;
-  char *s = malloc((size_t)n + 1);
-  if (!s) return NULL;
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
 /* dir + "/" + name, without doubling a slash after "/". */
 static char *join(const char *dir, const char *name) {
   size_t n = strlen(dir);
-  return strf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+  return pd_strf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
 }
 
 /* The path without trailing slashes ("ckpt/" -> "ckpt"; "/" stays). */
@@ -319,7 +304,7 @@ static pd_status write_var(const char *path, const pd_tensor *t, uint32_t *crc, 
 
 /* Points dir/latest at target (a name inside dir) atomically. */
 static pd_status set_latest(const char *dir, const char *target, pd_error *err) {
-  char *tmp = strf("%s/" TMP_PREFIX "latest-%ld", dir, (long)getpid());
+  char *tmp = pd_strf("%s/" TMP_PREFIX "latest-%ld", dir, (long)getpid());
   char *latest = join(dir, LATEST);
   pd_status st = PD_OK;
   if (!tmp || !latest) {
@@ -486,7 +471,7 @@ static void prune(const char *dir, int64_t step, int keep) {
       /* Renamed first, so a kill mid-delete leaves a temp name, not a
        * half-empty checkpoint that looks real. */
       char *from = join(dir, older[i].name);
-      char *to = strf("%s/" TMP_PREFIX "del-%s-%ld", dir, older[i].name, me);
+      char *to = pd_strf("%s/" TMP_PREFIX "del-%s-%ld", dir, older[i].name, me);
       if (from && to && rename(from, to) == 0) rm_tree(to);
       free(from);
       free(to);
@@ -505,7 +490,7 @@ pd_status pd_checkpoint_check_writable(const char *dir, pd_error *err) {
   if (!st) {
     /* access() says yes to root on a read-only mount; creating a file is
      * the only honest test. */
-    char *probe = strf("%s/" TMP_PREFIX "probe-%ld", d, (long)getpid());
+    char *probe = pd_strf("%s/" TMP_PREFIX "probe-%ld", d, (long)getpid());
     if (!probe) {
       st = oom(err);
     } else {

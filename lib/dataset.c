@@ -376,20 +376,25 @@ static void ensure_sigbus(void) {
   pthread_mutex_unlock(&bus_lock);
 }
 
+/* Row r's bytes in the file's dtype: in place, or decoded (IDX) or copied
+ * into scratch where the dataset needs that (scratch is NULL otherwise). */
+static const void *row_at(const pd_dataset *ds, int64_t r, void *scratch) {
+  const void *src = ds->data + (size_t)r * ds->row_bytes;
+  if (!scratch) return src;
+  if (ds->is_idx)
+    pd_idx_decode(ds->idx_type, src, ds->row_elems, scratch);
+  else
+    memcpy(scratch, src, ds->row_bytes);
+  return scratch;
+}
+
 /* Gathers and converts rows (see pd_dataset_read); *at is the batch
  * position being read, for the message when the file shrinks. */
 static pd_status gather(const pd_dataset *ds, const int64_t *rows, int64_t n, pd_dtype want, uint8_t *dst,
                         size_t dst_row, void *scratch, volatile int64_t *at, pd_error *err) {
   for (int64_t i = 0; i < n; i++) {
     *at = i;
-    const void *src = ds->data + (size_t)rows[i] * ds->row_bytes;
-    if (scratch) {
-      if (ds->is_idx)
-        pd_idx_decode(ds->idx_type, src, ds->row_elems, scratch);
-      else
-        memcpy(scratch, src, ds->row_bytes);
-      src = scratch;
-    }
+    const void *src = row_at(ds, rows[i], scratch);
     int64_t bad = convert(ds->dtype, src, ds->row_elems, want, dst + (size_t)i * dst_row);
     if (bad >= 0) return bad_value(ds, rows[i], bad, src, want, err);
   }
@@ -470,14 +475,7 @@ bool pd_dataset_find_nonfinite(const pd_dataset *ds, const int64_t *rows, int64_
   for (int64_t i = 0; i < n && !found; i++) {
     int64_t r = rows ? rows[i] : i;
     if (r < 0 || r >= ds->rows) continue;
-    const void *src = ds->data + (size_t)r * ds->row_bytes;
-    if (scratch) {
-      if (ds->is_idx)
-        pd_idx_decode(ds->idx_type, src, ds->row_elems, scratch);
-      else
-        memcpy(scratch, src, ds->row_bytes);
-      src = scratch;
-    }
+    const void *src = row_at(ds, r, scratch);
     bool f32 = ds->dtype == PD_F32;
     if (f32 ? !any_nonfinite_f32(src, ds->row_elems) : !any_nonfinite_f64(src, ds->row_elems)) continue;
     for (size_t j = 0; j < ds->row_elems; j++) {

@@ -293,24 +293,10 @@ static char *own(imp *im, char *s) {
   return im->owned[im->nowned++] = s;
 }
 
-static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *strf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
-  if (!s) return NULL;
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
 /* A new variable name "<base>.<what>" (with a number if taken), of any
  * length; the numbers tried go on from the last one given for that stem. */
 static const char *fresh(imp *im, const char *base, const char *what) {
-  char *stem = strf("%s.%s", base, what), *s = NULL;
+  char *stem = pd_strf("%s.%s", base, what), *s = NULL;
   if (!stem) return NULL;
   int i = smap_get(&im->fresh, stem);
   if (i < 0) { /* the stem itself first */
@@ -323,7 +309,7 @@ static const char *fresh(imp *im, const char *base, const char *what) {
     stem = (char *)key;
   }
   for (;; i++) {
-    if (!(s = strf("%s%d", stem, i))) return NULL;
+    if (!(s = pd_strf("%s%d", stem, i))) return NULL;
     if (!has_name(im, s)) break;
     free(s);
   }

@@ -50,6 +50,10 @@ size_t pd_physical_memory(void);
  * base in the current directory give `path` unchanged). Caller frees. */
 char *pd_path_beside(const char *base_file, const char *path);
 
+/* A malloc'd string of any length, formatted as printf would (NULL: out of
+ * memory). For names, which are never cut short. */
+char *pd_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Whether the CPU runs AVX-512F (the float kernels written for it check
  * this and fall back where it is false). Asked once, then cached.
  * PADDLE_RUN_AVX512=off says no (the tests run the fallbacks so). */
