@@ -128,9 +128,10 @@ pd_status pd_feed_check_finite(const pd_feed *f, const pd_net *net, const char *
     double v;
     if (pd_dataset_find_nonfinite(f->b[k].ds, NULL, 0, &row, &elem, &v))
       return pd_errorf(err, PD_ERR_INPUT,
-                       "%s: row %lld holds %g at element %lld; the data for \"%s\" must be finite (%s skips this "
+                       "%s: row %lld holds %s at element %lld; the data for \"%s\" must be finite (%s skips this "
                        "check)",
-                       f->b[k].file, (long long)row, v, (long long)elem, net->vars[f->b[k].var].name, skip);
+                       f->b[k].file, (long long)row, pd_nonfinite_str(v), (long long)elem, net->vars[f->b[k].var].name,
+                       skip);
   }
   return PD_OK;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "util.h"
 
 /* A NaN or Inf in a parameter (or optimizer state) would make every output
  * it reaches NaN: refused, naming the file and the element (flat index and
@@ -25,8 +26,8 @@ static pd_status check_finite(const char *path, const char *name, const pd_tenso
     char where[128];
     pd_dims_str(t->ndim, at, where, sizeof where);
     return pd_errorf(err, PD_ERR_INPUT,
-                     "%s: parameter \"%s\" holds %g at element %lld (index %s); parameters must be finite", path, name,
-                     v, (long long)i, where);
+                     "%s: parameter \"%s\" holds %s at element %lld (index %s); parameters must be finite", path, name,
+                     pd_nonfinite_str(v), (long long)i, where);
   }
   return PD_OK;
 }

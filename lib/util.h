@@ -50,6 +50,10 @@ size_t pd_physical_memory(void);
  * base in the current directory give `path` unchanged). Caller frees. */
 char *pd_path_beside(const char *base_file, const char *path);
 
+/* "nan", "inf" or "-inf" for a non-finite v (printf's %g gives "-nan" for
+ * a NaN with its sign bit set, which a reader takes for something else). */
+static inline const char *pd_nonfinite_str(double v) { return v != v ? "nan" : v > 0 ? "inf" : "-inf"; }
+
 /* A malloc'd string of any length, formatted as printf would (NULL: out of
  * memory). For names, which are never cut short. */
 char *pd_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
