@@ -288,7 +288,7 @@ static bool is_max2x2(const geom *g) {
               bool gt = v > best;                                                                              \
               best = gt ? v : best;                                                                            \
               at = gt ? ih * g.w + iw : at;                                                                    \
-              nan_at = (v != v) & (nan_at < 0) ? ih * g.w + iw : nan_at;                                       \
+              nan_at = ((v != v) & (nan_at < 0)) ? ih * g.w + iw : nan_at;                                     \
             }                                                                                                  \
           if (nan_at >= 0) at = nan_at;                                                                        \
           dx[at] += dy[ow];                                                                                    \
