@@ -313,8 +313,10 @@ static pd_status build_attrs(builder *b, int opi, const Paddle__OpDesc *od, cons
 static bool fits_64bits(int ndim, const int64_t *dims) {
   int64_t n = 8;
   for (int i = 0; i < ndim; i++) {
-    int64_t d = dims[i] < 0 ? 1 : dims[i];
-    if (d != 0 && n > INT64_MAX / d) return false;
+    /* a 0 (or the batch) counts as 1: an op multiplies the other dims
+     * alone (fc's K of [0, a, b, c] is a b c) */
+    int64_t d = dims[i] <= 0 ? 1 : dims[i];
+    if (n > INT64_MAX / d) return false;
     n *= d;
   }
   return true;
