@@ -6,9 +6,9 @@
  * (--help: -1 and exit code 0); on acceptance every positional and every
  * option value points into the argument vector (or is "1" for a switch), a
  * non-repeatable option is given at most once, and a repeatable one has as
- * many values as it was given. Accepted numbers go through pd_cli_int and
- * pd_cli_double as the commands read them, and --device through
- * pd_place_parse. Its messages go to stderr (run with -close_fd_mask=3 to
+ * many values as it was given. Accepted numbers go through pd_cli_int,
+ * pd_cli_u64 and pd_cli_double as the commands read them, and --device
+ * through pd_place_parse. Its messages go to stderr (run with -close_fd_mask=3 to
  * quiet them).
  *   make build-fuzz/fuzz_cli
  *   build-fuzz/fuzz_cli -close_fd_mask=3 build-fuzz/corpus/fuzz_cli test/fuzz/corpus/fuzz_cli */
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "util.h"
 #include "gpurt.h"
 
 static const pd_command cmd = {"fuzz", "fuzzing", "usage: paddle-run fuzz\n", NULL};
@@ -91,7 +92,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     long long ll;
     double d;
     if (table == 0) {
-      if (opts[0].value && pd_cli_int("fuzz", "--batch-size", opts[0].value, 1, &ll) && ll < 1) abort();
+      if (opts[0].value && pd_cli_int("fuzz", "--batch-size", opts[0].value, 1, PD_MAX_BATCH, &ll) &&
+          (ll < 1 || ll > PD_MAX_BATCH))
+        abort();
+      uint64_t u;
+      if (opts[0].value) (void)pd_cli_u64("fuzz", "--seed", opts[0].value, &u); /* the same text as a seed */
       if (opts[1].value && pd_cli_double("fuzz", "--lr", opts[1].value, &d) && !(d == d)) abort();
       pd_place place;
       if (opts[4].value) (void)pd_place_parse(opts[4].value, &place);
