@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "gpurt.h"
+#include "gpu/gpurt.h"
 
 static const pd_command cmd = {"fuzz", "fuzzing", "usage: paddle-run fuzz\n", NULL};
 
