@@ -19,7 +19,7 @@ MAY_USE = {
     "gpu": ["base", "text", "cpu", "core"],
     "io": ["base", "text", "cpu", "core"],
     "onnx": ["base", "text", "cpu", "core", "io"],
-    "dist": ["base", "cpu", "core", "gpu"],
+    "dist": ["base", "text", "cpu", "core", "gpu"],
     "ops": ["base", "text", "cpu", "core", "gpu", "dist"],
     "cmd": LAYERS + ["ops"],
 }
