@@ -8,6 +8,7 @@
 #   make install PREFIX=/usr/local                    make clean
 #   make docs         regenerate docs/ops.md          make bench       benchmarks (not tests)
 #   make CUDA=0       CPU only, even where nvcc is (build-cpu/, build-san-cpu/); without nvcc, the default
+#   make V=1          print each command in full (by default one line a step: `CC lib/core/net.c`)
 
 PREFIX    ?= /usr/local
 SANITIZE  ?= 0
@@ -35,6 +36,14 @@ BUILD     ?= build$(CPU_SUFFIX)
 endif
 
 CC        ?= cc
+# V=1 prints each command; otherwise a short line a step (`CC lib/core/net.c`).
+ifeq ($(V),1)
+Q         :=
+SAY       := @:
+else
+Q         := @
+SAY       := @printf '  %-6s %s\n'
+endif
 PROTOC_C  ?= protoc-c
 PYTHON    ?= /usr/bin/python3
 OPT       ?= -O2
@@ -47,7 +56,7 @@ CPPFLAGS  += -Ilib -Iops -I$(BUILD)/gen -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOU
 # -fno-math-errno: sqrt need not set errno, so Adam's loop vectorises (the
 # same correctly rounded square roots).
 CFLAGS    += -std=c11 -Wall -Wextra -Werror -g $(OPT) -fvect-cost-model=cheap -fno-math-errno -fno-strict-aliasing \
-             -MMD -MP
+             -MMD -MP $(EXTRA_CFLAGS)
 # BLIS, pthread flavour: libgomp's spinning threads of the OpenMP flavour
 # collapse 2-thread training to a tenth of its speed on a busy machine
 # (bench/RESULTS.md); the pthread one holds up. Linked by path (+ rpath) so the
@@ -67,7 +76,7 @@ CPPFLAGS  += -DPD_MPI $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile))
 LDLIBS    += $(shell mpicc --showme:link)
 endif
 
-# GPU: every ops/*.cu and lib/*.cu through nvcc for Hopper (sm_90) plus PTX
+# GPU: every ops/*.cu and lib/*/*.cu through nvcc for Hopper (sm_90) plus PTX
 # that later GPUs JIT-compile; cudart and cuBLAS linked by path with an rpath,
 # so the binary runs (and says there is no GPU) where the toolkit is but no GPU.
 CUDA_SRCS :=
@@ -91,13 +100,13 @@ CUBLAS_SO := $(firstword $(wildcard $(CUDA_LIB)/libcublas.so.[0-9]*) $(CUDA_LIB)
 CPPFLAGS  += -DPD_WITH_CUDA -isystem $(CUDA_DIR)/include -DPD_CUBLAS_LIB='"$(CUBLAS_SO)"'
 NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-Werror,-fno-strict-aliasing -Werror all-warnings
 LDLIBS    += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -ldl -lstdc++
-CUDA_SRCS := $(wildcard lib/*.cu) $(wildcard ops/*.cu)
+CUDA_SRCS := $(wildcard lib/*/*.cu) $(wildcard ops/*.cu)
 CUDA_GEN_OBJS := $(BUILD)/gen/cublas_tramp.o $(BUILD)/gen/cublas_tramp.S.o
 endif
 
 # NCCL (the GPU allreduce of data-parallel training) where both CUDA and MPI
 # are on and libnccl is beside cudart; without it a GPU run on more than one
-# rank is refused (lib/gpunccl.c).
+# rank is refused (lib/dist/gpunccl.c).
 ifeq ($(CUDA)$(MPI),11)
 NCCL_SO   := $(firstword $(wildcard $(CUDA_LIB)/libnccl.so $(CUDA_LIB)/libnccl.so.[0-9]*))
 ifneq ($(NCCL_SO),)
@@ -128,7 +137,9 @@ GEN_H      := $(GEN_C:.c=.h)
 TEST_GEN_C := $(patsubst test/proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(TEST_PROTOS))
 TEST_GEN_H := $(TEST_GEN_C:.c=.h)
 
-LIB_SRCS   := $(wildcard lib/*.c) $(wildcard ops/*.c)
+# lib/ is in layers, one folder each (docs/architecture.md); sources name
+# headers by layer ("core/tensor.h", with -Ilib).
+LIB_SRCS   := $(wildcard lib/*/*.c) $(wildcard ops/*.c)
 CMD_SRCS   := $(wildcard cmd/*.c)
 UNIT_SRCS  := $(wildcard test/unit/test_*.c)
 TOOL_SRCS  := $(wildcard test/tools/*.c)
@@ -144,14 +155,14 @@ TOOL_BINS  := $(patsubst test/tools/%.c,$(BUILD)/test/%,$(TOOL_SRCS))
 LIB        := $(BUILD)/libpaddle.a
 BIN        := $(BUILD)/paddle-run
 
-.PHONY: all deps test demo demo-cnn install clean fuzz fuzz-seeds bench docs check-docs tests format help
+.PHONY: all deps test demo demo-cnn install clean fuzz fuzz-seeds bench docs tests format help
 .DEFAULT_GOAL := all
 .SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
 all: $(BIN)
 
 help:
-	@sed -n '1,10p' Makefile
+	@sed -n '1,11p' Makefile
 
 deps:
 	@sh mk/deps.sh $(DEPS_BUILD) $(DEPS_TEST)
@@ -159,57 +170,71 @@ deps:
 # ---- generated code -----------------------------------------------------------
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(@D)
-	$(PROTOC_C) --c_out=$(BUILD)/gen -Iproto $<
+	$(SAY) PROTOC $<
+	$(Q)$(PROTOC_C) --c_out=$(BUILD)/gen -Iproto $<
 
 $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h &: $(ONNX_PROTO)
 	@mkdir -p $(@D)
-	$(PROTOC_C) --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+	$(SAY) PROTOC $(ONNX_PROTO)
+	$(Q)$(PROTOC_C) --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: test/proto/%.proto
 	@mkdir -p $(@D)
-	$(PROTOC_C) --c_out=$(BUILD)/gen -Itest/proto $<
+	$(SAY) PROTOC $<
+	$(Q)$(PROTOC_C) --c_out=$(BUILD)/gen -Itest/proto $<
 
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
-	$(CC) $(CPPFLAGS) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+	$(SAY) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
 
 # ---- objects, library, binary -------------------------------------------------
 $(BUILD)/obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(SAY) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.cu.o: %.cu | $(GEN_H)
 	@mkdir -p $(@D)
-	$(NVCC) $(filter -I% -D%,$(CPPFLAGS)) -isystem $(CUDA_DIR)/include $(NVCCFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+	$(SAY) NVCC $<
+	$(Q)$(NVCC) $(filter -I% -D%,$(CPPFLAGS)) -isystem $(CUDA_DIR)/include $(NVCCFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 $(BUILD)/gen/%_tramp.S $(BUILD)/gen/%_tramp.c: mk/%_tramp.sh
 	@mkdir -p $(@D)
-	sh $< $(CUBLAS_SO) $(BUILD)/gen
+	$(SAY) GEN $@
+	$(Q)sh $< $(CUBLAS_SO) $(BUILD)/gen
 
 $(BUILD)/gen/cublas_tramp.o: $(BUILD)/gen/cublas_tramp.c
-	$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+	$(SAY) CC $<
+	$(Q)$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
 
 $(BUILD)/gen/cublas_tramp.S.o: $(BUILD)/gen/cublas_tramp.S
-	$(CC) -c $< -o $@
+	$(SAY) AS $<
+	$(Q)$(CC) -c $< -o $@
 
 $(BUILD)/obj/test/%.o: test/%.c | $(GEN_H) $(TEST_GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(SAY) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(SAY) AR $@
+	$(Q)$(AR) rcs $@ $^
 
 $(BIN): $(CMD_OBJS) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(LIB) $(LDLIBS)
+	$(SAY) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(LIB) $(LDLIBS)
 
 # ---- tests --------------------------------------------------------------------
 $(BUILD)/test/%: $(BUILD)/obj/test/unit/%.o $(LIB) $(TEST_GEN_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS) -lcmocka
+	$(SAY) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS) -lcmocka
 
 $(BUILD)/test/%: $(BUILD)/obj/test/tools/%.o $(LIB) $(TEST_GEN_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS)
+	$(SAY) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS)
 
 tests: $(BIN) $(UNIT_BINS) $(TOOL_BINS)
 
@@ -255,7 +280,7 @@ FUZZ_BINS    := $(patsubst test/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
 FUZZ_FLAGS   := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1
 FUZZ_MAX_LEN          ?= 1048576
 FUZZ_MAX_LEN_fuzz_cli ?= 65536
-# what a target links besides lib/ and ops/
+# what a target links besides lib/*/ and ops/
 FUZZ_EXTRA_fuzz_cli   := cmd/cli.c
 # extra libFuzzer flags (the CLI parser prints its refusals)
 FUZZ_ARGS_fuzz_cli    := -close_fd_mask=3
@@ -289,9 +314,9 @@ install: $(BIN)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/paddle-run
 
 clean:
-	rm -rf build build-san build-cpu build-san-cpu build-fuzz
+	rm -rf build build-san build-cpu build-san-cpu build-fuzz build*-nox86
 
-FORMAT_FILES = $(wildcard lib/*.[ch] cmd/*.[ch] ops/*.[ch] test/unit/*.[ch] test/tools/*.c test/fuzz/*.c \
+FORMAT_FILES = $(wildcard lib/*/*.[ch] cmd/*.[ch] ops/*.[ch] test/unit/*.[ch] test/tools/*.c test/fuzz/*.c \
                  netdescs/*.c bench/*.c)
 
 format:

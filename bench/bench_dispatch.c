@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "net.h"
+#include "core/net.h"
 
 static double now(void) {
   struct timespec ts;

@@ -17,9 +17,10 @@
 
 #include <blis.h>
 
-#include "blas.h"
-#include "blisarch.h"
-#include "tensor.h"
+#include "cpu/blas.h"
+#include "cpu/blisarch.h"
+#include "core/tensor.h"
+#include "cpu/parallel.h"
 
 static double now(void) {
   struct timespec ts;

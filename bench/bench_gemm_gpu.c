@@ -9,11 +9,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpurt.h"
-#include "net.h"
+#include "gpu/gpurt.h"
+#include "core/net.h"
 
 #ifdef PD_WITH_CUDA
-#include "gpu.h"
+#include "gpu/gpu.h"
 
 static double now(void) {
   struct timespec ts;

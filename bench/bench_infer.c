@@ -10,8 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "net.h"
-#include "params.h"
+#include "core/net.h"
+#include "io/params.h"
+#include "cpu/parallel.h"
 
 static double now(void) {
   struct timespec ts;

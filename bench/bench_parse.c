@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "paddle.pb-c.h"
-#include "textformat.h"
+#include "text/textformat.h"
 
 static double now(void) {
   struct timespec ts;

@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h"
+#include "core/backward.h"
 #include "cli.h"
-#include "gpurt.h"
-#include "memplan.h"
-#include "net.h"
-#include "util.h"
+#include "gpu/gpurt.h"
+#include "core/memplan.h"
+#include "core/net.h"
+#include "base/util.h"
+#include "core/optimizer.h"
 
 static int run(int argc, char **argv);
 
@@ -44,7 +45,7 @@ static const char *count(double n, char *buf, size_t size) {
   return buf;
 }
 
-/* The memory plan (lib/memplan.h) of the net's ops at the batch: the
+/* The memory plan (lib/core/memplan.h) of the net's ops at the batch: the
  * temporaries' bytes each on its own against the bytes with the plan's
  * shared buffers. A training step keeps its forward values (train does). */
 static pd_status plan_line(const pd_net *net, long long batch, bool training, pd_error *err) {

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist.h"
-#include "gpurt.h"
-#include "gpunccl.h"
+#include "dist/dist.h"
+#include "gpu/gpurt.h"
+#include "dist/gpunccl.h"
 
 pd_opt *pd_cli_get(pd_opt *opts, int nopts, const char *name) {
   for (int i = 0; i < nopts; i++)

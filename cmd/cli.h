@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 typedef struct pd_command {
   const char *name;

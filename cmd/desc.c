@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h"
+#include "core/backward.h"
 #include "cli.h"
-#include "netdesc_out.h"
-#include "util.h"
+#include "core/netdesc_out.h"
+#include "base/util.h"
+#include "core/optimizer.h"
 
 static int run(int argc, char **argv);
 

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "dataset.h"
-#include "dist.h"
+#include "io/dataset.h"
+#include "dist/dist.h"
 
 static struct {
   int real_stderr; /* ranks other than 0: the stderr mpirun gave; -1 otherwise */

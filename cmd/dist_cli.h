@@ -6,9 +6,9 @@
 
 #include <stdbool.h>
 
-#include "error.h"
-#include "feed.h"
-#include "net.h"
+#include "base/error.h"
+#include "io/feed.h"
+#include "core/net.h"
 
 /* Joins MPI when launched by mpirun; on ranks other than 0, stderr goes to
  * a temporary file until pd_cli_dist_agree. Returns 0 or an exit code. */

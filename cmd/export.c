@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "fileutil.h"
-#include "onnx.h"
-#include "params.h"
-#include "util.h"
+#include "base/fileutil.h"
+#include "onnx/onnx_export.h"
+#include "io/params.h"
+#include "base/util.h"
 
 static int run(int argc, char **argv);
 

@@ -7,8 +7,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "textformat.h"
-#include "util.h"
+#include "text/textformat.h"
+#include "base/util.h"
+#include "text/schema.h"
 
 static int run(int argc, char **argv);
 

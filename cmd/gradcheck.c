@@ -7,13 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h"
+#include "core/backward.h"
 #include "cli.h"
-#include "feed.h"
-#include "gradcheck.h"
-#include "initializer.h"
-#include "params.h"
-#include "util.h"
+#include "io/feed.h"
+#include "core/gradcheck.h"
+#include "core/initializer.h"
+#include "io/params.h"
+#include "base/util.h"
+#include "core/optimizer.h"
 
 static int run(int argc, char **argv);
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "cli.h"
-#include "fileutil.h"
-#include "onnx.h"
-#include "util.h"
+#include "base/fileutil.h"
+#include "onnx/onnx_import.h"
+#include "base/util.h"
 
 static int run(int argc, char **argv);
 

@@ -8,12 +8,13 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "feed.h"
-#include "gpurt.h"
-#include "net.h"
-#include "npy.h"
-#include "params.h"
-#include "util.h"
+#include "io/feed.h"
+#include "gpu/gpurt.h"
+#include "core/net.h"
+#include "io/npy.h"
+#include "io/params.h"
+#include "base/util.h"
+#include "cpu/parallel.h"
 
 static int run(int argc, char **argv);
 

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "blisarch.h"
+#include "cpu/blisarch.h"
 #include "cli.h"
-#include "fileutil.h"
-#include "gpurt.h"
+#include "base/fileutil.h"
+#include "gpu/gpurt.h"
 
 extern const pd_command pd_cmd_train, pd_cmd_infer, pd_cmd_check, pd_cmd_desc, pd_cmd_fmt, pd_cmd_ops, pd_cmd_gradcheck,
     pd_cmd_time, pd_cmd_import, pd_cmd_export;

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "op.h"
-#include "opproto.h"
-#include "textformat.h"
+#include "core/op.h"
+#include "core/opproto.h"
+#include "text/textformat.h"
 
 static int run(int argc, char **argv);
 

@@ -7,17 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h"
-#include "blas.h"
-#include "blisarch.h"
+#include "core/backward.h"
+#include "cpu/blas.h"
+#include "cpu/blisarch.h"
 #include "cli.h"
-#include "feed.h"
-#include "gpurt.h"
-#include "initializer.h"
-#include "params.h"
-#include "rng.h"
+#include "io/feed.h"
+#include "gpu/gpurt.h"
+#include "core/initializer.h"
+#include "io/params.h"
+#include "base/rng.h"
 #include "trainlog.h"
-#include "util.h"
+#include "base/util.h"
+#include "core/optimizer.h"
+#include "cpu/parallel.h"
 
 static int run(int argc, char **argv);
 

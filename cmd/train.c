@@ -13,21 +13,23 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "backward.h"
-#include "checkpoint.h"
+#include "core/backward.h"
+#include "io/checkpoint.h"
 #include "cli.h"
-#include "dist.h"
+#include "dist/dist.h"
 #include "dist_cli.h"
-#include "feed.h"
-#include "fileutil.h"
-#include "gpurt.h"
-#include "gpunccl.h"
-#include "initializer.h"
-#include "net.h"
-#include "params.h"
-#include "rng.h"
+#include "io/feed.h"
+#include "base/fileutil.h"
+#include "gpu/gpurt.h"
+#include "dist/gpunccl.h"
+#include "core/initializer.h"
+#include "core/net.h"
+#include "io/params.h"
+#include "base/rng.h"
 #include "trainlog.h"
-#include "util.h"
+#include "base/util.h"
+#include "core/optimizer.h"
+#include "cpu/parallel.h"
 
 static int run(int argc, char **argv);
 

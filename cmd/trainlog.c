@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset.h"
+#include "io/dataset.h"
 
 const char *pd_fmt_num(char *buf, size_t size, double v) {
   if (isnan(v))

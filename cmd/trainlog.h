@@ -6,9 +6,9 @@
 
 #include <stdio.h>
 
-#include "error.h"
-#include "feed.h"
-#include "net.h"
+#include "base/error.h"
+#include "io/feed.h"
+#include "core/net.h"
 
 /* v as a person reads it: %.5g, "nan" (never "-nan"), "inf", "-inf".
  * Returns buf (size >= 32). */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # cublas_tramp.sh LIBCUBLAS OUT_DIR — writes OUT_DIR/cublas_tramp.S and
 # OUT_DIR/cublas_tramp.c: one tiny function per function libcublas exports,
-# each an indirect jump through a table that lib/gpu.c fills with dlsym once
+# each an indirect jump through a table that lib/gpu/gpu.c fills with dlsym once
 # it has dlopen()ed cuBLAS (pd_gpu_open). So paddle-run is not linked against
 # cuBLAS: its 600 MB (with cuBLASLt) are mapped only when a GPU is asked for,
 # and a CPU run starts in milliseconds. Before loading, every entry jumps to

@@ -2,7 +2,7 @@
 # nvcc_check.sh — compiles every ops/*.cu with the flags the GPU build uses
 # (sm_90 + PTX, warnings as errors) and every ops/*.c with PD_WITH_CUDA, to
 # catch compile errors where no GPU build is wired up yet (and lib/, cmd/
-# with PD_WITH_CUDA, since lib/rng.h includes gpu.h). Not run by
+# with PD_WITH_CUDA, since lib/base/rng.h is PD_HD code). Not run by
 # `make test`. Usage: sh mk/nvcc_check.sh [FILE.cu|FILE.c ...]
 set -e
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -11,7 +11,7 @@ BUILD=${BUILD:-build}
 OUT=${OUT:-/tmp/nvcc_check}
 mkdir -p "$OUT"
 files="$*"
-[ -n "$files" ] || files="$(ls ops/*.cu) $(ls ops/*.c lib/*.c cmd/*.c)"
+[ -n "$files" ] || files="$(ls ops/*.cu) $(ls ops/*.c lib/*/*.c cmd/*.c)"
 status=0
 for f in $files; do
   o="$OUT/$(basename "$f").o"

@@ -7,7 +7,7 @@
 #include "label.h"
 #include "gpu_ops.h"
 #include "kmath.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { SCORES, LABEL, N_IN };
 enum { ACCURACY, CORRECT, TOTAL, N_OUT };

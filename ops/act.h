@@ -77,8 +77,8 @@ PD_HD float pd_act_grad_float(pd_act a, float y, float dy) {
 #ifdef PD_ACT_OP
 
 #include "gpu_ops.h"
-#include "op.h"
-#include "parallel.h"
+#include "core/op.h"
+#include "cpu/parallel.h"
 
 static inline pd_act pd_act_of(pd_ctx *c) { return *(const pd_act *)c->op->def->data; }
 

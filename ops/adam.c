@@ -6,7 +6,7 @@
 #include "gpu_ops.h"
 #include "kmath.h"
 #include "optim.h"
-#include "parallel.h"
+#include "cpu/parallel.h"
 
 enum { PARAM, GRAD, MOMENT1, MOMENT2, LR, STEP, N_IN };
 enum { PARAM_OUT, MOMENT1_OUT, MOMENT2_OUT, N_OUT };

@@ -24,7 +24,7 @@
  * one rank; on a single rank Out = X. No gradient. */
 #include <string.h>
 
-#include "dist.h"
+#include "dist/dist.h"
 #include "gpu_ops.h"
 #include "optim.h"
 

@@ -10,8 +10,8 @@
  * (train.c); otherwise one rank copies X. */
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-#include "gpunccl.h"
-#include "dist.h"
+#include "dist/gpunccl.h"
+#include "dist/dist.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };

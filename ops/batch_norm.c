@@ -11,7 +11,7 @@
 
 #include "gpu_ops.h"
 #include "kmath.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, SCALE, BIAS, MEAN, VAR, N_IN };
 enum { Y, MEAN_OUT, VAR_OUT, N_OUT };

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gpu_ops.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { PD_BC_X, PD_BC_Y, PD_BC_NIN };
 enum { PD_BC_OUT, PD_BC_NOUT };

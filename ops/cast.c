@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "gpu_ops.h"
-#include "op.h"
-#include "parallel.h"
+#include "core/op.h"
+#include "cpu/parallel.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };

@@ -7,18 +7,24 @@
  * Filter_g [Mg, Kg] · col_g for the whole chunk. Backward reuses the scheme:
  * dFilter_g += dOut_g · col_g^T over the chunks, dcol_g = Filter_g^T · dOut_g
  * folded back into dInput (col2im). One generic body for float and double. */
-#include <immintrin.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
+#include "cpu/blas.h"
 #include "conv_util.h"
 #include "gpu_ops.h"
 #include "kmath.h"
-#include "op.h"
-#include "parallel.h"
-#include "util.h"
+#include "core/op.h"
+#include "cpu/parallel.h"
+#include "base/util.h"
+#include "cpu/features.h"
+#include "base/arch.h"
+#include "base/assert.h"
+
+#ifdef PD_X86
+#include <immintrin.h>
+#endif
 
 enum { INPUT, FILTER, BIAS, N_IN };
 enum { OUTPUT, N_OUT };
@@ -214,7 +220,7 @@ typedef struct plan {
  * matrix and BLIS's own packing of it: the image's taps are written straight
  * into the micro-kernel's packed layout, nr output positions at a time (one
  * or two masked loads a tap), Filter is packed into mr-row micro-panels once
- * a call, and BLIS's micro-kernel (lib/blas.h, pd_ukr) runs over all K taps
+ * a call, and BLIS's micro-kernel (lib/cpu/blas.h, pd_ukr) runs over all K taps
  * into a small tile copied out with the bias. BLIS packing the column matrix
  * of fashion_cnn's second layer (800 x 384 floats a product) was a third of
  * the time of its products. */
@@ -331,6 +337,7 @@ typedef struct job {
  * AVX-512 kernel (32 x 12 tiles, C stored by columns) runs [kg, mg] =
  * [800, 64] at 114 GFLOP/s here, [mg, kg] at 90 (64 rows fill five and a
  * third of its 12-wide tiles). */
+#ifdef PD_X86
 /* The first min(n, 16) lanes of a 16-float vector */
 static inline __mmask16 tail_mask(int64_t n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1); }
 
@@ -384,6 +391,8 @@ __attribute__((target("avx512f"))) static void col2im_s1_avx512(const geom *g, c
       }
 }
 
+#endif /* PD_X86 */
+
 /* Filter [M, K] into micro-panels of mr rows: wp[(pi K + l) mr + i] =
  * Filter[pi mr + i, l], 0 beyond M */
 static void pack_filter(const geom *g, const pd_ukr *uk, const float *w, float *wp) {
@@ -404,6 +413,7 @@ static void tap_offsets(const geom *g, const plan *pl, int64_t *off) {
       for (int64_t j = 0; j < g->kw; j++) off[t++] = (c * pl->hp + i * g->dh) * pl->wp + j * g->dw;
 }
 
+#ifdef PD_X86
 /* The direct forward of one padded image xp into y [M, P] (see use_direct) */
 __attribute__((target("avx512f"))) static void direct_forward(const geom *g, const plan *pl, const float *xp,
                                                               const float *w, const float *b, float *y) {
@@ -521,6 +531,22 @@ __attribute__((target("avx512f"))) static void direct_dfilter_sum(const geom *g,
     for (int64_t t = 0; t < g->kg; t++)
       dwt[t * g->m + m] = _mm512_reduce_add_ps(_mm512_loadu_ps(acc + (m * g->kg + t) * 16));
 }
+
+#else
+/* Without x86 (-DPD_NO_X86, or another CPU) pd_cpu_avx512f() is false:
+ * use_packed, use_direct and the stride-1 copies never take the AVX-512
+ * paths, which are not built. */
+static void no_avx512(int unused, ...) {
+  (void)unused;
+  PD_ASSERT(!"an AVX-512 path in a build without x86");
+}
+#define im2col_s1_avx512(...) no_avx512(0, __VA_ARGS__)
+#define col2im_s1_avx512(...) no_avx512(0, __VA_ARGS__)
+#define direct_forward(...) no_avx512(0, __VA_ARGS__)
+#define packed_forward(...) no_avx512(0, __VA_ARGS__)
+#define direct_dfilter(...) no_avx512(0, __VA_ARGS__)
+#define direct_dfilter_sum(...) no_avx512(0, __VA_ARGS__)
+#endif /* PD_X86 */
 
 #define CONV_KERNELS(T)                                                                                                \
   static inline void copy_run_##T(T *restrict d, const T *restrict s, int64_t n) {                                     \

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "op.h"
+#include "core/op.h"
 
 /* Attribute a, named `name`, as two values (height, width), each at most
  * `limit`. */

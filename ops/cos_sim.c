@@ -6,7 +6,7 @@
 
 #include "gpu_ops.h"
 #include "kmath.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, Y, N_IN };
 enum { OUT, XNORM, YNORM, N_OUT };

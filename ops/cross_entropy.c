@@ -8,7 +8,7 @@
 #include "label.h"
 #include "gpu_ops.h"
 #include "kmath.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, LABEL, N_IN };
 enum { OUT, N_OUT };

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "gpu_ops.h"
-#include "op.h"
-#include "rng.h"
+#include "core/op.h"
+#include "base/rng.h"
 
 enum { X, N_IN };
 enum { OUT, MASK, N_OUT };

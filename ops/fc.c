@@ -2,10 +2,10 @@
  * [N, K] (every dim after the first is a feature). The weight [K, size] and
  * bias [size] are parameters whose shapes fc infers from X and `size`.
  * Forward and backward side by side; one body for float and double. */
-#include "blas.h"
+#include "cpu/blas.h"
 #include "gpu_ops.h"
-#include "op.h"
-#include "parallel.h"
+#include "core/op.h"
+#include "cpu/parallel.h"
 #include "act.h"
 
 enum { X, W, B, N_IN };
@@ -68,7 +68,7 @@ static double grad_flops(pd_ctx *c) {
 }
 
 /* Forward: Out = act(X W + b). The bias and the activation are the
- * product's epilogue (lib/blas.h): each thread applies them to its own block
+ * product's epilogue (lib/cpu/blas.h): each thread applies them to its own block
  * of Out as soon as its product is done, while the block is in its cache.
  * (Out = product, then + bias rounds once, as BLIS's beta = 1 over a
  * bias-filled Out did: the same bits.) */

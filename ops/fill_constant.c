@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "gpu_ops.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { OUT, N_OUT };
 enum { A_SHAPE, A_DTYPE, A_VALUE, N_ATTRS };

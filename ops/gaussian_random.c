@@ -5,8 +5,8 @@
 #include <math.h>
 
 #include "gpu_ops.h"
-#include "op.h"
-#include "rng.h"
+#include "core/op.h"
+#include "base/rng.h"
 
 enum { OUT, N_OUT };
 enum { A_SHAPE, A_DTYPE, A_P1, A_P2, A_SEED, N_ATTRS };

@@ -8,7 +8,7 @@
 
 #include <limits.h>
 
-#include "gpu.h"
+#include "gpu/gpu.h"
 #include "kmath.h"
 
 /* Threads per block everywhere; reductions depend on it being fixed, so

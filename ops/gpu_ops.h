@@ -4,7 +4,7 @@
 #ifndef PD_GPU_OPS_H
 #define PD_GPU_OPS_H
 
-#include "gpu.h"
+#include "gpu/gpu.h"
 #include "kmath.h"
 
 /* Entries in a kernel table. */

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "gpu.h"
+#include "gpu/gpu.h"
 
 /* ---- NaN-propagating comparisons ----
  * A bare `a > b ? a : b` (and SSE's/AVX's max, which it compiles to) drops a

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "op.h"
+#include "core/op.h"
 
 /* Two dims agree unless both are known and differ (-1: the batch, unknown). */
 static inline bool pd_dim_fits(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }

@@ -4,7 +4,7 @@
 #ifndef PD_LASTDIM_H
 #define PD_LASTDIM_H
 
-#include "op.h"
+#include "core/op.h"
 
 static inline pd_status pd_lastdim_infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, 0);

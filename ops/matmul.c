@@ -6,9 +6,9 @@
  * batch dims the operand was repeated along. */
 #include <string.h>
 
-#include "blas.h"
+#include "cpu/blas.h"
 #include "gpu_ops.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, Y, N_IN };
 enum { OUT, N_OUT };

@@ -4,7 +4,7 @@
 #include "gpu_ops.h"
 #include "kmath.h"
 #include "optim.h"
-#include "parallel.h"
+#include "cpu/parallel.h"
 
 enum { PARAM, GRAD, VELOCITY, LR, N_IN };
 enum { PARAM_OUT, VELOCITY_OUT, N_OUT };

@@ -2,7 +2,7 @@
  * X and Y of one shape, summed in double in a fixed order. Backward:
  * dX = 2 (X - Y) dOut / n, dY = -dX. An empty X gives 0. */
 #include "gpu_ops.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, Y, N_IN };
 enum { OUT, N_OUT };

@@ -2,9 +2,9 @@
  * [M, K] whose rows are its first x_num_col_dims dims, Y as [K, N] whose rows
  * are its first y_num_col_dims dims; Out has shape X.dims[:xc] ++ Y.dims[yc:].
  * Backward: dX = dOut · Yᵀ, dY = Xᵀ · dOut. One body for float and double. */
-#include "blas.h"
+#include "cpu/blas.h"
 #include "gpu_ops.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, Y, N_IN };
 enum { OUT, N_OUT };

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "op.h"
+#include "core/op.h"
 
 /* Input `param` must be float32 or float64. */
 static inline pd_status pd_optim_check_param(pd_ctx *c, int param) {

@@ -13,8 +13,8 @@
 #include "conv_util.h"
 #include "gpu_ops.h"
 #include "kmath.h"
-#include "op.h"
-#include "parallel.h"
+#include "core/op.h"
+#include "cpu/parallel.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };

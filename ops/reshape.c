@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "gpu_ops.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };

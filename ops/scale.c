@@ -2,8 +2,8 @@
  * bias_after_scale is false (Paddle's scale op). Backward: dX = scale * dOut.
  * One body for float and double. */
 #include "gpu_ops.h"
-#include "op.h"
-#include "parallel.h"
+#include "core/op.h"
+#include "cpu/parallel.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };

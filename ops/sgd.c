@@ -4,7 +4,7 @@
 #include "gpu_ops.h"
 #include "kmath.h"
 #include "optim.h"
-#include "parallel.h"
+#include "cpu/parallel.h"
 
 enum { PARAM, GRAD, LR, N_IN };
 enum { PARAM_OUT, N_OUT };

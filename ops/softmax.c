@@ -6,7 +6,7 @@
 #include "gpu_ops.h"
 #include "kmath.h"
 #include "lastdim.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, N_IN };
 enum { OUT, N_OUT };

@@ -7,7 +7,7 @@
 #include "label.h"
 #include "gpu_ops.h"
 #include "kmath.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { LOGITS, LABEL, N_IN };
 enum { SOFTMAX, LOSS, N_OUT };

@@ -2,7 +2,7 @@
  * one shape. Backward: dX = 2 (X - Y) dOut, dY = -dX. A regression loss per
  * element; mse is its mean in one op. */
 #include "gpu_ops.h"
-#include "op.h"
+#include "core/op.h"
 
 enum { X, Y, N_IN };
 enum { OUT, N_OUT };

@@ -19,7 +19,7 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$ROOT/test/lsan
 passed=0 failed=0 skipped=0
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-# the decoded-data cache (lib/fileutil.h) of the runs here: in the temp dir, not the user's home
+# the decoded-data cache (lib/base/fileutil.h) of the runs here: in the temp dir, not the user's home
 export PADDLE_RUN_CACHE="${PADDLE_RUN_CACHE:-$TMP/cache}"
 failures=""
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "npy.h"
+#include "io/checkpoint.h"
+#include "io/npy.h"
 
 static char dir[64];
 static char manifest[96];

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "util.h"
-#include "gpurt.h"
+#include "base/util.h"
+#include "gpu/gpurt.h"
 
 static const pd_command cmd = {"fuzz", "fuzzing", "usage: paddle-run fuzz\n", NULL};
 

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "dataset.h"
-#include "fileutil.h"
-#include "idx.h"
+#include "io/dataset.h"
+#include "base/fileutil.h"
+#include "io/idx.h"
 
 static uint8_t *gzip_members(const uint8_t *src, size_t len, size_t split, size_t *out_len) {
   size_t cap = 2 * (len + 64) + 128, used = 0;

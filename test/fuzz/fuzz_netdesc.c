@@ -16,10 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h"
-#include "net.h"
-#include "netdesc_out.h"
-#include "textformat.h"
+#include "core/backward.h"
+#include "core/net.h"
+#include "core/netdesc_out.h"
+#include "text/textformat.h"
+#include "core/optimizer.h"
 
 static void die(const char *what, const pd_error *err, const pd_buf *text) {
   fprintf(stderr, "fuzz_netdesc: %s\n%s\n", what, err ? err->msg : "");

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "dataset.h"
-#include "npy.h"
+#include "io/dataset.h"
+#include "io/npy.h"
 
 /* gzip-compresses src into a new buffer, as 1 or 2 members. */
 static uint8_t *gzip_members(const uint8_t *src, size_t len, size_t split, size_t *out_len) {

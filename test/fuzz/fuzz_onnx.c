@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "net.h"
-#include "onnx.h"
+#include "io/checkpoint.h"
+#include "core/net.h"
+#include "onnx/onnx_import.h"
 
 static char dir[64], model[96], params[96];
 

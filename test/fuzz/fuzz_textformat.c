@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "paddle.pb-c.h"
-#include "textformat.h"
+#include "text/textformat.h"
 
 static uint8_t *pack(const ProtobufCMessage *m, size_t *n) {
   *n = protobuf_c_message_get_packed_size(m);

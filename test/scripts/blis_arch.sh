@@ -1,4 +1,4 @@
-# BLIS's kernel set (lib/blisarch.c): `--version` names it and how it was
+# BLIS's kernel set (lib/cpu/blisarch.c): `--version` names it and how it was
 # chosen; a BLIS_ARCH_TYPE the user set is obeyed; on an Intel CPU with
 # AVX-512 the FMA units were counted, and with two of them a net of large
 # products runs the 'skx' kernels and a net of tiny ones BLIS's own choice

@@ -1,4 +1,4 @@
-# The float kernels written for AVX-512 (lib/gemv.c; conv2d's direct,
+# The float kernels written for AVX-512 (lib/cpu/gemv.c; conv2d's direct,
 # packed and row-copy paths) fall back to the portable ones on a CPU
 # without it. On a machine that has it, PADDLE_RUN_AVX512=off makes
 # pd_cpu_avx512f say no: the unit tests of the ops and products that have

@@ -19,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rng.h"
-#include "backward.h"
-#include "gpurt.h"
-#include "initializer.h"
-#include "net.h"
+#include "base/rng.h"
+#include "core/backward.h"
+#include "gpu/gpurt.h"
+#include "core/initializer.h"
+#include "core/net.h"
+#include "core/optimizer.h"
+#include "base/util.h"
 
 typedef struct side {
   pd_net *net;

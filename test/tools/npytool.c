@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset.h"
-#include "idx.h"
-#include "npy.h"
+#include "io/dataset.h"
+#include "io/idx.h"
+#include "io/npy.h"
 
 static int fail(const pd_error *err) {
   fprintf(stderr, "npytool: %s\n", err->msg);

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "net.h"
-#include "onnx.h"
+#include "core/net.h"
+#include "onnx/onnx_import.h"
 
 typedef struct result {
   int passed, failed, skipped, folded;

@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "testall.pb-c.h"
-#include "textformat.h"
+#include "text/textformat.h"
+#include "text/schema.h"
 
 static const ProtobufCMessageDescriptor *const pdtest_types[] = {&pdtest__top__descriptor, &pdtest__all__descriptor,
                                                                  &pdtest__inner__descriptor, &pdtest__req__descriptor};

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec.h"
-#include "opcall.h"
-#include "rng.h"
-#include "tensor.h"
+#include "core/exec.h"
+#include "core/opcall.h"
+#include "base/rng.h"
+#include "core/tensor.h"
 
 #define OT_MAX 16
 

@@ -23,8 +23,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "checkpoint.h"
-#include "npy.h"
+#include "io/checkpoint.h"
+#include "io/npy.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
 

@@ -22,9 +22,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "dataset.h"
-#include "fileutil.h"
-#include "npy.h"
+#include "io/dataset.h"
+#include "base/fileutil.h"
+#include "io/npy.h"
 
 static char tmpdir[64];
 

@@ -12,7 +12,7 @@
 
 #include <stdlib.h>
 
-#include "devalloc.h"
+#include "gpu/devalloc.h"
 
 typedef struct fake_dev {
   size_t budget, used;

@@ -11,9 +11,9 @@
 
 #include <string.h>
 
-#include "gpurt.h"
+#include "gpu/gpurt.h"
 #ifdef PD_WITH_CUDA
-#include "gpu.h"
+#include "gpu/gpu.h"
 #endif
 
 static void test_place_parse(void **state) {

@@ -16,8 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "fileutil.h"
-#include "idx.h"
+#include "base/fileutil.h"
+#include "io/idx.h"
 
 static char tmpdir[64];
 

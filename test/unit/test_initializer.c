@@ -4,7 +4,7 @@
  * values; each schedule gives lr(t) as docs/training.md states it. */
 #include "optest.h"
 
-#include "initializer.h"
+#include "core/initializer.h"
 
 static void fill(const char *name, const Paddle__Initializer *in, int64_t rows, int64_t cols, pd_tensor *t) {
   pd_var_info vi = {.name = (char *)name, .init = in, .param_init = NAN};

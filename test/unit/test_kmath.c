@@ -1,6 +1,6 @@
 /* test_kmath.c — the math of the GPU kernels, checked on the CPU. The GPU
  * kernels (ops/NAME.cu) compute every element with the PD_HD functions of
- * ops/kmath.h, ops/act.h and lib/rng.h; here the host compiler builds the
+ * ops/kmath.h, ops/act.h and lib/base/rng.h; here the host compiler builds the
  * same functions and each test replays a GPU kernel's work in plain loops
  * (one loop iteration per GPU thread, the block reductions as sequential
  * sums) and compares it with the CPU kernel of the op, float32 (relative
@@ -10,7 +10,7 @@
 #include "act.h"
 #include "gpu_ops.h"
 #include "kmath.h"
-#include "rng.h"
+#include "base/rng.h"
 
 #define TOL 1e-5
 /* Sums of products (the GEMMs, accumulated in other orders by BLIS and here)

@@ -6,13 +6,14 @@
  * off the loss path) checked end to end against finite differences. */
 #include "optest.h"
 
-#include "backward.h"
-#include "gradcheck.h"
-#include "initializer.h"
-#include "memplan.h"
-#include "net.h"
-#include "rng.h"
-#include "scope.h"
+#include "core/backward.h"
+#include "core/gradcheck.h"
+#include "core/initializer.h"
+#include "core/memplan.h"
+#include "core/net.h"
+#include "base/rng.h"
+#include "core/scope.h"
+#include "core/optimizer.h"
 
 static pd_net *load(const char *text, pd_dtype fdt) {
   pd_net *net = NULL;

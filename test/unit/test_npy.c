@@ -16,8 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "fileutil.h"
-#include "npy.h"
+#include "base/fileutil.h"
+#include "io/npy.h"
 
 static char tmpdir[64];
 

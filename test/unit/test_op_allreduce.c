@@ -8,10 +8,11 @@
  * several ranks is checked under mpirun by test/scripts/mpi_train.py.) */
 #include "optest.h"
 
-#include "backward.h"
-#include "dist.h"
-#include "net.h"
-#include "netdesc_out.h"
+#include "core/backward.h"
+#include "dist/dist.h"
+#include "core/net.h"
+#include "core/netdesc_out.h"
+#include "core/optimizer.h"
 
 static void test_single_rank_identity(void **state) {
   (void)state;

@@ -13,11 +13,11 @@
  * running statistics, the whole net's gradients. */
 #include "optest.h"
 
-#include "backward.h"
-#include "gradcheck.h"
-#include "initializer.h"
-#include "net.h"
-#include "scope.h"
+#include "core/backward.h"
+#include "core/gradcheck.h"
+#include "core/initializer.h"
+#include "core/net.h"
+#include "core/scope.h"
 
 /* Runs batch_norm once with MeanOut/VarianceOut = Mean/Variance (in place). */
 static pd_status bn_call(bool training, const char *const *attrs, pd_tensor *x, pd_tensor *scale, pd_tensor *bias,

@@ -7,11 +7,11 @@
  * concat also reads data (no gradient), the whole net's gradients. */
 #include "optest.h"
 
-#include "backward.h"
-#include "gradcheck.h"
-#include "initializer.h"
-#include "net.h"
-#include "scope.h"
+#include "core/backward.h"
+#include "core/gradcheck.h"
+#include "core/initializer.h"
+#include "core/net.h"
+#include "core/scope.h"
 
 /* The reference: for each element of Out, find the input and index it came from. */
 static double *ref_concat(pd_tensor *const *xs, int n, int axis, int64_t *numel) {

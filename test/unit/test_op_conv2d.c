@@ -8,6 +8,7 @@
  * inference with a -1 batch, the error messages, FLOP counts, and every
  * gradient against finite differences. */
 #include "optest.h"
+#include "cpu/parallel.h"
 
 typedef struct cfg {
   int64_t n, c, h, w, m, kh, kw, sh, sw, ph, pw, dh, dw, groups;
@@ -374,7 +375,7 @@ static void test_parallel(void **state) {
   }
 }
 
-/* The float32 gradients (their own column copies on AVX-512, lib/util.h's
+/* The float32 gradients (their own column copies on AVX-512, lib/base/util.h's
  * pd_cpu_avx512f) against the float64 ones from the same values: output
  * rows of 15, 11 and 28 floats, chunks of several images, padding. */
 static pd_tensor *as_f64(const pd_tensor *t) {

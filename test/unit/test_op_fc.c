@@ -2,7 +2,7 @@
  * against a plain float64 loop, in float32 and float64, for batch sizes
  * 1, 3, 17, 129; then its gradients against finite differences. */
 #include "optest.h"
-#include "parallel.h"
+#include "cpu/parallel.h"
 
 static double act_ref(const char *act, double v) {
   if (!strcmp(act, "relu")) return v > 0 ? v : 0;
@@ -99,7 +99,7 @@ static void test_gradients(void **state) {
   }
 }
 
-/* Large enough to be split on the worker pool (lib/blas.c: by rows of Out
+/* Large enough to be split on the worker pool (lib/cpu/blas.c: by rows of Out
  * when it has fewer columns than rows, else by columns), where each part adds
  * the bias and applies the activation to its own block (the product's
  * epilogue) and the backward's dPre and dB are split by columns: Out and the

@@ -9,6 +9,7 @@
  * goes to the window's first NaN. Integers cannot hold NaN: cast to an
  * integer gives 0 (docs/ops.md). */
 #include "optest.h"
+#include "cpu/parallel.h"
 
 static const pd_dtype dts[] = {PD_F32, PD_F64};
 

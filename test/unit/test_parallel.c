@@ -1,4 +1,4 @@
-/* test_parallel.c — the worker pool (lib/parallel.c) and the kernels that
+/* test_parallel.c — the worker pool (lib/cpu/parallel.c) and the kernels that
  * split their work with it.
  *
  * Pool: every part of a job runs exactly once, with the job's part count,
@@ -10,9 +10,9 @@
  * the same bits with one thread and with two, on arrays long enough to be
  * split (convolution, whose split changes the summation order, has its own
  * test in test_op_conv2d.c). */
-#include "blas.h"
+#include "cpu/blas.h"
 #include "optest.h"
-#include "parallel.h"
+#include "cpu/parallel.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -153,7 +153,7 @@ static void check_same_bits(const char *type, const char *const *attrs, pd_tenso
 /* A one-row product (batch-1 inference): every layout of A and B, against
  * a plain sum in double, on 1, 2 and 3 threads (a large matrix is split into
  * column blocks, each element one thread's whole sum) and twice on each
- * (lib/gemv.c walks the rows the other way on every call): the same bits in
+ * (lib/cpu/gemv.c walks the rows the other way on every call): the same bits in
  * all six. Shapes: n no multiple of the 16-float block or below it; k of
  * one block of rows, of several, of the most blocks (so longer ones), and
  * below one vector; beta 0 with NaN in C (C must not be read). */
@@ -193,7 +193,7 @@ static void test_gemv_split(void **state) {
 }
 
 /* Products big enough for threads are split on the pool, by rows of C when
- * op(B) has fewer columns than C has rows, else by columns (lib/blas.c):
+ * op(B) has fewer columns than C has rows, else by columns (lib/cpu/blas.c):
  * all four transposes, sizes that are no multiple of a block, alpha and
  * beta, against a double reference on 1, 2 and 3 threads, and the same bits
  * when run again with the same thread count. (Not across thread counts:

@@ -20,7 +20,8 @@
 
 #include "paddle.pb-c.h"
 #include "testall.pb-c.h"
-#include "textformat.h"
+#include "text/textformat.h"
+#include "text/schema.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 

@@ -1,0 +1,292 @@
+/* backward.c — AddBackwardOps (seeds 001/004): appends, in reverse order,
+ * the grad op of every forward op through which a gradient flows from the
+ * loss to a parameter. The gradient of x is x@GRAD; a variable read by
+ * several ops gets the sum of their partial gradients (x@GRAD@RENAME@k, then
+ * a `sum` op), never the last one written. Data, integer tensors, no-grad
+ * variables and slots, and ops that do not lead to the loss get none. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backward.h"
+#include "base/util.h"
+
+typedef struct bw {
+  pd_net *net;
+  int nf;         /* forward ops */
+  bool *leads;    /* per op: some output reaches the loss */
+  bool *needs;    /* per var: wants a gradient (forward propagation) */
+  bool *has_grad; /* per var: some emitted grad op produced a (partial) gradient */
+  bool *emit;     /* per op */
+  int *contrib;   /* per var: partial gradients it will receive */
+  int *seen;      /* per var: partial gradients emitted so far */
+} bw;
+
+static bool slot_grad(const pd_op *op, int s) { return !(op->def->inputs[s].flags & PD_SLOT_NO_GRAD); }
+
+/* Whether op reads v through a slot that gets a gradient. */
+static bool op_reads_for_grad(const pd_op *op, int v) {
+  for (int s = 0; s < op->def->n_inputs; s++)
+    for (int i = 0; i < op->in[s].n; i++)
+      if (op->in[s].vars[i] == v && slot_grad(op, s)) return true;
+  return false;
+}
+
+/* A name of any length: two long names never meet in one gradient. */
+static char *grad_name(const pd_net *net, int v) { return pd_strf("%s@GRAD", net->vars[v].name); }
+
+pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
+  if (net->loss >= 0) return pd_errorf(err, PD_ERR_INPUT, "the net already has backward ops");
+  int L = pd_net_var(net, loss);
+  if (L < 0) return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not a variable of the net", net->file, loss);
+  const pd_var_info *li = &net->vars[L];
+  char d[128];
+  if (li->producer < 0)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not computed by any op", net->file, loss);
+  if (!pd_dtype_is_float(li->meta.dtype) || pd_tensor_numel(&li->meta) != 1)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: the loss \"%s\" must be one float number (e.g. the output of `mean`); it is %s %s", net->file,
+                     loss, pd_dtype_name(li->meta.dtype), pd_dims_str(li->meta.ndim, li->meta.dims, d, sizeof d));
+  bw b = {.net = net, .nf = net->n_forward};
+  size_t nv = (size_t)net->nvars + 1, no = (size_t)net->nops + 1;
+  b.leads = calloc(no, 1), b.emit = calloc(no, 1);
+  b.needs = calloc(nv, 1), b.has_grad = calloc(nv, 1);
+  b.contrib = calloc(nv, sizeof(int)), b.seen = calloc(nv, sizeof(int));
+  pd_status st = PD_OK;
+  if (!b.leads || !b.emit || !b.needs || !b.has_grad || !b.contrib || !b.seen) {
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    goto done;
+  }
+  /* ops leading to the loss: reverse reachability */
+  pd_net_prune(net, &L, 1, b.leads);
+  /* variables that want a gradient: trainable params, and what they feed */
+  for (int v = 0; v < net->nvars; v++) {
+    const pd_var_info *vi = &net->vars[v];
+    b.needs[v] = vi->kind == PD_VAR_PARAM && !vi->no_grad && pd_dtype_is_float(vi->meta.dtype);
+  }
+  for (int o = 0; o < b.nf; o++) {
+    const pd_op *op = &net->ops[o];
+    bool any = false;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) any |= slot_grad(op, s) && b.needs[op->in[s].vars[i]];
+    if (!any || !pd_op_grad_def(op->def)) continue;
+    for (int s = 0; s < op->def->n_outputs; s++)
+      for (int i = 0; i < op->out[s].n; i++) {
+        const pd_var_info *vi = &net->vars[op->out[s].vars[i]];
+        if (!vi->no_grad && pd_dtype_is_float(vi->meta.dtype)) b.needs[op->out[s].vars[i]] = true;
+      }
+  }
+  /* which grad ops run, and how many partial gradients each variable gets */
+  b.has_grad[L] = true;
+  for (int o = b.nf - 1; o >= 0; o--) {
+    const pd_op *op = &net->ops[o];
+    if (!b.leads[o]) continue;
+    bool out_grad = false, in_need = false;
+    for (int s = 0; s < op->def->n_outputs; s++)
+      for (int i = 0; i < op->out[s].n; i++) out_grad |= b.has_grad[op->out[s].vars[i]];
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) in_need |= slot_grad(op, s) && b.needs[op->in[s].vars[i]];
+    if (!out_grad || !in_need) continue;
+    if (!pd_op_grad_def(op->def)) {
+      char l[160];
+      st = pd_errorf(err, PD_ERR_INPUT,
+                     "%s has no gradient, but the loss \"%s\" depends on it and on parameters "
+                     "before it; mark its inputs no_gradient or remove it from the loss path",
+                     pd_net_op_label(net, o, l, sizeof l), loss);
+      goto done;
+    }
+    /* x -> x: the gradients of x before and after the op would be one
+     * variable, x@GRAD (state updated in place, a running mean, has none) */
+    for (int s = 0; s < op->def->n_outputs && !st; s++)
+      for (int i = 0; i < op->out[s].n && !st; i++)
+        if (op_reads_for_grad(op, op->out[s].vars[i])) {
+          char l[160];
+          const char *x = net->vars[op->out[s].vars[i]].name;
+          st = pd_errorf(err, PD_ERR_INPUT,
+                         "%s writes its input \"%s\" in place; training through it needs \"%s\" before and after "
+                         "the op apart (each has its own gradient): give the output a new name",
+                         pd_net_op_label(net, o, l, sizeof l), x, x);
+        }
+    if (st) goto done;
+    b.emit[o] = true;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) {
+        int v = op->in[s].vars[i];
+        if (slot_grad(op, s) && b.needs[v]) b.contrib[v]++, b.has_grad[v] = true;
+      }
+  }
+  /* seed: d loss / d loss = 1 */
+  {
+    char *name = grad_name(net, L);
+    const pd_op_def *fill = pd_op_find("fill_constant");
+    if (!name) {
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      goto done;
+    }
+    if (!fill) {
+      free(name);
+      st = pd_errorf(err, PD_ERR_RUNTIME, "internal error: no fill_constant op");
+      goto done;
+    }
+    pd_attr attrs[PD_MAX_ATTRS];
+    memset(attrs, 0, sizeof attrs);
+    for (int a = 0; a < fill->n_attrs && !st; a++) {
+      const pd_attr_def *ad = &fill->attrs[a];
+      if (!strcmp(ad->name, "shape")) {
+        attrs[a].type = PD_ATTR_INTS;
+        attrs[a].n = li->meta.ndim;
+        attrs[a].ints = pd_net_keep(net, sizeof(int64_t) * PD_MAX_DIMS);
+        if (!attrs[a].ints)
+          st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+        else
+          memcpy(attrs[a].ints, li->meta.dims, sizeof(int64_t) * (size_t)li->meta.ndim);
+      } else if (!strcmp(ad->name, "dtype")) {
+        attrs[a].type = PD_ATTR_STRING;
+        attrs[a].s = pd_dtype_name(li->meta.dtype);
+      } else if (!strcmp(ad->name, "value")) {
+        attrs[a].type = PD_ATTR_FLOAT;
+        attrs[a].f = 1.0;
+      } else
+        st = pd_attr_parse_default(ad, &attrs[a], err);
+    }
+    const char *outs[] = {name};
+    if (!st) st = pd_net_add_op(net, fill, NULL, NULL, outs, NULL, attrs, -1, err);
+    free(name);
+    if (st) goto done;
+  }
+  /* the grad ops, in reverse order; every list sized by the op (a concat
+   * of any number of inputs) */
+  for (int o = b.nf - 1; o >= 0 && !st; o--) {
+    if (!b.emit[o]) continue;
+    const pd_op *op = &net->ops[o];
+    const pd_op_def *g = pd_op_grad_def(op->def);
+    int ni = op->def->n_inputs, no = op->def->n_outputs;
+    int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
+    size_t nin = 0, nout = 0;
+    for (int s = 0; s < ni; s++) nin += op->in[s].n ? (size_t)op->in[s].n : 1;
+    for (int s = 0; s < no; s++) nout += op->out[s].n ? (size_t)op->out[s].n : 1;
+    size_t cap = nin + 2 * nout; /* the names the op makes: at most one per entry */
+    const char **ins = calloc(cap, sizeof *ins), **outs = calloc(nin, sizeof *outs);
+    char **names = calloc(cap, sizeof *names);
+    int *sums = calloc(nin, sizeof *sums); /* variables whose partial gradients are summed after */
+    int k = 0, q = 0, nn = 0, nsums = 0;
+    if (!ins || !outs || !names || !sums) {
+      free(ins), free(outs), free(names), free(sums);
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      break;
+    }
+    for (int s = 0; s < ni; s++) {
+      in_n[s] = op->in[s].n ? op->in[s].n : 1;
+      if (!op->in[s].n) ins[k++] = "";
+      for (int i = 0; i < op->in[s].n; i++) ins[k++] = net->vars[op->in[s].vars[i]].name;
+    }
+    for (int s = 0; s < no; s++) {
+      in_n[ni + s] = op->out[s].n ? op->out[s].n : 1;
+      if (!op->out[s].n) ins[k++] = "";
+      for (int i = 0; i < op->out[s].n; i++) ins[k++] = net->vars[op->out[s].vars[i]].name;
+    }
+    for (int s = 0; s < no && !st; s++) {
+      in_n[ni + no + s] = op->out[s].n ? op->out[s].n : 1;
+      if (!op->out[s].n) ins[k++] = "";
+      for (int i = 0; i < op->out[s].n && !st; i++) {
+        int v = op->out[s].vars[i];
+        if (b.has_grad[v]) {
+          if (!(names[nn] = grad_name(net, v))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+          ins[k++] = names[nn++];
+        } else
+          ins[k++] = "";
+      }
+    }
+    for (int s = 0; s < ni && !st; s++) {
+      out_n[s] = op->in[s].n ? op->in[s].n : 1;
+      if (!op->in[s].n) outs[q++] = "";
+      for (int i = 0; i < op->in[s].n && !st; i++) {
+        int v = op->in[s].vars[i];
+        if (!slot_grad(op, s) || !b.needs[v]) {
+          outs[q++] = "";
+          continue;
+        }
+        if (b.contrib[v] == 1)
+          names[nn] = grad_name(net, v);
+        else {
+          names[nn] = pd_strf("%s@GRAD@RENAME@%d", net->vars[v].name, b.seen[v]);
+          if (++b.seen[v] == b.contrib[v]) sums[nsums++] = v;
+        }
+        if (!names[nn]) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+        outs[q++] = names[nn++];
+      }
+    }
+    /* add_op may move net->ops: take what we need from op first */
+    pd_attr attrs[PD_MAX_ATTRS];
+    memcpy(attrs, op->attrs, sizeof attrs);
+    int line = op->line, col = op->col;
+    op = NULL;
+    if (!st) {
+      st = pd_net_add_op(net, g, ins, in_n, outs, out_n, attrs, o, err);
+      net->ops[net->nops - 1].line = line;
+      net->ops[net->nops - 1].col = col;
+    }
+    for (int j = 0; j < nsums && !st; j++) {
+      int v = sums[j], c = b.contrib[v];
+      const char **parts = calloc((size_t)c, sizeof *parts);
+      char **pn = calloc((size_t)c, sizeof *pn), *total = grad_name(net, v);
+      if (!parts || !pn || !total) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      for (int i = 0; i < c && !st; i++)
+        if (!(parts[i] = pn[i] = pd_strf("%s@GRAD@RENAME@%d", net->vars[v].name, i)))
+          st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      const char *outs1[] = {total};
+      if (!st) st = pd_net_add_op(net, pd_op_find("sum"), parts, &c, outs1, NULL, NULL, -1, err);
+      for (int i = 0; pn && i < c; i++) free(pn[i]);
+      free(parts), free(pn), free(total);
+    }
+    for (int i = 0; i < nn; i++) free(names[i]);
+    free(ins), free(outs), free(names), free(sums);
+  }
+  if (!st) {
+    net->n_backward = net->nops - net->n_forward;
+    net->loss = L;
+    st = pd_net_infer_shapes(net, err);
+  }
+done:
+  free(b.leads), free(b.emit), free(b.needs), free(b.has_grad), free(b.contrib), free(b.seen);
+  return st;
+}
+
+int pd_net_param_grads(const pd_net *net, int *params, int *grads, int max) {
+  int n = 0;
+  for (int v = 0; v < net->nvars && n < max; v++) {
+    if (net->vars[v].kind != PD_VAR_PARAM) continue;
+    char *name = grad_name(net, v);
+    int g = name ? pd_net_var(net, name) : -1;
+    free(name);
+    if (g < 0 || net->vars[g].producer < 0) continue;
+    params[n] = v;
+    grads[n] = g;
+    n++;
+  }
+  return n;
+}
+
+pd_status pd_net_find_training(pd_net *net, const char *loss, pd_error *err) {
+  int L = pd_net_var(net, loss);
+  if (L < 0) return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not a variable of the net", net->file, loss);
+  char *name = grad_name(net, L);
+  if (!name) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  int g = pd_net_var(net, name);
+  free(name);
+  if (g < 0 || net->vars[g].producer < 0) return PD_OK; /* a forward net */
+  int first = net->vars[g].producer, opt = net->nops;
+  for (int o = first; o < net->nops; o++) {
+    const char *t = net->ops[o].def->type;
+    if (!strcmp(t, "sgd") || !strcmp(t, "momentum") || !strcmp(t, "adam") || !strcmp(t, "clip_by_global_norm") ||
+        !strcmp(t, "allreduce")) {
+      opt = o;
+      break;
+    }
+  }
+  net->n_forward = first;
+  net->n_backward = opt - first;
+  net->n_optimizer = net->nops - opt;
+  net->loss = L;
+  return PD_OK;
+}

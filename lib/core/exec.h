@@ -1,0 +1,19 @@
+/* exec.h — the settings a network runs under (training or inference, the
+ * seed and step for random ops, threads). Kernels read them through pd_ctx. */
+#ifndef PD_EXEC_H
+#define PD_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/tensor.h"
+
+typedef struct pd_exec {
+  bool training;
+  uint64_t seed;
+  int64_t step;
+  int threads;
+  pd_place place;
+} pd_exec;
+
+#endif

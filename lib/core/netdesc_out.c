@@ -1,0 +1,140 @@
+/* netdesc_out.c — a built network back as a NetDesc message: what `desc`
+ * prints after adding backward and optimizer ops. Every slot position is
+ * written (an absent optional input as ""), every attribute explicitly, and
+ * every persistable variable declared with its kind and shape, so the text
+ * loads back into the same network. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backward.h"
+#include "core/netdesc_out.h"
+
+static char *dup(const char *s) { return strdup(s ? s : ""); }
+
+static Paddle__AttrValue *attr_value(const pd_attr *a) {
+  Paddle__AttrValue *v = malloc(sizeof *v);
+  if (!v) return NULL;
+  paddle__attr_value__init(v);
+  switch (a->type) {
+  case PD_ATTR_INT:
+    v->has_i = 1, v->i = a->i;
+    break;
+  case PD_ATTR_FLOAT:
+    v->has_f = 1, v->f = a->f;
+    break;
+  case PD_ATTR_STRING:
+    v->s = dup(a->s);
+    break;
+  case PD_ATTR_BOOL:
+    v->has_b = 1, v->b = a->b;
+    break;
+  case PD_ATTR_INTS:
+    v->ints = malloc(sizeof *v->ints * (size_t)(a->n + 1));
+    if (v->ints && a->n) memcpy(v->ints, a->ints, sizeof *v->ints * (size_t)a->n), v->n_ints = (size_t)a->n;
+    if (!a->n) v->has_type = 1, v->type = PADDLE__ATTR_TYPE__INTS;
+    break;
+  case PD_ATTR_FLOATS:
+    v->floats = malloc(sizeof *v->floats * (size_t)(a->n + 1));
+    if (v->floats && a->n) memcpy(v->floats, a->floats, sizeof *v->floats * (size_t)a->n), v->n_floats = (size_t)a->n;
+    if (!a->n) v->has_type = 1, v->type = PADDLE__ATTR_TYPE__FLOATS;
+    break;
+  case PD_ATTR_STRINGS:
+    v->strings = malloc(sizeof *v->strings * (size_t)(a->n + 1));
+    if (v->strings)
+      for (int i = 0; i < a->n; i++) v->strings[v->n_strings++] = dup(a->strs[i]);
+    if (!a->n) v->has_type = 1, v->type = PADDLE__ATTR_TYPE__STRINGS;
+    break;
+  }
+  return v;
+}
+
+static char **names_of(const pd_net *net, const pd_arg *args, const pd_slot_def *slots, int nslots, size_t *count) {
+  size_t n = 0;
+  for (int s = 0; s < nslots; s++) n += args[s].n ? (size_t)args[s].n : 1;
+  char **out = malloc(sizeof *out * (n + 1));
+  if (!out) return NULL;
+  size_t k = 0;
+  for (int s = 0; s < nslots; s++) {
+    if (!args[s].n) {
+      /* an absent slot keeps its position only where a later slot needs it */
+      bool later = false;
+      for (int t = s + 1; t < nslots; t++) later |= args[t].n > 0;
+      if (later || !(slots[s].flags & PD_SLOT_DISPENSABLE)) out[k++] = dup("");
+      continue;
+    }
+    for (int i = 0; i < args[s].n; i++) out[k++] = dup(net->vars[args[s].vars[i]].name);
+  }
+  *count = k;
+  return out;
+}
+
+static Paddle__Initializer *copy_init(const Paddle__Initializer *in) {
+  if (!in) return NULL;
+  size_t n = protobuf_c_message_get_packed_size(&in->base);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) return NULL;
+  protobuf_c_message_pack(&in->base, buf);
+  Paddle__Initializer *out = paddle__initializer__unpack(NULL, n, buf);
+  free(buf);
+  return out;
+}
+
+Paddle__NetDesc *pd_net_to_desc(const pd_net *net) {
+  Paddle__NetDesc *d = malloc(sizeof *d);
+  if (!d) return NULL;
+  paddle__net_desc__init(d);
+  d->name = net->desc->name ? dup(net->desc->name) : NULL;
+  d->var = calloc((size_t)net->nvars + 1, sizeof *d->var);
+  d->op = calloc((size_t)net->nops + 1, sizeof *d->op);
+  if (!d->var || !d->op) return d;
+  for (int v = 0; v < net->nvars; v++) {
+    const pd_var_info *vi = &net->vars[v];
+    if (!vi->declared && vi->kind == PD_VAR_TEMP) continue;
+    Paddle__VarDesc *vd = malloc(sizeof *vd);
+    if (!vd) break;
+    paddle__var_desc__init(vd);
+    vd->name = dup(vi->name);
+    if (vi->meta.ndim >= 0) {
+      vd->shape = malloc(sizeof *vd->shape * (size_t)(vi->meta.ndim + 1));
+      if (vd->shape)
+        memcpy(vd->shape, vi->meta.dims, sizeof *vd->shape * (size_t)vi->meta.ndim),
+            vd->n_shape = (size_t)vi->meta.ndim;
+    }
+    if (vi->meta.dtype != PD_F32) vd->has_dtype = 1, vd->dtype = (Paddle__DataType)vi->meta.dtype;
+    static const Paddle__VarKind kinds[] = {PADDLE__VAR_KIND__AUTO, PADDLE__VAR_KIND__DATA, PADDLE__VAR_KIND__PARAM,
+                                            PADDLE__VAR_KIND__STATE};
+    if (vi->kind != PD_VAR_TEMP) vd->has_kind = 1, vd->kind = kinds[vi->kind];
+    if (vi->no_grad) vd->has_no_gradient = 1, vd->no_gradient = 1;
+    vd->init = copy_init(vi->init);
+    d->var[d->n_var++] = vd;
+  }
+  for (int o = 0; o < net->nops; o++) {
+    const pd_op *op = &net->ops[o];
+    Paddle__OpDesc *od = malloc(sizeof *od);
+    if (!od) break;
+    paddle__op_desc__init(od);
+    od->type = dup(op->def->type);
+    od->inputs = names_of(net, op->in, op->def->inputs, op->def->n_inputs, &od->n_inputs);
+    od->outputs = names_of(net, op->out, op->def->outputs, op->def->n_outputs, &od->n_outputs);
+    od->attrs = calloc((size_t)op->def->n_attrs + 1, sizeof *od->attrs);
+    for (int a = 0; od->attrs && a < op->def->n_attrs; a++) {
+      Paddle__OpDesc__AttrsEntry *e = malloc(sizeof *e);
+      if (!e) break;
+      paddle__op_desc__attrs_entry__init(e);
+      e->key = dup(op->def->attrs[a].name);
+      e->value = attr_value(&op->attrs[a]);
+      od->attrs[od->n_attrs++] = e;
+    }
+    d->op[d->n_op++] = od;
+  }
+  if (net->desc->train) {
+    size_t n = protobuf_c_message_get_packed_size(&net->desc->train->base);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (buf) {
+      protobuf_c_message_pack(&net->desc->train->base, buf);
+      d->train = paddle__train_desc__unpack(NULL, n, buf);
+      free(buf);
+    }
+  }
+  return d;
+}

@@ -1,0 +1,155 @@
+/* optimizer.c — AddOptimizerOps: one update op per (parameter, gradient),
+ * optionally after clipping all gradients by their global norm. The learning
+ * rate and the step count are variables ("@lr", "@step") the training loop
+ * sets each step from the schedule, so a schedule needs no special op.
+ * Training on several ranks (net->ranks > 1), an allreduce op first takes
+ * every gradient to its mean over the ranks, in one fused buffer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/optimizer.h"
+
+#include "core/backward.h"
+
+static pd_status set_attr(const pd_op_def *d, pd_attr *attrs, const char *name, double f, bool b, pd_error *err) {
+  for (int a = 0; a < d->n_attrs; a++) {
+    if (strcmp(d->attrs[a].name, name) != 0) continue;
+    if (d->attrs[a].type == PD_ATTR_BOOL)
+      attrs[a].b = b;
+    else
+      attrs[a].f = f;
+    return pd_attr_check_range(&d->attrs[a], &attrs[a], err);
+  }
+  return pd_errorf(err, PD_ERR_RUNTIME, "internal error: op %s has no attribute %s", d->type, name);
+}
+
+static int state_var(pd_net *net, int p, const char *suffix) {
+  size_t n = strlen(net->vars[p].name) + strlen(suffix) + 2;
+  char *name = malloc(n);
+  if (!name) return -1;
+  snprintf(name, n, "%s@%s", net->vars[p].name, suffix);
+  int v = pd_net_add_var(net, name, PD_VAR_STATE, net->vars[p].meta.dtype);
+  free(name);
+  if (v >= 0) {
+    net->vars[v].kind = PD_VAR_STATE;
+    net->vars[v].optimizer_state = true;
+    net->vars[v].meta = net->vars[p].meta;
+    net->vars[v].meta.storage = NULL;
+  }
+  return v;
+}
+
+/* One op over all gradients in place: X = Out = the gradients. */
+static pd_status add_allreduce(pd_net *net, const int *grads, int n, pd_error *err) {
+  const char **names = malloc(sizeof *names * (size_t)n);
+  if (!names) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int i = 0; i < n; i++) names[i] = net->vars[grads[i]].name;
+  pd_status st = pd_net_add_op(net, pd_op_find("allreduce"), names, &n, names, &n, NULL, -1, err);
+  free(names);
+  return st;
+}
+
+pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd_error *err) {
+  if (net->loss < 0) return pd_errorf(err, PD_ERR_INPUT, "add the backward ops before the optimizer");
+  const char *type = opt->type ? opt->type : "sgd";
+  const pd_op_def *d = NULL;
+  if (!strcmp(type, "sgd") || !strcmp(type, "momentum") || !strcmp(type, "adam")) d = pd_op_find(type);
+  if (!d) {
+    static const char *const names[] = {"sgd", "momentum", "adam"};
+    const char *sug = pd_suggest(type, names, 3);
+    return pd_errorf(err, PD_ERR_INPUT, "unknown optimizer \"%s\"%s%s%s; use sgd, momentum or adam", type,
+                     sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "");
+  }
+  /* every parameter, however many: at most one per variable */
+  size_t cap = (size_t)net->nvars + 1;
+  int *params = malloc(sizeof(int) * cap), *grads = malloc(sizeof(int) * cap);
+  if (!params || !grads) {
+    free(params), free(grads);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  int n = pd_net_param_grads(net, params, grads, net->nvars);
+  pd_status st = PD_OK;
+  if (n == 0)
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter gets a gradient from the loss; nothing to train", net->file);
+  int before = net->nops;
+  int lr = -1, step = -1;
+  if (!st) {
+    lr = pd_net_add_var(net, "@lr", PD_VAR_STATE, PD_F64);
+    step = pd_net_add_var(net, "@step", PD_VAR_STATE, PD_F64);
+    if (lr < 0 || step < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  for (int i = 0; i < 2 && !st; i++) {
+    pd_var_info *vi = &net->vars[i ? step : lr];
+    vi->kind = PD_VAR_STATE;
+    vi->optimizer_state = true;
+    vi->meta.ndim = 1;
+    vi->meta.dims[0] = 1;
+  }
+  if (!st && (net->ranks > 1 || net->nccl)) st = add_allreduce(net, grads, n, err);
+  if (!st && opt->clip_norm > 0) {
+    const pd_op_def *clip = pd_op_find("clip_by_global_norm");
+    const char **names = malloc(sizeof *names * (size_t)n);
+    pd_attr attrs[PD_MAX_ATTRS] = {{0}};
+    if (!names) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < n && !st; i++) names[i] = net->vars[grads[i]].name;
+    attrs[0].type = PD_ATTR_FLOAT;
+    attrs[0].f = opt->clip_norm;
+    if (!st) st = pd_net_add_op(net, clip, names, &n, names, &n, attrs, -1, err);
+    free(names);
+  }
+  for (int i = 0; i < n && !st; i++) {
+    int p = params[i], g = grads[i];
+    pd_attr attrs[PD_MAX_ATTRS];
+    for (int a = 0; a < d->n_attrs && !st; a++) st = pd_attr_parse_default(&d->attrs[a], &attrs[a], err);
+    if (!st) st = set_attr(d, attrs, "weight_decay", opt->weight_decay, false, err);
+    const char *pn = net->vars[p].name, *gn = net->vars[g].name;
+    if (st) break;
+    if (!strcmp(type, "sgd")) {
+      const char *ins[] = {pn, gn, "@lr"}, *outs[] = {pn};
+      st = pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
+    } else if (!strcmp(type, "momentum")) {
+      st = set_attr(d, attrs, "mu", opt->momentum, false, err);
+      if (!st) st = set_attr(d, attrs, "use_nesterov", 0, opt->nesterov, err);
+      int v = state_var(net, p, "VELOCITY");
+      if (v < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      if (st) break;
+      pn = net->vars[p].name, gn = net->vars[g].name;
+      const char *vn = net->vars[v].name;
+      const char *ins[] = {pn, gn, vn, "@lr"}, *outs[] = {pn, vn};
+      st = pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
+    } else {
+      st = set_attr(d, attrs, "beta1", opt->beta1, false, err);
+      if (!st) st = set_attr(d, attrs, "beta2", opt->beta2, false, err);
+      if (!st) st = set_attr(d, attrs, "epsilon", opt->epsilon, false, err);
+      int m1 = state_var(net, p, "MOMENT1"), m2 = state_var(net, p, "MOMENT2");
+      if (m1 < 0 || m2 < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      if (st) break;
+      pn = net->vars[p].name, gn = net->vars[g].name;
+      const char *ins[] = {pn, gn, net->vars[m1].name, net->vars[m2].name, "@lr", "@step"};
+      const char *outs[] = {pn, net->vars[m1].name, net->vars[m2].name};
+      st = pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
+    }
+  }
+  free(params), free(grads);
+  if (st) {
+    pd_error_prefix(err, "optimizer %s", type);
+    return st;
+  }
+  net->n_optimizer = net->nops - before;
+  return pd_net_infer_shapes(net, err);
+}
+
+pd_status pd_net_make_trainable(pd_net *net, const char *loss, const Paddle__OptimizerDesc *opt, pd_error *err) {
+  pd_status st = pd_net_find_training(net, loss, err);
+  if (!st && net->loss < 0) st = pd_net_add_backward(net, loss, err);
+  if (!st && opt && !net->n_optimizer) st = pd_net_add_optimizer(net, opt, err);
+  bool reduced = false;
+  for (int o = net->nops - net->n_optimizer; o < net->nops; o++) reduced |= !strcmp(net->ops[o].def->type, "allreduce");
+  if (!st && net->ranks > 1 && net->n_optimizer && !reduced)
+    st = pd_errorf(err, PD_ERR_INPUT,
+                   "%s: the net holds update ops but no allreduce op, so %d ranks would train apart; give it "
+                   "without its optimizer ops or print it with `paddle-run desc --optimizer NAME --ranks N`",
+                   net->file, net->ranks);
+  return st;
+}

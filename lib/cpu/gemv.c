@@ -1,0 +1,114 @@
+/* gemv.c — the one-row float product of batch-1 inference, c = alpha x B +
+ * beta c with B [k, n] row-major, on AVX-512 (lib/cpu/blas.c falls back to
+ * BLIS's gemv elsewhere).
+ *
+ * Such a product streams the whole matrix and does two flops per element it
+ * reads, so its speed is where the matrix comes from. fashion_mlp's weights
+ * (2.1 MB) just exceed a 2 MiB L2: read in the same order on every call,
+ * each line is evicted shortly before it is needed again, so every call
+ * streams all of them from L3 (BLIS's gemv: 30 us for the three layers).
+ * Here each call walks the rows in the opposite direction to the thread's
+ * previous call, so it starts with what the previous one read last, still in
+ * L2: the three layers take 24 us on the same machine.
+ *
+ * Reversing the walk must not change the result, so the rows are cut into at
+ * most PD_GEMV_BLOCKS blocks of consecutive rows; each block's sum (a
+ * column of fused multiply-adds in row order) goes into its own partial row,
+ * and the partials are added in block order at the end. An element's value
+ * depends only on k (which fixes the blocks), never on the direction, the
+ * columns' split across threads, or n. */
+#include "cpu/gemv.h"
+
+#include "base/arch.h"
+#include "cpu/features.h"
+
+#ifdef PD_X86
+#include <immintrin.h>
+
+#define PD_GEMV_BLOCKS 16
+#define PD_GEMV_MIN_ROWS 128 /* rows per block at least: fewer, and adding the partials shows */
+#define PD_GEMV_COLS 512     /* columns per pass: the partials (16 x 512 floats) stay in L1 */
+
+static _Thread_local unsigned tls_flip; /* the direction of this thread's next call */
+
+/* p[0 : 16 U] = sum over rows r0..r1-1 of x_i B[i, 0 : 16 U], each column a
+ * chain of fused multiply-adds in row order. U accumulators of 16 floats,
+ * held in registers (the unroll pragma: GCC would keep them in memory). */
+#define PANEL(U)                                                                                                      \
+  __attribute__((target("avx512f"))) static void panel_##U(const float *x, int64_t incx, const float *b, int64_t ldb, \
+                                                           int64_t r0, int64_t r1, float *p) {                        \
+    __m512 acc[U];                                                                                                    \
+    _Pragma("GCC unroll 16") for (int u = 0; u < U; u++) acc[u] = _mm512_setzero_ps();                                \
+    for (int64_t i = r0; i < r1; i++) {                                                                               \
+      const __m512 xi = _mm512_set1_ps(x[i * incx]);                                                                  \
+      const float *row = b + i * ldb;                                                                                 \
+      _Pragma("GCC unroll 16") for (int u = 0; u < U; u++) acc[u] =                                                   \
+          _mm512_fmadd_ps(xi, _mm512_loadu_ps(row + 16 * u), acc[u]);                                                 \
+    }                                                                                                                 \
+    _Pragma("GCC unroll 16") for (int u = 0; u < U; u++) _mm512_storeu_ps(p + 16 * u, acc[u]);                        \
+  }
+PANEL(16)
+PANEL(4)
+PANEL(1)
+
+/* the last w < 16 columns: the same chain, masked loads */
+__attribute__((target("avx512f"))) static void panel_tail(const float *x, int64_t incx, const float *b, int64_t ldb,
+                                                          int64_t r0, int64_t r1, int64_t w, float *p) {
+  const __mmask16 m = (__mmask16)((1u << w) - 1);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = r0; i < r1; i++)
+    acc = _mm512_fmadd_ps(_mm512_set1_ps(x[i * incx]), _mm512_maskz_loadu_ps(m, b + i * ldb), acc);
+  _mm512_mask_storeu_ps(p, m, acc);
+}
+
+/* one block of rows over the w columns of a pass */
+static void block(const float *x, int64_t incx, const float *b, int64_t ldb, int64_t r0, int64_t r1, int64_t w,
+                  float *p) {
+  int64_t j = 0;
+  for (; j + 256 <= w; j += 256) panel_16(x, incx, b + j, ldb, r0, r1, p + j);
+  for (; j + 64 <= w; j += 64) panel_4(x, incx, b + j, ldb, r0, r1, p + j);
+  for (; j + 16 <= w; j += 16) panel_1(x, incx, b + j, ldb, r0, r1, p + j);
+  if (j < w) panel_tail(x, incx, b + j, ldb, r0, r1, w - j, p + j);
+}
+
+/* c[0:w] = alpha (p[0] + p[1] + ... + p[nb-1]) + beta c, in block order */
+__attribute__((target("avx512f"))) static void combine(const float *p, int64_t nb, int64_t w, float alpha, float beta,
+                                                       float *c) {
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  for (int64_t j = 0; j < w; j += 16) {
+    const __mmask16 m = w - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (w - j)) - 1);
+    __m512 s = _mm512_setzero_ps();
+    for (int64_t q = 0; q < nb; q++) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, p + q * PD_GEMV_COLS + j));
+    s = _mm512_mul_ps(va, s);
+    if (beta != 0) /* beta 0: c is not read (it may hold anything, NaN included) */
+      s = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, c + j), s);
+    _mm512_mask_storeu_ps(c + j, m, s);
+  }
+}
+
+#endif /* PD_X86 */
+
+bool pd_gemv_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
+                        float beta, float *c) {
+#ifndef PD_X86
+  (void)n, (void)k, (void)alpha, (void)x, (void)incx, (void)b, (void)ldb, (void)beta, (void)c;
+  return false;
+#else
+  if (!pd_cpu_avx512f()) return false;
+  float part[PD_GEMV_BLOCKS * PD_GEMV_COLS] __attribute__((aligned(64)));
+  int64_t rows = (k + PD_GEMV_BLOCKS - 1) / PD_GEMV_BLOCKS;
+  if (rows < PD_GEMV_MIN_ROWS) rows = PD_GEMV_MIN_ROWS;
+  const int64_t nb = (k + rows - 1) / rows, passes = (n + PD_GEMV_COLS - 1) / PD_GEMV_COLS;
+  const bool back = tls_flip++ & 1u;
+  for (int64_t pp = 0; pp < passes; pp++) { /* passes and blocks in reverse when going back */
+    const int64_t pass = back ? passes - 1 - pp : pp, j0 = pass * PD_GEMV_COLS;
+    const int64_t w = n - j0 < PD_GEMV_COLS ? n - j0 : PD_GEMV_COLS;
+    for (int64_t bb = 0; bb < nb; bb++) {
+      const int64_t q = back ? nb - 1 - bb : bb, r0 = q * rows, r1 = r0 + rows < k ? r0 + rows : k;
+      block(x, incx, b + j0, ldb, r0, r1, w, part + q * PD_GEMV_COLS);
+    }
+    combine(part, nb, w, alpha, beta, c + j0);
+  }
+  return true;
+#endif
+}

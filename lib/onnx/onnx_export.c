@@ -1,0 +1,633 @@
+/* onnx_export.c — a built network as an ONNX model (opset 13): the ops the
+ * fetch targets need, each written as the ONNX nodes that compute the same
+ * thing in inference (dropout passes through, batch_norm uses the running
+ * statistics); data variables become graph inputs (a -1 batch a symbolic
+ * dim "N"), parameters and state initializers with their values from the
+ * scope. Variable names are kept, so an exported model imports back into a
+ * net with the same names. The table at the end lists the ops with an
+ * ONNX form. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/onnx_export.h"
+
+#include "onnx.pb-c.h"
+
+typedef struct ex {
+  const pd_net *net;
+  pd_scope *scope;
+  pd_error *err;
+  Onnx__GraphProto *g;
+  size_t cap_nodes, cap_inits;
+  bool oom;
+  int ntmp;
+  const pd_op *op; /* the op being written, for messages */
+} ex;
+
+static void *grow(ex *e, void *p, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return p;
+  size_t c = *cap ? *cap * 2 : 16;
+  void *q = realloc(p, c * size);
+  if (!q) {
+    e->oom = true;
+    return NULL;
+  }
+  *cap = c;
+  return q;
+}
+
+static char *dup(ex *e, const char *s) {
+  char *d = strdup(s);
+  if (!d) e->oom = true;
+  return d;
+}
+
+static int32_t onnx_dtype(pd_dtype t) {
+  static const int32_t map[] = {ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE,
+                                ONNX__TENSOR_PROTO__DATA_TYPE__INT32, ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+                                ONNX__TENSOR_PROTO__DATA_TYPE__UINT8};
+  return map[t];
+}
+
+/* A name for an intermediate value: "<base>.onnx<k>", whatever base's
+ * length (a name cut short could be given twice). */
+static char *tmp_name(ex *e, const char *base) {
+  size_t size = strlen(base) + 32;
+  char *buf = malloc(size);
+  if (!buf) {
+    e->oom = true;
+    return NULL;
+  }
+  do snprintf(buf, size, "%s.onnx%d", base, e->ntmp++);
+  while (pd_net_var(e->net, buf) >= 0);
+  return buf;
+}
+
+/* Appends a node; its attributes are added with the at_* helpers. */
+static Onnx__NodeProto *node(ex *e, const char *type, int nin, const char *const *ins, int nout,
+                             const char *const *outs) {
+  Onnx__NodeProto *n = malloc(sizeof *n);
+  Onnx__NodeProto **v = grow(e, e->g->node, &e->cap_nodes, e->g->n_node, sizeof *v);
+  if (!n || !v) {
+    free(n);
+    e->oom = true;
+    return NULL;
+  }
+  e->g->node = v;
+  onnx__node_proto__init(n);
+  v[e->g->n_node++] = n;
+  n->op_type = dup(e, type);
+  n->input = calloc((size_t)nin + 1, sizeof *n->input);
+  n->output = calloc((size_t)nout + 1, sizeof *n->output);
+  if (!n->input || !n->output) {
+    e->oom = true;
+    return n;
+  }
+  for (int i = 0; i < nin; i++) n->input[n->n_input++] = dup(e, ins[i]);
+  for (int i = 0; i < nout; i++) n->output[n->n_output++] = dup(e, outs[i]);
+  char name[64];
+  snprintf(name, sizeof name, "%s_%zu", type, e->g->n_node - 1);
+  n->name = dup(e, name);
+  return n;
+}
+
+static Onnx__NodeProto *node1(ex *e, const char *type, const char *in, const char *out) {
+  return node(e, type, 1, (const char *[]){in}, 1, (const char *[]){out});
+}
+
+static Onnx__AttributeProto *new_attr(ex *e, Onnx__NodeProto *n, const char *name) {
+  if (!n) return NULL;
+  Onnx__AttributeProto *a = malloc(sizeof *a), **v = realloc(n->attribute, sizeof *v * (n->n_attribute + 1));
+  if (v) n->attribute = v;
+  if (!a || !v) {
+    free(a);
+    e->oom = true;
+    return NULL;
+  }
+  onnx__attribute_proto__init(a);
+  a->name = dup(e, name);
+  a->has_type = true;
+  v[n->n_attribute++] = a;
+  return a;
+}
+
+static void at_i(ex *e, Onnx__NodeProto *n, const char *name, int64_t v) {
+  Onnx__AttributeProto *a = new_attr(e, n, name);
+  if (a) a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, a->has_i = true, a->i = v;
+}
+static void at_f(ex *e, Onnx__NodeProto *n, const char *name, double v) {
+  Onnx__AttributeProto *a = new_attr(e, n, name);
+  if (a) a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, a->has_f = true, a->f = (float)v;
+}
+static void at_ints(ex *e, Onnx__NodeProto *n, const char *name, int count, const int64_t *v) {
+  Onnx__AttributeProto *a = new_attr(e, n, name);
+  if (!a) return;
+  a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  if (!(a->ints = malloc(sizeof *a->ints * (size_t)(count + 1)))) {
+    e->oom = true;
+    return;
+  }
+  memcpy(a->ints, v, sizeof *v * (size_t)count);
+  a->n_ints = (size_t)count;
+}
+
+/* A TensorProto named `name` holding t. */
+static Onnx__TensorProto *make_tensor(ex *e, const char *name, const pd_tensor *t) {
+  Onnx__TensorProto *tp = malloc(sizeof *tp);
+  if (!tp) {
+    e->oom = true;
+    return NULL;
+  }
+  onnx__tensor_proto__init(tp);
+  tp->name = dup(e, name);
+  tp->has_data_type = true;
+  tp->data_type = onnx_dtype(t->dtype);
+  tp->dims = malloc(sizeof *tp->dims * (size_t)(t->ndim + 1));
+  size_t bytes = pd_tensor_bytes(t);
+  tp->raw_data.data = malloc(bytes + 1);
+  if (!tp->dims || !tp->raw_data.data) {
+    e->oom = true;
+    return tp;
+  }
+  memcpy(tp->dims, t->dims, sizeof *tp->dims * (size_t)t->ndim);
+  tp->n_dims = (size_t)t->ndim;
+  if (bytes) memcpy(tp->raw_data.data, pd_tensor_data(t), bytes);
+  tp->raw_data.len = bytes;
+  tp->has_raw_data = true;
+  return tp;
+}
+
+/* An initializer holding t (a parameter or state). */
+static void add_init(ex *e, const char *name, const pd_tensor *t) {
+  Onnx__TensorProto **v = grow(e, e->g->initializer, &e->cap_inits, e->g->n_initializer, sizeof *v);
+  if (!v) return;
+  e->g->initializer = v;
+  Onnx__TensorProto *tp = make_tensor(e, name, t);
+  if (tp) v[e->g->n_initializer++] = tp;
+}
+
+/* A Constant node computing t: constants the op's attributes imply (a
+ * scale, a shape), which an import keeps as untrained state. */
+static void add_constant(ex *e, const char *name, const pd_tensor *t) {
+  Onnx__NodeProto *n = node(e, "Constant", 0, NULL, 1, (const char *[]){name});
+  Onnx__AttributeProto *a = new_attr(e, n, "value");
+  if (!a) return;
+  a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  a->t = make_tensor(e, "", t);
+}
+
+/* A Constant: a scalar of dtype dt, or int64s. */
+static char *const_scalar(ex *e, const char *base, pd_dtype dt, double value) {
+  char *name = tmp_name(e, base);
+  pd_tensor t;
+  pd_tensor_init(&t, dt);
+  if (!name || pd_tensor_set_dims(&t, 0, NULL, e->err) || pd_tensor_alloc(&t, e->err)) {
+    e->oom = true;
+    return name;
+  }
+  pd_tensor_set(&t, 0, value);
+  add_constant(e, name, &t);
+  pd_tensor_release(&t);
+  return name;
+}
+
+static char *const_i64s(ex *e, const char *base, int n, const int64_t *v) {
+  char *name = tmp_name(e, base);
+  pd_tensor t;
+  pd_tensor_init(&t, PD_I64);
+  int64_t dim = n;
+  if (!name || pd_tensor_set_dims(&t, 1, &dim, e->err) || pd_tensor_alloc(&t, e->err)) {
+    e->oom = true;
+    return name;
+  }
+  if (n) memcpy(pd_tensor_data(&t), v, sizeof *v * (size_t)n);
+  add_constant(e, name, &t);
+  pd_tensor_release(&t);
+  return name;
+}
+
+/* ---- reading our op ---- */
+
+static const char *in_name(ex *e, int slot, int i) {
+  const pd_arg *a = &e->op->in[slot];
+  return i < a->n && a->vars[i] >= 0 ? e->net->vars[a->vars[i]].name : NULL;
+}
+static const char *out_name(ex *e, int slot) {
+  const pd_arg *a = &e->op->out[slot];
+  return a->n && a->vars[0] >= 0 ? e->net->vars[a->vars[0]].name : NULL;
+}
+static const pd_attr *attr(ex *e, const char *name) {
+  for (int i = 0; i < e->op->def->n_attrs; i++)
+    if (strcmp(e->op->def->attrs[i].name, name) == 0) return &e->op->attrs[i];
+  return NULL;
+}
+static const pd_tensor *in_meta(ex *e, int slot) {
+  const pd_arg *a = &e->op->in[slot];
+  return &e->net->vars[a->vars[0]].meta;
+}
+
+static pd_status fail(ex *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static pd_status fail(ex *e, const char *fmt, ...) {
+  char why[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  char label[256];
+  return pd_errorf(e->err, PD_ERR_INPUT, "%s: cannot export %s to ONNX: %s", e->net->file,
+                   pd_net_op_label(e->net, e->op->index, label, sizeof label), why);
+}
+
+/* ---- the ops ---- */
+
+typedef pd_status (*export_fn)(ex *e);
+
+static pd_status same1(ex *e, const char *type) {
+  node1(e, type, in_name(e, 0, 0), out_name(e, 0));
+  return PD_OK;
+}
+static pd_status ex_relu(ex *e) { return same1(e, "Relu"); }
+static pd_status ex_sigmoid(ex *e) { return same1(e, "Sigmoid"); }
+static pd_status ex_tanh(ex *e) { return same1(e, "Tanh"); }
+static pd_status ex_identity(ex *e) { return same1(e, "Identity"); }
+static pd_status ex_matmul(ex *e) {
+  node(e, "MatMul", 2, (const char *[]){in_name(e, 0, 0), in_name(e, 1, 0)}, 1, (const char *[]){out_name(e, 0)});
+  return PD_OK;
+}
+static pd_status softmax_like(ex *e, const char *type) {
+  at_i(e, node1(e, type, in_name(e, 0, 0), out_name(e, 0)), "axis", -1);
+  return PD_OK;
+}
+static pd_status ex_softmax(ex *e) { return softmax_like(e, "Softmax"); }
+static pd_status ex_log_softmax(ex *e) { return softmax_like(e, "LogSoftmax"); }
+
+static pd_status binary(ex *e, const char *type) {
+  node(e, type, 2, (const char *[]){in_name(e, 0, 0), in_name(e, 1, 0)}, 1, (const char *[]){out_name(e, 0)});
+  return PD_OK;
+}
+static pd_status ex_add(ex *e) { return binary(e, "Add"); }
+static pd_status ex_sub(ex *e) { return binary(e, "Sub"); }
+static pd_status ex_mul(ex *e) { return binary(e, "Mul"); }
+static pd_status ex_div(ex *e) { return binary(e, "Div"); }
+
+/* Y lines up with X from `axis`: reshaped with trailing 1s (0s keep Y's
+ * own dims) so NumPy broadcasting lines it up the same. */
+static pd_status ex_elementwise_add(ex *e) {
+  const pd_tensor *x = in_meta(e, 0), *y = in_meta(e, 1);
+  int64_t axis = attr(e, "axis")->i;
+  const char *Y = in_name(e, 1, 0);
+  char *y2 = NULL, *shape = NULL;
+  if (axis != -1 && axis != x->ndim - y->ndim) {
+    int64_t dims[PD_MAX_DIMS];
+    int n = (int)(x->ndim - axis);
+    for (int i = 0; i < n; i++) dims[i] = i < y->ndim ? 0 : 1;
+    shape = const_i64s(e, Y, n, dims);
+    y2 = tmp_name(e, Y);
+    node(e, "Reshape", 2, (const char *[]){Y, shape}, 1, (const char *[]){y2});
+    Y = y2;
+  }
+  node(e, "Add", 2, (const char *[]){in_name(e, 0, 0), Y}, 1, (const char *[]){out_name(e, 0)});
+  free(y2), free(shape);
+  return PD_OK;
+}
+
+/* X as a matrix [N, K] for Gemm/MatMul. */
+static char *as_matrix(ex *e, const char *X, const pd_tensor *x, int64_t axis) {
+  if (x->ndim == 2 && axis == 1) return dup(e, X);
+  char *f = tmp_name(e, X);
+  at_i(e, node1(e, "Flatten", X, f), "axis", axis);
+  return f;
+}
+
+static pd_status ex_fc(ex *e) {
+  const char *act = attr(e, "act")->s, *out = out_name(e, 0), *B = in_name(e, 2, 0);
+  char *x2 = as_matrix(e, in_name(e, 0, 0), in_meta(e, 0), 1),
+       *g = strcmp(act, "none") ? tmp_name(e, out) : dup(e, out);
+  const char *ins[] = {x2, in_name(e, 1, 0), B};
+  node(e, "Gemm", B ? 3 : 2, ins, 1, (const char *[]){g});
+  if (strcmp(act, "none") != 0)
+    node1(e, strcmp(act, "relu") == 0 ? "Relu" : strcmp(act, "sigmoid") == 0 ? "Sigmoid" : "Tanh", g, out);
+  free(x2), free(g);
+  return PD_OK;
+}
+
+static pd_status ex_mul_op(ex *e) {
+  const pd_tensor *y = in_meta(e, 1);
+  if (attr(e, "y_num_col_dims")->i != 1 || y->ndim != 2 || attr(e, "x_num_col_dims")->i != 1)
+    return fail(e, "only x_num_col_dims = y_num_col_dims = 1 with a matrix Y has an ONNX form here");
+  char *x2 = as_matrix(e, in_name(e, 0, 0), in_meta(e, 0), 1);
+  node(e, "MatMul", 2, (const char *[]){x2, in_name(e, 1, 0)}, 1, (const char *[]){out_name(e, 0)});
+  free(x2);
+  return PD_OK;
+}
+
+static pd_status ex_sum(ex *e) {
+  const pd_arg *a = &e->op->in[0];
+  const char *ins[64];
+  if (a->n > 64) return fail(e, "more than 64 inputs");
+  for (int i = 0; i < a->n; i++) ins[i] = e->net->vars[a->vars[i]].name;
+  node(e, "Sum", a->n, ins, 1, (const char *[]){out_name(e, 0)});
+  return PD_OK;
+}
+
+/* scale * X + bias (or scale * (X + bias)) as Mul and Add by constants. */
+static pd_status ex_scale(ex *e) {
+  double s = attr(e, "scale")->f, b = attr(e, "bias")->f;
+  bool after = attr(e, "bias_after_scale")->b;
+  const char *X = in_name(e, 0, 0), *out = out_name(e, 0);
+  pd_dtype dt = in_meta(e, 0)->dtype;
+  if (s == 1 && b == 0) return same1(e, "Identity");
+  char *cs = s != 1 ? const_scalar(e, out, dt, s) : NULL, *cb = b != 0 ? const_scalar(e, out, dt, b) : NULL;
+  char *mid = cs && cb ? tmp_name(e, out) : NULL;
+  const char *first_out = mid ? mid : out;
+  if (after || !cb || !cs) {
+    if (cs) node(e, "Mul", 2, (const char *[]){X, cs}, 1, (const char *[]){first_out});
+    if (cb) node(e, "Add", 2, (const char *[]){cs ? first_out : X, cb}, 1, (const char *[]){out});
+  } else {
+    node(e, "Add", 2, (const char *[]){X, cb}, 1, (const char *[]){first_out});
+    node(e, "Mul", 2, (const char *[]){first_out, cs}, 1, (const char *[]){out});
+  }
+  free(cs), free(cb), free(mid);
+  return PD_OK;
+}
+
+static pd_status ex_cast(ex *e) {
+  pd_dtype dt;
+  pd_dtype_parse(attr(e, "dtype")->s, &dt);
+  at_i(e, node1(e, "Cast", in_name(e, 0, 0), out_name(e, 0)), "to", onnx_dtype(dt));
+  return PD_OK;
+}
+
+static pd_status ex_reshape(ex *e) {
+  const pd_attr *s = attr(e, "shape");
+  char *shape = const_i64s(e, out_name(e, 0), s->n, s->ints);
+  node(e, "Reshape", 2, (const char *[]){in_name(e, 0, 0), shape}, 1, (const char *[]){out_name(e, 0)});
+  free(shape);
+  return PD_OK;
+}
+
+static pd_status ex_flatten(ex *e) {
+  at_i(e, node1(e, "Flatten", in_name(e, 0, 0), out_name(e, 0)), "axis", attr(e, "axis")->i);
+  return PD_OK;
+}
+
+static pd_status ex_transpose(ex *e) {
+  const pd_attr *p = attr(e, "perm");
+  Onnx__NodeProto *n = node1(e, "Transpose", in_name(e, 0, 0), out_name(e, 0));
+  if (p->n) at_ints(e, n, "perm", p->n, p->ints);
+  return PD_OK;
+}
+
+static pd_status ex_concat(ex *e) {
+  const pd_arg *a = &e->op->in[0];
+  const char *ins[64];
+  if (a->n > 64) return fail(e, "more than 64 inputs");
+  for (int i = 0; i < a->n; i++) ins[i] = e->net->vars[a->vars[i]].name;
+  at_i(e, node(e, "Concat", a->n, ins, 1, (const char *[]){out_name(e, 0)}), "axis", attr(e, "axis")->i);
+  return PD_OK;
+}
+
+static void pads4(ex *e, Onnx__NodeProto *n, const int64_t *p) {
+  at_ints(e, n, "pads", 4, (int64_t[]){p[0], p[1], p[0], p[1]});
+}
+
+static pd_status ex_conv2d(ex *e) {
+  const char *B = in_name(e, 2, 0);
+  const char *ins[] = {in_name(e, 0, 0), in_name(e, 1, 0), B};
+  Onnx__NodeProto *n = node(e, "Conv", B ? 3 : 2, ins, 1, (const char *[]){out_name(e, 0)});
+  at_ints(e, n, "kernel_shape", 2, attr(e, "kernel_size")->ints);
+  at_ints(e, n, "strides", 2, attr(e, "strides")->ints);
+  at_ints(e, n, "dilations", 2, attr(e, "dilations")->ints);
+  pads4(e, n, attr(e, "paddings")->ints);
+  at_i(e, n, "group", attr(e, "groups")->i);
+  return PD_OK;
+}
+
+static pd_status ex_pool2d(ex *e) {
+  bool max = strcmp(attr(e, "pooling_type")->s, "max") == 0;
+  if (attr(e, "global_pooling")->b) return same1(e, max ? "GlobalMaxPool" : "GlobalAveragePool");
+  Onnx__NodeProto *n = node1(e, max ? "MaxPool" : "AveragePool", in_name(e, 0, 0), out_name(e, 0));
+  at_ints(e, n, "kernel_shape", 2, attr(e, "ksize")->ints);
+  at_ints(e, n, "strides", 2, attr(e, "strides")->ints);
+  pads4(e, n, attr(e, "paddings")->ints);
+  at_i(e, n, "ceil_mode", attr(e, "ceil_mode")->b);
+  if (!max) at_i(e, n, "count_include_pad", !attr(e, "exclusive")->b);
+  return PD_OK;
+}
+
+static pd_status ex_batch_norm(ex *e) {
+  const char *ins[] = {in_name(e, 0, 0), in_name(e, 1, 0), in_name(e, 2, 0), in_name(e, 3, 0), in_name(e, 4, 0)};
+  Onnx__NodeProto *n = node(e, "BatchNormalization", 5, ins, 1, (const char *[]){out_name(e, 0)});
+  at_f(e, n, "epsilon", attr(e, "epsilon")->f);
+  at_f(e, n, "momentum", attr(e, "momentum")->f);
+  return PD_OK;
+}
+
+static pd_status ex_dropout(ex *e) {
+  char *ratio = const_scalar(e, out_name(e, 0), in_meta(e, 0)->dtype, attr(e, "dropout_prob")->f);
+  node(e, "Dropout", 2, (const char *[]){in_name(e, 0, 0), ratio}, 1, (const char *[]){out_name(e, 0)});
+  free(ratio);
+  return PD_OK;
+}
+
+/* Which ops have an ONNX form, and which of their outputs it computes
+ * (a bit per output slot). */
+static const struct {
+  const char *type;
+  export_fn fn;
+  unsigned outputs;
+} exporters[] = {
+    {"batch_norm", ex_batch_norm, 1},
+    {"broadcast_add", ex_add, 1},
+    {"broadcast_div", ex_div, 1},
+    {"broadcast_mul", ex_mul, 1},
+    {"broadcast_sub", ex_sub, 1},
+    {"cast", ex_cast, 1},
+    {"concat", ex_concat, 1},
+    {"conv2d", ex_conv2d, 1},
+    {"dropout", ex_dropout, 1},
+    {"elementwise_add", ex_elementwise_add, 1},
+    {"fc", ex_fc, 1},
+    {"flatten", ex_flatten, 1},
+    {"identity", ex_identity, 1},
+    {"log_softmax", ex_log_softmax, 1},
+    {"matmul", ex_matmul, 1},
+    {"mul", ex_mul_op, 1},
+    {"pool2d", ex_pool2d, 1},
+    {"relu", ex_relu, 1},
+    {"reshape", ex_reshape, 1},
+    {"scale", ex_scale, 1},
+    {"sigmoid", ex_sigmoid, 1},
+    {"softmax", ex_softmax, 1},
+    {"sum", ex_sum, 1},
+    {"tanh", ex_tanh, 1},
+    {"transpose", ex_transpose, 1},
+};
+
+static int exporter_of(const pd_op_def *def) {
+  for (size_t i = 0; i < sizeof exporters / sizeof exporters[0]; i++)
+    if (strcmp(exporters[i].type, def->type) == 0) return (int)i;
+  return -1;
+}
+
+pd_status pd_onnx_default_targets(const pd_net *net, int **targets, int *ntargets, pd_error *err) {
+  bool *avail = calloc((size_t)net->nvars + 1, 1), *read = calloc((size_t)net->nvars + 1, 1);
+  *targets = calloc((size_t)net->nvars + 1, sizeof **targets);
+  *ntargets = 0;
+  if (!avail || !read || !*targets) {
+    free(avail), free(read), free(*targets);
+    *targets = NULL;
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  for (int v = 0; v < net->nvars; v++) avail[v] = net->vars[v].kind != PD_VAR_TEMP;
+  for (int o = 0; o < net->n_forward; o++) {
+    const pd_op *op = &net->ops[o];
+    int x = exporter_of(op->def);
+    bool ok = x >= 0;
+    for (int s = 0; s < op->def->n_inputs && ok; s++)
+      for (int i = 0; i < op->in[s].n; i++) ok &= op->in[s].vars[i] < 0 || avail[op->in[s].vars[i]];
+    if (!ok) continue;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++)
+        if (op->in[s].vars[i] >= 0) read[op->in[s].vars[i]] = true;
+    for (int s = 0; s < op->def->n_outputs; s++)
+      if (exporters[x].outputs & (1u << s))
+        for (int i = 0; i < op->out[s].n; i++) avail[op->out[s].vars[i]] = true;
+  }
+  for (int v = 0; v < net->nvars; v++)
+    if (avail[v] && !read[v] && net->vars[v].kind == PD_VAR_TEMP) (*targets)[(*ntargets)++] = v;
+  free(avail), free(read);
+  if (!*ntargets) return pd_errorf(err, PD_ERR_INPUT, "%s: no part of the net has an ONNX form to export", net->file);
+  return PD_OK;
+}
+
+static Onnx__ValueInfoProto *value_info(ex *e, const pd_var_info *vi) {
+  Onnx__ValueInfoProto *v = malloc(sizeof *v);
+  Onnx__TypeProto *tp = malloc(sizeof *tp);
+  Onnx__TypeProto__Tensor *tt = malloc(sizeof *tt);
+  Onnx__TensorShapeProto *sh = malloc(sizeof *sh);
+  if (!v || !tp || !tt || !sh) {
+    free(v), free(tp), free(tt), free(sh);
+    e->oom = true;
+    return NULL;
+  }
+  onnx__value_info_proto__init(v);
+  onnx__type_proto__init(tp);
+  onnx__type_proto__tensor__init(tt);
+  onnx__tensor_shape_proto__init(sh);
+  v->name = dup(e, vi->name);
+  v->type = tp;
+  tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  tp->tensor_type = tt;
+  tt->has_elem_type = true;
+  tt->elem_type = onnx_dtype(vi->meta.dtype);
+  tt->shape = sh;
+  int nd = vi->meta.ndim > 0 ? vi->meta.ndim : 0;
+  sh->dim = calloc((size_t)nd + 1, sizeof *sh->dim);
+  if (!sh->dim) {
+    e->oom = true;
+    return v;
+  }
+  for (int d = 0; d < nd; d++) {
+    Onnx__TensorShapeProto__Dimension *dm = malloc(sizeof *dm);
+    if (!dm) {
+      e->oom = true;
+      return v;
+    }
+    onnx__tensor_shape_proto__dimension__init(dm);
+    sh->dim[sh->n_dim++] = dm;
+    if (vi->meta.dims[d] >= 0) {
+      dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+      dm->dim_value = vi->meta.dims[d];
+    } else {
+      dm->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+      dm->dim_param = dup(e, "N");
+    }
+  }
+  return v;
+}
+
+static void add_value_info(ex *e, Onnx__ValueInfoProto ***list, size_t *n, const pd_var_info *vi) {
+  Onnx__ValueInfoProto **v = realloc(*list, sizeof *v * (*n + 1));
+  if (!v) {
+    e->oom = true;
+    return;
+  }
+  *list = v;
+  Onnx__ValueInfoProto *info = value_info(e, vi);
+  if (info) v[(*n)++] = info;
+}
+
+pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets, int ntargets, uint8_t **data,
+                         size_t *len, pd_error *err) {
+  *data = NULL;
+  *len = 0;
+  bool *active = calloc((size_t)net->nops + 1, 1), *used = calloc((size_t)net->nvars + 1, 1);
+  Onnx__ModelProto *m = malloc(sizeof *m);
+  Onnx__GraphProto *g = malloc(sizeof *g);
+  Onnx__OperatorSetIdProto *os = malloc(sizeof *os), **osv = malloc(sizeof *osv);
+  ex e = {.net = net, .scope = scope, .err = err, .g = g};
+  pd_status st = PD_OK;
+  if (!active || !used || !m || !g || !os || !osv) {
+    free(active), free(used), free(m), free(g), free(os), free(osv);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  onnx__model_proto__init(m);
+  onnx__graph_proto__init(g);
+  onnx__operator_set_id_proto__init(os);
+  m->graph = g;
+  m->has_ir_version = true;
+  m->ir_version = 7; /* what opset 13 came with */
+  os->domain = dup(&e, "");
+  os->has_version = true;
+  os->version = PD_ONNX_EXPORT_OPSET;
+  osv[0] = os;
+  m->opset_import = osv;
+  m->n_opset_import = 1;
+  m->producer_name = dup(&e, "paddle-run");
+  m->producer_version = dup(&e, PD_VERSION);
+  g->name = dup(&e, net->desc && net->desc->name && net->desc->name[0] ? net->desc->name : "paddle_run");
+  pd_net_prune(net, targets, ntargets, active);
+  for (int o = 0; o < net->nops && !st && !e.oom; o++) {
+    if (!active[o]) continue;
+    const pd_op *op = &net->ops[o];
+    e.op = op;
+    int x = exporter_of(op->def);
+    if (x < 0) {
+      st = fail(&e, "op type %s has no ONNX form in the exporter (docs/onnx.md lists those that do)", op->def->type);
+      break;
+    }
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++)
+        if (op->in[s].vars[i] >= 0) used[op->in[s].vars[i]] = true;
+    st = exporters[x].fn(&e);
+  }
+  for (int i = 0; i < ntargets; i++) used[targets[i]] = true;
+  /* data inputs, initializers (in variable order), outputs */
+  for (int v = 0; v < net->nvars && !st && !e.oom; v++) {
+    const pd_var_info *vi = &net->vars[v];
+    if (!used[v]) continue;
+    if (vi->kind == PD_VAR_DATA) {
+      add_value_info(&e, &g->input, &g->n_input, vi);
+    } else if (vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE) {
+      pd_var *sv = pd_scope_find(scope, vi->name);
+      if (!sv || !pd_tensor_data(&sv->tensor))
+        st = pd_errorf(err, PD_ERR_INPUT, "%s: parameter \"%s\" has no value (give --params DIR)", net->file, vi->name);
+      else
+        add_init(&e, vi->name, &sv->tensor);
+    }
+  }
+  for (int i = 0; i < ntargets && !st && !e.oom; i++)
+    add_value_info(&e, &g->output, &g->n_output, &net->vars[targets[i]]);
+  if (!st && e.oom) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st) {
+    *len = protobuf_c_message_get_packed_size(&m->base);
+    if (!(*data = malloc(*len + 1))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    if (!st) protobuf_c_message_pack(&m->base, *data);
+  }
+  protobuf_c_message_free_unpacked(&m->base, NULL);
+  free(active), free(used);
+  return st;
+}

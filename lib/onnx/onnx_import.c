@@ -1,0 +1,1458 @@
+/* onnx_import.c — an ONNX model as a NetDesc (text) plus the values of its
+ * parameters and constants. Each node maps onto our ops with the attribute
+ * semantics of the model's opset; where ONNX needs more than one of our ops
+ * (Gemm's transposes and scaling, Softmax along an inner axis) they are
+ * chained through variables named after the node's output. Shapes and
+ * dtypes the mapping needs come from our own shape inference (over the ops
+ * added since the last time, their inputs preset from what is known), so
+ * they agree with what will run; names are looked up in hash maps, so the
+ * import is linear in the graph. Anything not claimed is an error naming
+ * the node, its op type and the opset. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/checkpoint.h"
+#include "base/fileutil.h"
+#include "io/npy.h"
+#include "onnx/onnx_import.h"
+
+#include "core/net.h"
+#include "text/textformat.h"
+#include "base/util.h"
+
+/* ---- tensors ---------------------------------------------------------------- */
+
+static int dtype_of(int32_t onnx_type) {
+  switch (onnx_type) {
+  case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+    return PD_F32;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+    return PD_F64;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+    return PD_I32;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+    return PD_I64;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
+    return PD_U8;
+  default:
+    return -1;
+  }
+}
+
+static const char *onnx_type_name(int32_t t) {
+  const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(&onnx__tensor_proto__data_type__descriptor, t);
+  return v ? v->name : "unknown";
+}
+
+pd_status pd_onnx_tensor(const Onnx__TensorProto *tp, const char *what, pd_tensor *out, pd_error *err) {
+  int dt = dtype_of(tp->data_type);
+  if (dt < 0)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: data type %s is not supported (float, double, int32, int64, uint8 are)",
+                     what, onnx_type_name(tp->data_type));
+  if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: data in an external file is not supported", what);
+  if (tp->n_dims > PD_MAX_DIMS)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: %zu dims, at most %d are supported", what, tp->n_dims, PD_MAX_DIMS);
+  int64_t numel;
+  if (!pd_dims_product((int)tp->n_dims, tp->dims, &numel) || numel > ((int64_t)1 << 40))
+    return pd_errorf(err, PD_ERR_INPUT, "%s: bad dims (negative or too large)", what);
+  /* where the values are, and how many there are: checked before allocating */
+  size_t es = pd_dtype_size((pd_dtype)dt), have;
+  if (tp->has_raw_data)
+    have = tp->raw_data.len / es;
+  else if (dt == PD_F32)
+    have = tp->n_float_data;
+  else if (dt == PD_F64)
+    have = tp->n_double_data;
+  else if (dt == PD_I64)
+    have = tp->n_int64_data;
+  else
+    have = tp->n_int32_data;
+  if ((tp->has_raw_data && tp->raw_data.len != (size_t)numel * es) || have != (size_t)numel)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: holds %zu values, its dims %lld", what, have, (long long)numel);
+  if (dt == PD_U8 && !tp->has_raw_data) /* uint8 values come as int32: never wrapped */
+    for (int64_t i = 0; i < numel; i++)
+      if (tp->int32_data[i] < 0 || tp->int32_data[i] > 255)
+        return pd_errorf(err, PD_ERR_INPUT, "%s: value #%lld is %d; a uint8 holds 0 to 255", what, (long long)i,
+                         (int)tp->int32_data[i]);
+  pd_tensor_init(out, (pd_dtype)dt);
+  pd_status st = pd_tensor_set_dims(out, (int)tp->n_dims, tp->dims, err);
+  if (!st) st = pd_tensor_alloc(out, err);
+  if (st) return st;
+  void *d = pd_tensor_data(out);
+  if (numel == 0) return PD_OK;
+  if (tp->has_raw_data) { /* little-endian, as this machine */
+    memcpy(d, tp->raw_data.data, tp->raw_data.len);
+  } else if (dt == PD_F32) {
+    memcpy(d, tp->float_data, (size_t)numel * 4);
+  } else if (dt == PD_F64) {
+    memcpy(d, tp->double_data, (size_t)numel * 8);
+  } else if (dt == PD_I64) {
+    memcpy(d, tp->int64_data, (size_t)numel * 8);
+  } else if (dt == PD_I32) {
+    memcpy(d, tp->int32_data, (size_t)numel * 4);
+  } else {
+    for (int64_t i = 0; i < numel; i++) ((uint8_t *)d)[i] = (uint8_t)tp->int32_data[i];
+  }
+  return PD_OK;
+}
+
+static pd_status read_message(const char *path, const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out,
+                              pd_error *err) {
+  char *data = NULL;
+  size_t len = 0;
+  pd_status st = pd_read_file(path, (size_t)2 << 30, &data, &len, err);
+  if (st) return st;
+  if ((st = pd_pb_check_depth(desc, (const uint8_t *)data, len, path, err))) {
+    free(data);
+    return st;
+  }
+  *out = protobuf_c_message_unpack(desc, NULL, len, (const uint8_t *)data);
+  free(data);
+  if (!*out)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: not a valid ONNX %s (truncated or not protobuf)", path, desc->short_name);
+  return PD_OK;
+}
+
+pd_status pd_onnx_read(const char *path, Onnx__ModelProto **out, pd_error *err) {
+  ProtobufCMessage *m = NULL;
+  pd_status st = read_message(path, &onnx__model_proto__descriptor, &m, err);
+  *out = (Onnx__ModelProto *)m;
+  if (!st && !(*out)->graph) {
+    protobuf_c_message_free_unpacked(m, NULL);
+    *out = NULL;
+    return pd_errorf(err, PD_ERR_INPUT, "%s: not an ONNX model (no graph)", path);
+  }
+  return st;
+}
+
+pd_status pd_onnx_read_tensor(const char *path, pd_tensor *out, char **name, pd_error *err) {
+  ProtobufCMessage *m = NULL;
+  pd_status st = read_message(path, &onnx__tensor_proto__descriptor, &m, err);
+  if (st) return st;
+  const Onnx__TensorProto *tp = (const Onnx__TensorProto *)m;
+  st = pd_onnx_tensor(tp, path, out, err);
+  if (!st && name) *name = strdup(tp->name ? tp->name : "");
+  protobuf_c_message_free_unpacked(m, NULL);
+  return st;
+}
+
+/* ---- name maps --------------------------------------------------------------- */
+
+/* Grows *p (n elements of size) to hold one more, doubling at each power of
+ * two: a list appended to one at a time costs linear time (realloc by one
+ * each time copies the list each time under ASan). 0, or -1 out of memory. */
+static int grow(void **p, size_t n, size_t size) {
+  if (n & (n - 1)) return 0; /* room up to the next power of two */
+  void *q = realloc(*p, size * (n ? 2 * n : 1));
+  if (!q) return -1;
+  *p = q;
+  return 0;
+}
+
+/* Open addressing from a name (borrowed: it must outlive the map) to an int,
+ * so that every lookup by name costs the same however big the graph. */
+typedef struct smap {
+  const char **keys;
+  int *vals;
+  size_t cap, n;
+} smap;
+
+static size_t smap_slot(const smap *m, const char *k) {
+  size_t mask = m->cap - 1, i = (size_t)pd_hash_str(k) & mask;
+  while (m->keys[i] && strcmp(m->keys[i], k) != 0) i = (i + 1) & mask;
+  return i;
+}
+
+static int smap_get(const smap *m, const char *k) {
+  if (!m->cap) return -1;
+  size_t i = smap_slot(m, k);
+  return m->keys[i] ? m->vals[i] : -1;
+}
+
+/* 0, or -1 out of memory. */
+static int smap_put(smap *m, const char *k, int v) {
+  if ((m->n + 1) * 2 > m->cap) {
+    smap g = {.cap = m->cap ? m->cap * 2 : 64};
+    g.keys = calloc(g.cap, sizeof *g.keys), g.vals = malloc(g.cap * sizeof *g.vals);
+    if (!g.keys || !g.vals) {
+      free(g.keys), free(g.vals);
+      return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->keys[i]) {
+        size_t j = smap_slot(&g, m->keys[i]);
+        g.keys[j] = m->keys[i], g.vals[j] = m->vals[i];
+      }
+    g.n = m->n;
+    free(m->keys), free(m->vals);
+    *m = g;
+  }
+  size_t i = smap_slot(m, k);
+  if (!m->keys[i]) m->keys[i] = k, m->n++;
+  m->vals[i] = v;
+  return 0;
+}
+
+static void smap_free(smap *m) {
+  free(m->keys), free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- the importer's state ---------------------------------------------------- */
+
+typedef struct konst { /* a constant known at import: initializer or Constant output */
+  const char *name;
+  pd_tensor t;
+  bool declared; /* a var of the net by now */
+  bool is_initializer;
+} konst;
+
+typedef struct imp {
+  const Onnx__ModelProto *m;
+  const Onnx__GraphProto *g;
+  const char *file;
+  int64_t opset;
+  pd_error *err;
+  pd_onnx_import *out;
+  pd_buf vars, ops;
+  konst *k;
+  int nk, capk;
+  smap kmap;         /* name -> index in k */
+  smap names;        /* every value name in the graph, and those we made */
+  smap fresh;        /* "<base>.<what>" -> the next number to try */
+  smap uses;         /* name -> node inputs and graph outputs that read it */
+  smap graph_inputs; /* name -> index in g->input */
+  char **owned;      /* the names we made */
+  int nowned;
+  /* The dtype and load-time shape of every value known so far (a declared
+   * variable, or an output of an op whose shapes were inferred), and its
+   * kind. Ops emitted since (pend, their text; pio, their input and output
+   * names) are inferred together when a shape is asked for: a small net of
+   * them alone, whose inputs come from here, so the import is linear. */
+  smap mmap; /* name -> index in mnames */
+  const char **mnames;
+  pd_tensor *mmeta;
+  pd_var_kind *mkind;
+  int nm, capm;
+  pd_buf pend;
+  struct pio {
+    const char *name;
+    bool out;
+  } * pio;
+  int npio, cappio;
+  pd_net *net; /* the whole net, built at the end */
+  /* the node being mapped, for messages */
+  const Onnx__NodeProto *node;
+  int node_index;
+} imp;
+
+static pd_status oom(imp *im) { return pd_errorf(im->err, PD_ERR_RUNTIME, "out of memory"); }
+
+/* "FILE: node #3 "conv1" (Conv, opset 13): unsupported: <why>" */
+static pd_status unsupported(imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static pd_status unsupported(imp *im, const char *fmt, ...) {
+  char why[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  im->out->unsupported = true;
+  const Onnx__NodeProto *n = im->node;
+  if (!im->out->unsupported_op) im->out->unsupported_op = strdup(n ? n->op_type : "(graph)");
+  if (!n) return pd_errorf(im->err, PD_ERR_INPUT, "%s: unsupported: %s", im->file, why);
+  char label[600];
+  if (n->name && n->name[0])
+    snprintf(label, sizeof label, "\"%.500s\"", n->name);
+  else
+    snprintf(label, sizeof label, "(unnamed, output \"%.480s\")", n->n_output ? n->output[0] : "");
+  return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%d %s (%s, opset %lld): unsupported: %s", im->file, im->node_index,
+                   label, n->op_type, (long long)im->opset, why);
+}
+
+static pd_status add_name(imp *im, const char *name) {
+  if (smap_get(&im->names, name) >= 0) return PD_OK;
+  return smap_put(&im->names, name, 1) ? oom(im) : PD_OK;
+}
+
+static bool has_name(const imp *im, const char *name) { return smap_get(&im->names, name) >= 0; }
+
+/* Takes s (malloc'd, or NULL) into im->owned; s, or NULL out of memory. */
+static char *own(imp *im, char *s) {
+  if (!s || grow((void **)&im->owned, (size_t)im->nowned, sizeof *im->owned)) {
+    free(s);
+    return NULL;
+  }
+  return im->owned[im->nowned++] = s;
+}
+
+/* A new variable name "<base>.<what>" (with a number if taken), of any
+ * length; the numbers tried go on from the last one given for that stem. */
+static const char *fresh(imp *im, const char *base, const char *what) {
+  char *stem = pd_strf("%s.%s", base, what), *s = NULL;
+  if (!stem) return NULL;
+  int i = smap_get(&im->fresh, stem);
+  if (i < 0) { /* the stem itself first */
+    if (!own(im, stem) || smap_put(&im->fresh, stem, 2)) return NULL;
+    if (!has_name(im, stem)) return add_name(im, stem) ? NULL : stem;
+    i = 2;
+  } else {
+    const char *key = im->fresh.keys[smap_slot(&im->fresh, stem)];
+    free(stem);
+    stem = (char *)key;
+  }
+  for (;; i++) {
+    if (!(s = pd_strf("%s%d", stem, i))) return NULL;
+    if (!has_name(im, s)) break;
+    free(s);
+  }
+  if (smap_put(&im->fresh, stem, i + 1) || !own(im, s) || add_name(im, s)) return NULL;
+  return s;
+}
+
+static konst *find_const(imp *im, const char *name) {
+  int i = smap_get(&im->kmap, name);
+  return i < 0 ? NULL : &im->k[i];
+}
+
+/* Takes t (its storage) as the constant `name`. */
+static pd_status add_const(imp *im, const char *name, pd_tensor *t, bool is_initializer) {
+  if (im->nk == im->capk) {
+    int cap = im->capk ? im->capk * 2 : 16;
+    konst *k = realloc(im->k, sizeof *k * (size_t)cap);
+    if (!k) return oom(im);
+    im->k = k, im->capk = cap;
+  }
+  if (smap_put(&im->kmap, name, im->nk)) return oom(im);
+  im->k[im->nk++] = (konst){.name = name, .t = *t, .is_initializer = is_initializer};
+  return add_name(im, name);
+}
+
+/* ---- the NetDesc text ------------------------------------------------------------ */
+
+static void put_str(pd_buf *b, const char *s) {
+  pd_buf_append(b, "\"", 1);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      pd_buf_printf(b, "\\%c", *p);
+    else if (*p < 0x20 || *p >= 0x7f)
+      pd_buf_printf(b, "\\%03o", *p);
+    else
+      pd_buf_append(b, (const char *)p, 1);
+  }
+  pd_buf_append(b, "\"", 1);
+}
+
+/* Text inside a # comment: printable ASCII only (a newline would end it). */
+static void put_comment(pd_buf *b, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    char c = *p >= 0x20 && *p < 0x7f ? (char)*p : '?';
+    pd_buf_append(b, &c, 1);
+  }
+}
+
+static const char *const dtype_enum[] = {"FLOAT32", "FLOAT64", "INT32", "INT64", "UINT8"};
+
+/* Records what value `name` is (see imp.mmap). */
+static pd_status set_meta(imp *im, const char *name, const pd_tensor *t, pd_var_kind kind) {
+  int i = smap_get(&im->mmap, name);
+  if (i < 0) {
+    if (im->nm == im->capm) {
+      int cap = im->capm ? im->capm * 2 : 64;
+      const char **n = realloc(im->mnames, sizeof *n * (size_t)cap);
+      if (n) im->mnames = n;
+      pd_tensor *m = n ? realloc(im->mmeta, sizeof *m * (size_t)cap) : NULL;
+      if (m) im->mmeta = m;
+      pd_var_kind *k = m ? realloc(im->mkind, sizeof *k * (size_t)cap) : NULL;
+      if (!k) return oom(im);
+      im->mkind = k, im->capm = cap;
+    }
+    i = im->nm++;
+    im->mnames[i] = name;
+    if (smap_put(&im->mmap, name, i)) return oom(im);
+  }
+  im->mmeta[i] = *t;
+  im->mmeta[i].storage = NULL;
+  im->mkind[i] = kind;
+  return PD_OK;
+}
+
+static pd_status declare(imp *im, const char *name, pd_dtype dt, int ndim, const int64_t *dims, const char *kind) {
+  pd_buf *b = &im->vars;
+  pd_buf_printf(b, "var { name: ");
+  put_str(b, name);
+  pd_buf_printf(b, " shape: [");
+  for (int i = 0; i < ndim; i++) pd_buf_printf(b, "%s%lld", i ? ", " : "", (long long)dims[i]);
+  pd_buf_printf(b, "] dtype: %s kind: %s }\n", dtype_enum[dt], kind);
+  pd_tensor t;
+  pd_tensor_init(&t, dt);
+  t.ndim = ndim;
+  memcpy(t.dims, dims, sizeof *dims * (size_t)ndim);
+  return set_meta(im, name, &t, kind[0] == 'D' ? PD_VAR_DATA : kind[0] == 'P' ? PD_VAR_PARAM : PD_VAR_STATE);
+}
+
+/* The name of value `name` as an op input; a constant becomes a declared
+ * variable (and a value for the parameter directory) on first use: a float
+ * initializer a parameter (trainable), anything else state. `kind` forces one. */
+static pd_status scalar_input(imp *im, const char *name);
+
+static pd_status use_as(imp *im, const char *name, const char *kind) {
+  pd_status sst = scalar_input(im, name);
+  if (sst) return sst;
+  konst *k = find_const(im, name);
+  if (!k || k->declared) return PD_OK;
+  if (!kind) kind = k->is_initializer && pd_dtype_is_float(k->t.dtype) ? "PARAM" : "STATE";
+  if (k->t.ndim == 0) /* a NetDesc shape has at least one dim: a scalar is [1] (the same under broadcasting) */
+    k->t.ndim = 1, k->t.dims[0] = 1;
+  pd_status dst = declare(im, name, k->t.dtype, k->t.ndim, k->t.dims, kind);
+  if (dst) return dst;
+  k->declared = true;
+  pd_onnx_import *o = im->out;
+  if (grow((void **)&o->values, (size_t)o->nvalues, sizeof *o->values)) return oom(im);
+  pd_onnx_value *v = o->values;
+  if (!(v[o->nvalues].name = strdup(name))) return oom(im);
+  pd_tensor_init(&v[o->nvalues].t, k->t.dtype);
+  pd_tensor_share(&v[o->nvalues].t, &k->t);
+  o->nvalues++;
+  return PD_OK;
+}
+
+/* Attributes of the op being written, as text. */
+typedef struct attrs {
+  pd_buf b;
+} attrs;
+
+static void at_i(attrs *a, const char *key, int64_t v) {
+  pd_buf_printf(&a->b, " attrs { key: \"%s\" value { i: %lld } }", key, (long long)v);
+}
+static void at_f(attrs *a, const char *key, double v) {
+  char num[32];
+  pd_format_double(v, num, sizeof num);
+  pd_buf_printf(&a->b, " attrs { key: \"%s\" value { f: %s } }", key, num);
+}
+static void at_s(attrs *a, const char *key, const char *v) {
+  pd_buf_printf(&a->b, " attrs { key: \"%s\" value { s: \"%s\" } }", key, v);
+}
+static void at_b(attrs *a, const char *key, bool v) {
+  pd_buf_printf(&a->b, " attrs { key: \"%s\" value { b: %s } }", key, v ? "true" : "false");
+}
+static void at_ints(attrs *a, const char *key, int n, const int64_t *v) {
+  pd_buf_printf(&a->b, " attrs { key: \"%s\" value { ints: [", key);
+  for (int i = 0; i < n; i++) pd_buf_printf(&a->b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  pd_buf_printf(&a->b, "] } }");
+}
+
+static pd_status add_pio(imp *im, const char *name, bool out) {
+  if (im->npio == im->cappio) {
+    int cap = im->cappio ? im->cappio * 2 : 64;
+    struct pio *p = realloc(im->pio, sizeof *p * (size_t)cap);
+    if (!p) return oom(im);
+    im->pio = p, im->cappio = cap;
+  }
+  im->pio[im->npio++] = (struct pio){name, out};
+  return PD_OK;
+}
+
+/* Appends op `type` (inputs "" = left out); frees a. The names must live
+ * as long as the import (the model's, or made by fresh). */
+static pd_status emit(imp *im, const char *type, int nin, const char *const *ins, int nout, const char *const *outs,
+                      attrs *a) {
+  pd_status st = PD_OK;
+  for (int i = 0; i < nin && !st; i++)
+    if (ins[i][0]) st = use_as(im, ins[i], NULL);
+  for (int i = 0; i < nout && !st; i++) st = add_name(im, outs[i]);
+  for (int i = 0; i < nin && !st; i++)
+    if (ins[i][0]) st = add_pio(im, ins[i], false);
+  for (int i = 0; i < nout && !st; i++)
+    if (outs[i][0]) st = add_pio(im, outs[i], true);
+  pd_buf *bufs[2] = {&im->ops, &im->pend};
+  for (int k = 0; k < 2; k++) {
+    pd_buf *b = bufs[k];
+    pd_buf_printf(b, "op { type: \"%s\" inputs: [", type);
+    for (int i = 0; i < nin; i++) {
+      if (i) pd_buf_append(b, ", ", 2);
+      put_str(b, ins[i]);
+    }
+    pd_buf_printf(b, "] outputs: [");
+    for (int i = 0; i < nout; i++) {
+      if (i) pd_buf_append(b, ", ", 2);
+      put_str(b, outs[i]);
+    }
+    pd_buf_printf(b, "]%s }\n", a && a->b.data ? a->b.data : "");
+  }
+  if (a) pd_buf_free(&a->b);
+  return st;
+}
+
+static pd_status emit1(imp *im, const char *type, const char *in, const char *out, attrs *a) {
+  return emit(im, type, 1, (const char *[]){in}, 1, (const char *[]){out}, a);
+}
+
+/* The whole text so far. */
+static pd_status text(imp *im, pd_buf *t) {
+  t->len = 0;
+  if (pd_buf_append(t, im->vars.data ? im->vars.data : "", im->vars.len) ||
+      pd_buf_append(t, im->ops.data ? im->ops.data : "", im->ops.len) || pd_buf_append(t, "", 1))
+    return oom(im);
+  t->len--;
+  return PD_OK;
+}
+
+/* A rank-0 graph input: it cannot be data (data comes in rows), only a
+ * constant that a node needs (see need_const). */
+static pd_status scalar_input(imp *im, const char *name) {
+  const Onnx__GraphProto *g = im->g;
+  if (find_const(im, name)) return PD_OK;
+  int gi = smap_get(&im->graph_inputs, name);
+  if (gi >= 0) {
+    const Onnx__ValueInfoProto *v = g->input[gi];
+    if (v->type && v->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && v->type->tensor_type &&
+        v->type->tensor_type->shape && v->type->tensor_type->shape->n_dim == 0)
+      return unsupported(im, "graph input \"%s\" is a scalar (rank 0); data inputs need rank >= 1", name);
+  }
+  return PD_OK;
+}
+
+static pd_status does_not_build(imp *im, pd_status st, const pd_error *e) {
+  return pd_errorf(im->err, st, "%s: node #%d (%s): the net it maps to does not build: %s", im->file, im->node_index,
+                   im->node ? im->node->op_type : "", e->msg);
+}
+
+/* Infers the shapes of the ops emitted since the last time (our own checks
+ * and shape inference, over a net of them alone whose inputs are preset
+ * from what is known), and records their outputs. */
+static pd_status infer_pending(imp *im) {
+  if (!im->npio) return PD_OK;
+  smap made = {0}, preset = {0};
+  const char **names = malloc(sizeof *names * (size_t)im->npio);
+  pd_tensor *metas = malloc(sizeof *metas * (size_t)im->npio);
+  pd_var_kind *kinds = malloc(sizeof *kinds * (size_t)im->npio);
+  int np = 0;
+  pd_status st = names && metas && kinds ? PD_OK : oom(im);
+  for (int i = 0; i < im->npio && !st; i++) {
+    const char *n = im->pio[i].name;
+    if (im->pio[i].out) {
+      if (smap_put(&made, n, 1)) st = oom(im);
+      continue;
+    }
+    int m = smap_get(&im->mmap, n);
+    if (m < 0 || smap_get(&made, n) >= 0 || smap_get(&preset, n) >= 0) continue;
+    if (smap_put(&preset, n, 1)) st = oom(im);
+    names[np] = n, metas[np] = im->mmeta[m], kinds[np] = im->mkind[m] == PD_VAR_TEMP ? PD_VAR_DATA : im->mkind[m];
+    np++;
+  }
+  pd_net *net = NULL;
+  if (!st && pd_buf_append(&im->pend, "", 1)) st = oom(im);
+  if (!st) {
+    pd_net_opts o = {
+        .float_dtype = PD_F32, .preset_names = names, .preset_metas = metas, .preset_kinds = kinds, .n_presets = np};
+    pd_error e = {0};
+    st = pd_net_from_text(im->file, im->pend.data, im->pend.len - 1, &o, &net, &e);
+    if (st) st = does_not_build(im, st, &e);
+  }
+  for (int i = 0; i < im->npio && !st; i++) {
+    if (!im->pio[i].out) continue;
+    int v = pd_net_var(net, im->pio[i].name), old = smap_get(&im->mmap, im->pio[i].name);
+    /* a state written in place (batch_norm's running statistics) stays state */
+    st = set_meta(im, im->pio[i].name, &net->vars[v].meta, old >= 0 ? im->mkind[old] : PD_VAR_TEMP);
+  }
+  if (net) pd_net_free(net);
+  smap_free(&made), smap_free(&preset);
+  free(names), free(metas), free(kinds);
+  im->npio = 0;
+  im->pend.len = 0;
+  return st;
+}
+
+/* The dtype and shape (load-time: -1 for the batch) of a value. */
+static pd_status meta(imp *im, const char *name, pd_tensor *out) {
+  pd_status sst = scalar_input(im, name);
+  if (sst) return sst;
+  konst *k = find_const(im, name);
+  if (k && !k->declared) {
+    pd_tensor_init(out, k->t.dtype);
+    return pd_tensor_set_dims(out, k->t.ndim, k->t.dims, im->err);
+  }
+  int m = smap_get(&im->mmap, name);
+  if (m < 0 && im->npio) {
+    pd_status st0 = infer_pending(im);
+    if (st0) return st0;
+    m = smap_get(&im->mmap, name);
+  }
+  if (m < 0) return pd_errorf(im->err, PD_ERR_INPUT, "%s: value \"%s\" is used before it is computed", im->file, name);
+  *out = im->mmeta[m];
+  return PD_OK;
+}
+
+/* Builds the whole net from the text (our own checks and shape inference). */
+static pd_status build_net(imp *im) {
+  pd_buf t = {0};
+  pd_status st = text(im, &t);
+  if (!st) {
+    pd_error e = {0};
+    st = pd_net_from_text(im->file, t.data, t.len, NULL, &im->net, &e);
+    if (st) st = does_not_build(im, st, &e);
+  }
+  pd_buf_free(&t);
+  return st;
+}
+
+/* ---- reading a node -------------------------------------------------------------------- */
+
+static const char *in_at(const Onnx__NodeProto *n, size_t i) {
+  return i < n->n_input && n->input[i][0] ? n->input[i] : NULL;
+}
+static const char *out_at(const Onnx__NodeProto *n, size_t i) {
+  return i < n->n_output && n->output[i][0] ? n->output[i] : NULL;
+}
+
+static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name) {
+  for (size_t i = 0; i < n->n_attribute; i++)
+    if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0) return n->attribute[i];
+  return NULL;
+}
+static int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t def) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  return a ? a->i : def;
+}
+static double attr_f(const Onnx__NodeProto *n, const char *name, double def) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  return a ? a->f : def;
+}
+/* The ints of a list attribute (n = 0 when absent). */
+static const int64_t *attr_ints(const Onnx__NodeProto *n, const char *name, int *count) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  *count = a ? (int)a->n_ints : 0;
+  return a ? a->ints : NULL;
+}
+static bool attr_s_is(const Onnx__NodeProto *n, const char *name, const char *want, const char *def) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  if (!a) return strcmp(def, want) == 0;
+  return a->s.len == strlen(want) && memcmp(a->s.data, want, a->s.len) == 0;
+}
+
+/* A constant input: its tensor, or an error that says it must be one. */
+static pd_status need_const(imp *im, const char *name, const char *what, konst **out) {
+  *out = find_const(im, name);
+  if (*out) return PD_OK;
+  bool graph_input = smap_get(&im->graph_inputs, name) >= 0;
+  if (graph_input && !im->out->need_const) im->out->need_const = strdup(name);
+  return unsupported(im, "%s \"%s\" must be a constant (an initializer or a Constant node's output)", what, name);
+}
+
+static pd_status need_float(imp *im, const char *name) {
+  pd_tensor t;
+  pd_status st = meta(im, name, &t);
+  if (!st && !pd_dtype_is_float(t.dtype))
+    return unsupported(im, "input \"%s\" is %s; only float and double are supported", name, pd_dtype_name(t.dtype));
+  return st;
+}
+
+/* ---- the ops ------------------------------------------------------------------------------ */
+
+typedef pd_status (*map_fn)(imp *im, const Onnx__NodeProto *n);
+
+static pd_status map_act(imp *im, const Onnx__NodeProto *n, const char *type) {
+  pd_status st = need_float(im, in_at(n, 0));
+  return st ? st : emit1(im, type, n->input[0], n->output[0], NULL);
+}
+static pd_status map_relu(imp *im, const Onnx__NodeProto *n) { return map_act(im, n, "relu"); }
+static pd_status map_sigmoid(imp *im, const Onnx__NodeProto *n) { return map_act(im, n, "sigmoid"); }
+static pd_status map_tanh(imp *im, const Onnx__NodeProto *n) { return map_act(im, n, "tanh"); }
+static pd_status map_identity(imp *im, const Onnx__NodeProto *n) {
+  return emit1(im, "identity", n->input[0], n->output[0], NULL);
+}
+
+/* From opset 7 NumPy broadcasting both ways. Before, a `broadcast` flag:
+ * 0 means equal shapes, 1 that B lines up with A's dims from `axis` (absent:
+ * with A's trailing dims, as NumPy does) -- reshaped with trailing 1s so the
+ * NumPy rule lines it up the same. */
+static pd_status map_binary_names(imp *im, const Onnx__NodeProto *n, const char *type, const char *A, const char *B,
+                                  const char *Y) {
+  pd_tensor a, b;
+  pd_status st = meta(im, A, &a);
+  if (!st) st = meta(im, B, &b);
+  if (st) return st;
+  if (a.dtype != b.dtype)
+    return unsupported(im, "inputs of two dtypes, %s and %s", pd_dtype_name(a.dtype), pd_dtype_name(b.dtype));
+  if (im->opset < 7 && attr_i(n, "broadcast", 0) && attr(n, "axis")) {
+    int64_t axis = attr_i(n, "axis", 0), shape[PD_MAX_DIMS];
+    if (axis < 0) axis += a.ndim;
+    int r = (int)(a.ndim - axis);
+    if (axis < 0 || r < b.ndim)
+      return unsupported(im, "B of rank %d does not fit A of rank %d at axis %lld", b.ndim, a.ndim, (long long)axis);
+    for (int i = 0; i < r; i++) shape[i] = i < b.ndim ? 0 : 1;
+    const char *B2 = fresh(im, Y, "b");
+    if (!B2) return oom(im);
+    attrs at = {0};
+    at_ints(&at, "shape", r, shape);
+    if ((st = emit1(im, "reshape", B, B2, &at))) return st;
+    B = B2;
+  }
+  return emit(im, type, 2, (const char *[]){A, B}, 1, (const char *[]){Y}, NULL);
+}
+
+static pd_status map_binary(imp *im, const Onnx__NodeProto *n, const char *type) {
+  return map_binary_names(im, n, type, n->input[0], n->input[1], n->output[0]);
+}
+static pd_status map_add(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_add"); }
+static pd_status map_sub(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_sub"); }
+static pd_status map_mul(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_mul"); }
+static pd_status map_div(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_div"); }
+
+static pd_status map_matmul(imp *im, const Onnx__NodeProto *n) {
+  pd_status st = need_float(im, n->input[0]);
+  return st ? st
+            : emit(im, "matmul", 2, (const char *[]){n->input[0], n->input[1]}, 1, (const char *[]){n->output[0]},
+                   NULL);
+}
+
+/* Whether value `name` is read by exactly one node input in the graph. */
+static bool used_once(const imp *im, const char *name) { return smap_get(&im->uses, name) == 1; }
+
+/* Counts the readers of every value, for used_once. */
+static pd_status count_uses(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t j = 0; j < g->node[i]->n_input; j++) {
+      const char *n = g->node[i]->input[j];
+      if (smap_put(&im->uses, n, smap_get(&im->uses, n) < 0 ? 1 : smap_get(&im->uses, n) + 1)) return oom(im);
+    }
+  for (size_t i = 0; i < g->n_output; i++) {
+    const char *n = g->output[i]->name;
+    if (smap_put(&im->uses, n, smap_get(&im->uses, n) < 0 ? 1 : smap_get(&im->uses, n) + 1)) return oom(im);
+  }
+  return PD_OK;
+}
+
+/* Gemm: Y = alpha op(A) op(B) + beta C. A constant B and bias with alpha =
+ * beta = 1 and A untransposed is our fc (its weight stored [K, N], so a
+ * transB weight is stored transposed); anything else is transpose, matmul,
+ * scale and broadcast_add in a chain. */
+static pd_status map_gemm(imp *im, const Onnx__NodeProto *n) {
+  const char *A = in_at(n, 0), *B = in_at(n, 1), *C = in_at(n, 2), *Y = n->output[0];
+  double alpha = attr_f(n, "alpha", 1), beta = attr_f(n, "beta", 1);
+  int64_t ta = attr_i(n, "transA", 0), tb = attr_i(n, "transB", 0);
+  pd_tensor a, b;
+  pd_status st = need_float(im, A);
+  if (!st) st = meta(im, A, &a);
+  if (!st) st = meta(im, B, &b);
+  if (st) return st;
+  if (a.ndim != 2 || b.ndim != 2) return unsupported(im, "A and B must be matrices");
+  konst *kb = find_const(im, B), *kc = C ? find_const(im, C) : NULL;
+  int64_t N = tb ? b.dims[0] : b.dims[1];
+  bool fc =
+      !ta && alpha == 1 && kb && !kb->declared && used_once(im, B) && b.dtype == a.dtype &&
+      (!C || (beta == 1 && kc && !kc->declared && used_once(im, C) && kc->t.dtype == a.dtype &&
+              pd_tensor_numel(&kc->t) == N && N > 1 && (kc->t.ndim == 1 || (kc->t.ndim == 2 && kc->t.dims[0] == 1))));
+  if (fc) {
+    if (tb) { /* store W = B^T */
+      pd_tensor w;
+      pd_tensor_init(&w, b.dtype);
+      int64_t rows = kb->t.dims[0], cols = kb->t.dims[1];
+      if (pd_tensor_set_dims(&w, 2, (int64_t[]){cols, rows}, im->err) || pd_tensor_alloc(&w, im->err))
+        return PD_ERR_RUNTIME;
+      size_t es = pd_dtype_size(b.dtype);
+      const char *src = pd_tensor_data(&kb->t);
+      char *dst = pd_tensor_data(&w);
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) memcpy(dst + (c * rows + r) * es, src + (r * cols + c) * es, es);
+      pd_tensor_release(&kb->t);
+      kb->t = w;
+    }
+    if (kc) kc->t.ndim = 1, kc->t.dims[0] = N;
+    attrs at = {0};
+    at_i(&at, "size", N);
+    return emit(im, "fc", 3, (const char *[]){A, B, C ? C : ""}, 1, (const char *[]){Y}, &at);
+  }
+  const char *a2 = A, *b2 = B;
+  if (ta && (!(a2 = fresh(im, Y, "a_t")) || (st = emit1(im, "transpose", A, a2, NULL)))) return st ? st : oom(im);
+  if (tb && (!(b2 = fresh(im, Y, "b_t")) || (st = emit1(im, "transpose", B, b2, NULL)))) return st ? st : oom(im);
+  const char *p = C || alpha != 1 ? fresh(im, Y, "ab") : Y;
+  if (!p) return oom(im);
+  if ((st = emit(im, "matmul", 2, (const char *[]){a2, b2}, 1, (const char *[]){p}, NULL))) return st;
+  if (alpha != 1) {
+    const char *q = C ? fresh(im, Y, "alpha_ab") : Y;
+    if (!q) return oom(im);
+    attrs at = {0};
+    at_f(&at, "scale", alpha);
+    if ((st = emit1(im, "scale", p, q, &at))) return st;
+    p = q;
+  }
+  if (!C) return PD_OK;
+  const char *c2 = C;
+  if (beta != 1) {
+    if ((st = need_float(im, C))) return st;
+    if (!(c2 = fresh(im, Y, "beta_c"))) return oom(im);
+    attrs at = {0};
+    at_f(&at, "scale", beta);
+    if ((st = emit1(im, "scale", C, c2, &at))) return st;
+  }
+  return emit(im, "broadcast_add", 2, (const char *[]){p, c2}, 1, (const char *[]){Y}, NULL);
+}
+
+/* Softmax and LogSoftmax. Before opset 13 the input is read as a matrix
+ * [d0 * ... * d(axis-1), the rest] (axis default 1), each row normalised:
+ * reshape, normalise the last dim, reshape back. From 13 one axis (default
+ * -1) is normalised: transposed to the end and back when it is not last. */
+static pd_status map_softmax_like(imp *im, const Onnx__NodeProto *n, const char *type) {
+  const char *X = n->input[0], *Y = n->output[0];
+  pd_tensor x;
+  pd_status st = need_float(im, X);
+  if (!st) st = meta(im, X, &x);
+  if (st) return st;
+  int r = x.ndim;
+  int64_t axis = attr_i(n, "axis", im->opset >= 13 ? -1 : 1);
+  if (axis < -r || axis >= (r ? r : 1))
+    return unsupported(im, "axis %lld is outside the input's %d dims", (long long)axis, r);
+  if (axis < 0) axis += r;
+  if (r == 0) return unsupported(im, "a rank-0 input");
+  if (axis == r - 1) return emit1(im, type, X, Y, NULL);
+  const char *t1 = fresh(im, Y, "in"), *t2 = fresh(im, Y, "norm");
+  if (!t1 || !t2) return oom(im);
+  if (im->opset >= 13) {
+    int64_t perm[PD_MAX_DIMS];
+    for (int i = 0; i < r; i++) perm[i] = i;
+    perm[axis] = r - 1, perm[r - 1] = axis; /* a swap: its own inverse */
+    attrs p1 = {0}, p2 = {0};
+    at_ints(&p1, "perm", r, perm);
+    at_ints(&p2, "perm", r, perm);
+    if ((st = emit1(im, "transpose", X, t1, &p1)) || (st = emit1(im, type, t1, t2, NULL))) {
+      pd_buf_free(&p2.b);
+      return st;
+    }
+    return emit1(im, "transpose", t2, Y, &p2);
+  }
+  /* [outer, inner]: one side may hold the batch -1 */
+  int64_t outer = 1, inner = 1;
+  bool outer_known = true, inner_known = true;
+  for (int i = 0; i < r; i++) {
+    bool known = x.dims[i] >= 0;
+    if (i < axis)
+      known ? (void)(outer *= x.dims[i]) : (void)(outer_known = false);
+    else
+      known ? (void)(inner *= x.dims[i]) : (void)(inner_known = false);
+  }
+  if (!outer_known && !inner_known) return unsupported(im, "input shape with unknown dims on both sides of axis");
+  int64_t shape2[2] = {outer_known ? outer : -1, outer_known ? -1 : inner};
+  attrs s1 = {0}, s2 = {0};
+  at_ints(&s1, "shape", 2, shape2);
+  at_ints(&s2, "shape", r, x.dims);
+  if ((st = emit1(im, "reshape", X, t1, &s1)) || (st = emit1(im, type, t1, t2, NULL))) {
+    pd_buf_free(&s2.b);
+    return st;
+  }
+  return emit1(im, "reshape", t2, Y, &s2);
+}
+static pd_status map_softmax(imp *im, const Onnx__NodeProto *n) { return map_softmax_like(im, n, "softmax"); }
+static pd_status map_log_softmax(imp *im, const Onnx__NodeProto *n) { return map_softmax_like(im, n, "log_softmax"); }
+
+/* A convolution or pooling window over 1 or 2 spatial dims, in 2-D terms:
+ * a 1-D window runs as a 2-D one of height 1 over X reshaped [N, C, 1, L]. */
+typedef struct window {
+  int ns; /* spatial dims: 1 or 2 */
+  int64_t k[2], stride[2], dil[2], pad[2];
+} window;
+
+/* A list attribute with one value per spatial dim (absent: `def`). */
+static pd_status spatial_ints(imp *im, const Onnx__NodeProto *n, const char *name, int64_t def, int64_t dummy, int ns,
+                              int64_t *v) {
+  int c;
+  const int64_t *p = attr_ints(n, name, &c);
+  if (c != 0 && c != ns) return unsupported(im, "%s with %d values for %d spatial dims", name, c, ns);
+  v[0] = ns == 1 ? dummy : c ? p[0] : def;
+  v[1] = c ? p[c - 1] : def;
+  return PD_OK;
+}
+
+/* Padding: explicit pads (symmetric only), or auto_pad VALID / SAME_UPPER /
+ * SAME_LOWER (which need the input's size and come out symmetric only when
+ * the total is even). */
+static pd_status window_pads(imp *im, const Onnx__NodeProto *n, const pd_tensor *x, window *w) {
+  w->pad[0] = w->pad[1] = 0;
+  if (attr_s_is(n, "auto_pad", "SAME_UPPER", "NOTSET") || attr_s_is(n, "auto_pad", "SAME_LOWER", "NOTSET")) {
+    for (int i = 2 - w->ns; i < 2; i++) {
+      int64_t in = x->dims[x->ndim - 2 + i];
+      if (in < 0) return unsupported(im, "auto_pad SAME with an unknown spatial size");
+      int64_t out = (in + w->stride[i] - 1) / w->stride[i];
+      int64_t total = (out - 1) * w->stride[i] + (w->k[i] - 1) * w->dil[i] + 1 - in;
+      if (total < 0) total = 0;
+      if (total % 2)
+        return unsupported(im, "auto_pad SAME needs asymmetric padding here (%lld in all)", (long long)total);
+      w->pad[i] = total / 2;
+    }
+    return PD_OK;
+  }
+  if (attr_s_is(n, "auto_pad", "VALID", "NOTSET")) return PD_OK;
+  if (!attr_s_is(n, "auto_pad", "NOTSET", "NOTSET")) return unsupported(im, "an unknown auto_pad");
+  int np;
+  const int64_t *p = attr_ints(n, "pads", &np);
+  if (np == 0) return PD_OK;
+  if (np != 2 * w->ns) return unsupported(im, "pads with %d values for %d spatial dims", np, w->ns);
+  for (int i = 0; i < w->ns; i++)
+    if (p[i] != p[w->ns + i])
+      return unsupported(im, "asymmetric pads (begin %lld, end %lld)", (long long)p[i], (long long)p[w->ns + i]);
+  w->pad[1] = p[w->ns - 1];
+  if (w->ns == 2) w->pad[0] = p[0];
+  return PD_OK;
+}
+
+/* X of rank 3 or 4 (1 or 2 spatial dims), float. */
+static pd_status window_input(imp *im, const char *X, pd_tensor *x, window *w) {
+  pd_status st = need_float(im, X);
+  if (!st) st = meta(im, X, x);
+  if (!st && x->ndim != 3 && x->ndim != 4)
+    return unsupported(im, "a %d-D input; only 1-D [N, C, L] and 2-D [N, C, H, W] windows are supported", x->ndim);
+  w->ns = x->ndim - 2;
+  return st;
+}
+
+/* Emits the 2-D op `type` for a 1-D or 2-D window: a 1-D one between
+ * reshapes to [N, C, 1, L] and back. ins[0] is X; with `w_in`, ins[1] is a
+ * [M, C/g, k] weight reshaped too. */
+static pd_status emit_window(imp *im, const window *w, const char *type, int nin, const char **ins, bool w_in,
+                             const char *Y, attrs *at) {
+  if (w->ns == 2) return emit(im, type, nin, ins, 1, (const char *[]){Y}, at);
+  const char *x4 = fresh(im, Y, "in2d"), *y4 = fresh(im, Y, "out2d"), *w4 = w_in ? fresh(im, Y, "w2d") : NULL;
+  if (!x4 || !y4 || (w_in && !w4)) {
+    pd_buf_free(&at->b);
+    return oom(im);
+  }
+  attrs s1 = {0}, s2 = {0}, s3 = {0};
+  at_ints(&s1, "shape", 4, (int64_t[]){0, 0, 1, -1});
+  at_ints(&s2, "shape", 4, (int64_t[]){0, 0, 1, -1});
+  at_ints(&s3, "shape", 3, (int64_t[]){0, 0, -1});
+  pd_status st = emit1(im, "reshape", ins[0], x4, &s1);
+  if (!st && w_in)
+    st = emit1(im, "reshape", ins[1], w4, &s2);
+  else
+    pd_buf_free(&s2.b);
+  const char *in4[3] = {x4, w_in ? w4 : nin > 1 ? ins[1] : "", nin > 2 ? ins[2] : ""};
+  if (!st)
+    st = emit(im, type, nin, in4, 1, (const char *[]){y4}, at);
+  else
+    pd_buf_free(&at->b);
+  if (st) pd_buf_free(&s3.b);
+  return st ? st : emit1(im, "reshape", y4, Y, &s3);
+}
+
+static pd_status map_conv(imp *im, const Onnx__NodeProto *n) {
+  const char *X = in_at(n, 0), *W = in_at(n, 1), *B = in_at(n, 2);
+  pd_tensor x, wt;
+  window w;
+  pd_status st = window_input(im, X, &x, &w);
+  if (!st) st = meta(im, W, &wt);
+  if (st) return st;
+  if (wt.ndim != x.ndim || wt.dims[0] < 0 || wt.dims[wt.ndim - 1] < 0 || wt.dims[2] < 0)
+    return unsupported(im, "weights of rank %d with unknown sizes; [M, C/group, k...] is needed", wt.ndim);
+  int64_t ks[2];
+  w.k[0] = w.ns == 2 ? wt.dims[2] : 1, w.k[1] = wt.dims[wt.ndim - 1];
+  if ((st = spatial_ints(im, n, "strides", 1, 1, w.ns, w.stride)) ||
+      (st = spatial_ints(im, n, "dilations", 1, 1, w.ns, w.dil)) ||
+      (st = spatial_ints(im, n, "kernel_shape", 0, 1, w.ns, ks)) || (st = window_pads(im, n, &x, &w)))
+    return st;
+  if (attr(n, "kernel_shape") && (ks[0] != w.k[0] || ks[1] != w.k[1]))
+    return unsupported(im, "kernel_shape differs from the weights'");
+  attrs at = {0};
+  at_i(&at, "num_filters", wt.dims[0]);
+  at_ints(&at, "kernel_size", 2, w.k);
+  at_ints(&at, "strides", 2, w.stride);
+  at_ints(&at, "paddings", 2, w.pad);
+  at_ints(&at, "dilations", 2, w.dil);
+  at_i(&at, "groups", attr_i(n, "group", 1));
+  return emit_window(im, &w, "conv2d", 3, (const char *[]){X, W, B ? B : ""}, true, n->output[0], &at);
+}
+
+static pd_status map_pool(imp *im, const Onnx__NodeProto *n, bool max) {
+  const char *X = in_at(n, 0);
+  pd_tensor x;
+  window w;
+  pd_status st = window_input(im, X, &x, &w);
+  if (st) return st;
+  if (out_at(n, 1)) return unsupported(im, "the Indices output");
+  if (!attr(n, "kernel_shape")) return unsupported(im, "no kernel_shape");
+  if ((st = spatial_ints(im, n, "kernel_shape", 0, 1, w.ns, w.k)) ||
+      (st = spatial_ints(im, n, "strides", 1, 1, w.ns, w.stride)) ||
+      (st = spatial_ints(im, n, "dilations", 1, 1, w.ns, w.dil)))
+    return st;
+  if (w.dil[0] != 1 || w.dil[1] != 1) return unsupported(im, "dilations other than 1");
+  if ((st = window_pads(im, n, &x, &w))) return st;
+  attrs at = {0};
+  at_s(&at, "pooling_type", max ? "max" : "avg");
+  at_ints(&at, "ksize", 2, w.k);
+  at_ints(&at, "strides", 2, w.stride);
+  at_ints(&at, "paddings", 2, w.pad);
+  at_b(&at, "ceil_mode", attr_i(n, "ceil_mode", 0) != 0);
+  if (!max) at_b(&at, "exclusive", attr_i(n, "count_include_pad", 0) == 0);
+  return emit_window(im, &w, "pool2d", 1, (const char *[]){X}, false, n->output[0], &at);
+}
+static pd_status map_maxpool(imp *im, const Onnx__NodeProto *n) { return map_pool(im, n, true); }
+static pd_status map_avgpool(imp *im, const Onnx__NodeProto *n) { return map_pool(im, n, false); }
+
+static pd_status map_global_pool(imp *im, const Onnx__NodeProto *n, bool max) {
+  pd_tensor x;
+  pd_status st = need_float(im, n->input[0]);
+  if (!st) st = meta(im, n->input[0], &x);
+  if (st) return st;
+  if (x.ndim != 4) return unsupported(im, "a %d-D input; only 2-D images [N, C, H, W] are supported", x.ndim);
+  attrs at = {0};
+  at_s(&at, "pooling_type", max ? "max" : "avg");
+  at_b(&at, "global_pooling", true);
+  return emit1(im, "pool2d", n->input[0], n->output[0], &at);
+}
+static pd_status map_global_avgpool(imp *im, const Onnx__NodeProto *n) { return map_global_pool(im, n, false); }
+static pd_status map_global_maxpool(imp *im, const Onnx__NodeProto *n) { return map_global_pool(im, n, true); }
+
+/* Sum: from opset 8 with NumPy broadcasting (before, of equal shapes), a
+ * chain of broadcast_add; one input is its identity. */
+static pd_status map_sum(imp *im, const Onnx__NodeProto *n) {
+  const char *acc = n->input[0];
+  pd_status st = PD_OK;
+  if (n->n_input == 1) return emit1(im, "identity", acc, n->output[0], NULL);
+  for (size_t i = 1; i < n->n_input && !st; i++) {
+    const char *next = i + 1 == n->n_input ? n->output[0] : fresh(im, n->output[0], "partial");
+    if (!next) return oom(im);
+    st = map_binary_names(im, n, "broadcast_add", acc, n->input[i], next);
+    acc = next;
+  }
+  return st;
+}
+
+/* Inference only: the running statistics as state, scale and bias as
+ * parameters (all four constants). */
+static pd_status map_batchnorm(imp *im, const Onnx__NodeProto *n) {
+  if (attr_i(n, "training_mode", 0) || out_at(n, 1) || out_at(n, 2))
+    return unsupported(im, "training mode (batch statistics and running-statistic outputs)");
+  if (attr(n, "spatial") && attr_i(n, "spatial", 1) != 1) return unsupported(im, "spatial = 0");
+  if (im->opset < 7 && !attr_i(n, "is_test", 0)) return unsupported(im, "is_test = 0 (training mode)");
+  pd_tensor x;
+  pd_status st = need_float(im, n->input[0]);
+  if (!st) st = meta(im, n->input[0], &x);
+  if (!st && x.ndim < 2) return unsupported(im, "an input of rank %d", x.ndim);
+  konst *k;
+  static const char *const what[] = {"scale", "B", "input_mean", "input_var"};
+  for (int i = 1; i <= 4 && !st; i++)
+    st = in_at(n, (size_t)i) ? need_const(im, n->input[i], what[i - 1], &k) : unsupported(im, "a missing input");
+  if (!st) st = use_as(im, n->input[3], "STATE");
+  if (!st) st = use_as(im, n->input[4], "STATE");
+  if (st) return st;
+  attrs at = {0};
+  at_f(&at, "epsilon", attr_f(n, "epsilon", 1e-5));
+  at_f(&at, "momentum", attr_f(n, "momentum", 0.9));
+  return emit(im, "batch_norm", 5, (const char *[]){n->input[0], n->input[1], n->input[2], n->input[3], n->input[4]}, 3,
+              (const char *[]){n->output[0], n->input[3], n->input[4]}, &at);
+}
+
+/* Inference: Y = X. Before opset 12 the ratio is an attribute; from 12 it
+ * and training_mode are optional constant inputs. */
+static pd_status map_dropout(imp *im, const Onnx__NodeProto *n) {
+  if (out_at(n, 1)) return unsupported(im, "the mask output");
+  if (im->opset < 7 && !attr_i(n, "is_test", 0)) return unsupported(im, "is_test = 0 (training mode)");
+  double ratio = attr_f(n, "ratio", 0.5);
+  konst *k;
+  pd_status st;
+  if (im->opset >= 12 && in_at(n, 1)) {
+    if ((st = need_const(im, n->input[1], "ratio", &k))) return st;
+    if (pd_tensor_numel(&k->t) != 1) return unsupported(im, "a ratio that is not a scalar");
+    ratio = pd_tensor_get(&k->t, 0);
+  }
+  if (im->opset >= 12 && in_at(n, 2)) {
+    if ((st = need_const(im, n->input[2], "training_mode", &k))) return st;
+    if (pd_tensor_numel(&k->t) != 1 || pd_tensor_get(&k->t, 0) != 0) return unsupported(im, "training mode");
+  }
+  if ((st = need_float(im, n->input[0]))) return st;
+  if (!(ratio >= 0 && ratio < 1)) return emit1(im, "identity", n->input[0], n->output[0], NULL);
+  const char *mask = fresh(im, n->output[0], "mask");
+  if (!mask) return oom(im);
+  attrs at = {0};
+  at_f(&at, "dropout_prob", ratio);
+  return emit(im, "dropout", 1, (const char *[]){n->input[0]}, 2, (const char *[]){n->output[0], mask}, &at);
+}
+
+static pd_status map_concat(imp *im, const Onnx__NodeProto *n) {
+  if (!attr(n, "axis")) return unsupported(im, "no axis");
+  attrs at = {0};
+  at_i(&at, "axis", attr_i(n, "axis", 0));
+  return emit(im, "concat", (int)n->n_input, (const char *const *)n->input, 1, (const char *[]){n->output[0]}, &at);
+}
+
+static pd_status map_flatten(imp *im, const Onnx__NodeProto *n) {
+  pd_tensor x;
+  pd_status st = meta(im, n->input[0], &x);
+  if (st) return st;
+  int64_t axis = attr_i(n, "axis", 1);
+  if (axis < -x.ndim || axis > x.ndim)
+    return unsupported(im, "axis %lld outside [-%d, %d]", (long long)axis, x.ndim, x.ndim);
+  attrs at = {0};
+  at_i(&at, "axis", axis < 0 ? axis + x.ndim : axis);
+  return emit1(im, "flatten", n->input[0], n->output[0], &at);
+}
+
+static pd_status map_reshape(imp *im, const Onnx__NodeProto *n) {
+  konst *k;
+  pd_status st = need_const(im, n->input[1], "shape", &k);
+  if (st) return st;
+  int64_t ns = pd_tensor_numel(&k->t);
+  if (k->t.dtype != PD_I64 || k->t.ndim != 1 || ns > PD_MAX_DIMS)
+    return unsupported(im, "a shape that is not int64 [r <= 8]");
+  const int64_t *s = PD_DATA(&k->t, int64_t);
+  bool allowzero = im->opset >= 14 && attr_i(n, "allowzero", 0);
+  for (int64_t i = 0; i < ns; i++) {
+    if (s[i] < -1) return unsupported(im, "a shape entry %lld", (long long)s[i]);
+    if (s[i] == 0 && allowzero) return unsupported(im, "allowzero = 1 with a 0 in the shape (a zero-sized dim)");
+  }
+  attrs at = {0};
+  at_ints(&at, "shape", (int)ns, s);
+  return emit1(im, "reshape", n->input[0], n->output[0], &at);
+}
+
+static pd_status map_transpose(imp *im, const Onnx__NodeProto *n) {
+  int np;
+  const int64_t *p = attr_ints(n, "perm", &np);
+  attrs at = {0};
+  if (np) at_ints(&at, "perm", np, p);
+  return emit1(im, "transpose", n->input[0], n->output[0], &at);
+}
+
+static pd_status map_cast(imp *im, const Onnx__NodeProto *n) {
+  int to = dtype_of((int32_t)attr_i(n, "to", 0));
+  if (to < 0) return unsupported(im, "a cast to %s", onnx_type_name((int32_t)attr_i(n, "to", 0)));
+  pd_tensor x;
+  pd_status st = meta(im, n->input[0], &x);
+  if (st) return st;
+  attrs at = {0};
+  at_s(&at, "dtype", pd_dtype_name((pd_dtype)to));
+  return emit1(im, "cast", n->input[0], n->output[0], &at);
+}
+
+/* A Constant's value becomes a constant of the importer (state once used). */
+static pd_status map_constant(imp *im, const Onnx__NodeProto *n) {
+  const Onnx__AttributeProto *a = n->n_attribute == 1 ? n->attribute[0] : NULL;
+  pd_tensor t;
+  pd_status st = PD_OK;
+  char what[512];
+  snprintf(what, sizeof what, "%s: Constant \"%s\"", im->file, n->output[0]);
+  if (!a) return unsupported(im, "not exactly one attribute");
+  if (strcmp(a->name, "value") == 0 && a->t) {
+    if (dtype_of(a->t->data_type) < 0) return unsupported(im, "a value of type %s", onnx_type_name(a->t->data_type));
+    st = pd_onnx_tensor(a->t, what, &t, im->err);
+  } else if (strcmp(a->name, "value_float") == 0 || strcmp(a->name, "value_int") == 0 ||
+             strcmp(a->name, "value_floats") == 0 || strcmp(a->name, "value_ints") == 0) {
+    bool is_f = a->name[6] == 'f', list = a->name[strlen(a->name) - 1] == 's';
+    int64_t cnt = list ? (int64_t)(is_f ? a->n_floats : a->n_ints) : 1;
+    pd_tensor_init(&t, is_f ? PD_F32 : PD_I64);
+    st = pd_tensor_set_dims(&t, list ? 1 : 0, &cnt, im->err);
+    if (!st) st = pd_tensor_alloc(&t, im->err);
+    for (int64_t i = 0; i < cnt && !st; i++)
+      pd_tensor_set(&t, i, is_f ? (list ? a->floats[i] : a->f) : (double)(list ? a->ints[i] : a->i));
+    if (!is_f && !st) /* exact int64 (not through a double) */
+      for (int64_t i = 0; i < cnt; i++) PD_DATA(&t, int64_t)[i] = list ? a->ints[i] : a->i;
+  } else {
+    return unsupported(im, "a %s value", a->name);
+  }
+  if (st) return st;
+  return add_const(im, n->output[0], &t, false);
+}
+
+static const struct {
+  const char *type;
+  map_fn fn;
+  int since;  /* the first opset whose version of the op we map */
+  int min_in; /* inputs it must have */
+} maps[] = {
+    {"Add", map_add, 6, 2},
+    {"AveragePool", map_avgpool, 1, 1},
+    {"BatchNormalization", map_batchnorm, 6, 5},
+    {"Cast", map_cast, 6, 1},
+    {"Concat", map_concat, 4, 1},
+    {"Constant", map_constant, 1, 0},
+    {"Conv", map_conv, 1, 2},
+    {"Div", map_div, 6, 2},
+    {"Dropout", map_dropout, 6, 1},
+    {"Flatten", map_flatten, 1, 1},
+    {"Gemm", map_gemm, 6, 2},
+    {"GlobalAveragePool", map_global_avgpool, 1, 1},
+    {"GlobalMaxPool", map_global_maxpool, 1, 1},
+    {"Identity", map_identity, 1, 1},
+    {"LogSoftmax", map_log_softmax, 1, 1},
+    {"MatMul", map_matmul, 1, 2},
+    {"MaxPool", map_maxpool, 1, 1},
+    {"Mul", map_mul, 6, 2},
+    {"Relu", map_relu, 6, 1},
+    {"Reshape", map_reshape, 5, 2},
+    {"Sigmoid", map_sigmoid, 6, 1},
+    {"Softmax", map_softmax, 1, 1},
+    {"Sub", map_sub, 6, 2},
+    {"Sum", map_sum, 6, 1},
+    {"Tanh", map_tanh, 6, 1},
+    {"Transpose", map_transpose, 1, 1},
+};
+
+/* ---- the graph ---------------------------------------------------------------------------- */
+
+static bool is_initializer(imp *im, const char *name) {
+  konst *k = find_const(im, name);
+  return k && k->is_initializer;
+}
+
+static pd_status strlist_add(char ***list, int *n, const char *s) {
+  if (grow((void **)list, (size_t)*n, sizeof **list)) return PD_ERR_RUNTIME;
+  char **l = *list;
+  if (!(l[*n] = strdup(s))) return PD_ERR_RUNTIME;
+  (*n)++;
+  return PD_OK;
+}
+
+static pd_status graph_inputs(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  for (size_t i = 0; i < g->n_input; i++) {
+    const Onnx__ValueInfoProto *v = g->input[i];
+    if (!v->name || is_initializer(im, v->name)) continue;
+    const Onnx__TypeProto *tp = v->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+      return unsupported(im, "graph input \"%s\" is not a tensor", v->name);
+    int dt = dtype_of(tp->tensor_type->elem_type);
+    if (dt < 0)
+      return unsupported(im, "graph input \"%s\" is %s (float, double, int32, int64, uint8 are supported)", v->name,
+                         onnx_type_name(tp->tensor_type->elem_type));
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    if (!sh) return unsupported(im, "graph input \"%s\" has no shape", v->name);
+    if (sh->n_dim > PD_MAX_DIMS) return unsupported(im, "graph input \"%s\" has %zu dims", v->name, sh->n_dim);
+    if (sh->n_dim == 0) { /* data comes in rows; a scalar can only be a constant (see is_scalar_input) */
+      if (add_name(im, v->name)) return oom(im);
+      continue;
+    }
+    int64_t dims[PD_MAX_DIMS];
+    for (size_t d = 0; d < sh->n_dim; d++) {
+      const Onnx__TensorShapeProto__Dimension *dm = sh->dim[d];
+      bool known = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dm->dim_value >= 0;
+      if (!known && d > 0)
+        return unsupported(im, "graph input \"%s\" has an unknown dim %zu; only the first (the batch) may be unknown",
+                           v->name, d);
+      dims[d] = known ? dm->dim_value : -1;
+    }
+    pd_status st = declare(im, v->name, (pd_dtype)dt, (int)sh->n_dim, dims, "DATA");
+    if (st) return st;
+    if (add_name(im, v->name) || strlist_add(&im->out->inputs, &im->out->ninputs, v->name)) return oom(im);
+  }
+  return PD_OK;
+}
+
+static pd_status run_import(imp *im) {
+  const Onnx__ModelProto *m = im->m;
+  const Onnx__GraphProto *g = im->g;
+  im->opset = -1;
+  for (size_t i = 0; i < m->n_opset_import; i++) {
+    const char *d = m->opset_import[i]->domain;
+    if (!d || !d[0] || strcmp(d, "ai.onnx") == 0) im->opset = m->opset_import[i]->version;
+  }
+  im->out->opset = im->opset;
+  if (im->opset < 0)
+    return unsupported(im, "the model imports no ai.onnx opset (only other domains: %s)",
+                       m->n_opset_import && m->opset_import[0]->domain ? m->opset_import[0]->domain : "none");
+  if (im->opset < PD_ONNX_OPSET_MIN || im->opset > PD_ONNX_OPSET_MAX) {
+    char label[32];
+    snprintf(label, sizeof label, "opset %lld", (long long)im->opset);
+    im->out->unsupported_op = strdup(label);
+  }
+  if (im->opset < PD_ONNX_OPSET_MIN || im->opset > PD_ONNX_OPSET_MAX)
+    return unsupported(im, "opset %lld (opsets %d to %d are)", (long long)im->opset, PD_ONNX_OPSET_MIN,
+                       PD_ONNX_OPSET_MAX);
+  if (g->n_sparse_initializer) return unsupported(im, "sparse initializers");
+  /* names are optional in the schema; everything below compares them */
+  for (size_t i = 0; i < g->n_input; i++)
+    if (!g->input[i]->name) return pd_errorf(im->err, PD_ERR_INPUT, "%s: graph input #%zu has no name", im->file, i);
+  for (size_t i = 0; i < g->n_output; i++)
+    if (!g->output[i]->name) return pd_errorf(im->err, PD_ERR_INPUT, "%s: graph output #%zu has no name", im->file, i);
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t j = 0; j < g->node[i]->n_attribute; j++)
+      if (!g->node[i]->attribute[j]->name)
+        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu: attribute #%zu has no name", im->file, i, j);
+  pd_status st;
+  for (size_t i = 0; i < g->n_input; i++)
+    if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
+      return oom(im);
+  if ((st = count_uses(im))) return st;
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    const Onnx__TensorProto *tp = g->initializer[i];
+    char what[512];
+    snprintf(what, sizeof what, "%s: initializer \"%s\"", im->file, tp->name ? tp->name : "");
+    if (!tp->name || !tp->name[0])
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: initializer #%zu has no name", im->file, i);
+    if (find_const(im, tp->name))
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: initializer #%zu: \"%s\" is the name of an earlier initializer too",
+                       im->file, i, tp->name);
+    if (dtype_of(tp->data_type) < 0)
+      return unsupported(im, "initializer \"%s\" is %s", tp->name, onnx_type_name(tp->data_type));
+    pd_tensor t;
+    if ((st = pd_onnx_tensor(tp, what, &t, im->err))) return st;
+    if ((st = add_const(im, tp->name, &t, true))) {
+      pd_tensor_release(&t);
+      return st;
+    }
+  }
+  if ((st = graph_inputs(im))) return st;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    im->node = n, im->node_index = (int)i;
+    if (!n->op_type) return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu has no op_type", im->file, i);
+    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+      return unsupported(im, "domain \"%s\"", n->domain);
+    map_fn fn = NULL;
+    int since = 0, min_in = 0;
+    for (size_t j = 0; j < sizeof maps / sizeof maps[0]; j++)
+      if (strcmp(maps[j].type, n->op_type) == 0) fn = maps[j].fn, since = maps[j].since, min_in = maps[j].min_in;
+    if (!fn) return unsupported(im, "no mapping for op type %s", n->op_type);
+    if (im->opset < since)
+      return unsupported(im, "%s is mapped from opset %d on (its earlier versions differ)", n->op_type, since);
+    if ((int)n->n_input < min_in)
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has %zu inputs; it needs at least %d", im->file, i,
+                       n->op_type, n->n_input, min_in);
+    for (int j = 0; j < min_in; j++)
+      if (!n->input[j][0])
+        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s): its input #%d is required but given as \"\"",
+                         im->file, i, n->op_type, j);
+    if (!out_at(n, 0))
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no output", im->file, i, n->op_type);
+    for (size_t j = 0; j < n->n_output; j++) /* each value assigned once */
+      if (n->output[j][0] && has_name(im, n->output[j]))
+        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) writes \"%s\", which is already defined", im->file,
+                         i, n->op_type, n->output[j]);
+    for (size_t j = 0; j < n->n_input; j++) /* every input known by now */
+      if (n->input[j][0] && !has_name(im, n->input[j]))
+        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) reads \"%s\", which nothing before it computes",
+                         im->file, i, n->op_type, n->input[j]);
+    if (strcmp(n->op_type, "Constant") != 0 && !in_at(n, 0))
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no first input", im->file, i, n->op_type);
+    if ((st = fn(im, n))) return st;
+  }
+  im->node = NULL;
+  for (size_t i = 0; i < g->n_output; i++) {
+    const char *name = g->output[i]->name;
+    if (!name || !has_name(im, name))
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: graph output \"%s\" is not computed", im->file, name ? name : "");
+    if ((st = use_as(im, name, NULL))) return st;
+    if (strlist_add(&im->out->outputs, &im->out->noutputs, name)) return oom(im);
+  }
+  /* the whole net must build */
+  if ((st = build_net(im))) return st;
+  pd_buf all = {0};
+  pd_buf_printf(&all, "# imported from ");
+  put_comment(&all, im->file);
+  pd_buf_printf(&all, " (ONNX opset %lld", (long long)im->opset);
+  if (m->producer_name && m->producer_name[0]) {
+    pd_buf_printf(&all, ", producer ");
+    put_comment(&all, m->producer_name);
+  }
+  pd_buf_printf(&all, ")\n# outputs:");
+  for (int i = 0; i < im->out->noutputs; i++) {
+    pd_buf_printf(&all, " ");
+    put_comment(&all, im->out->outputs[i]);
+  }
+  pd_buf_printf(&all, "\nname: ");
+  put_str(&all, g->name ? g->name : "");
+  pd_buf_printf(&all, "\n");
+  pd_buf body = {0};
+  if ((st = text(im, &body))) return st;
+  if (pd_buf_append(&all, body.data, body.len) || pd_buf_append(&all, "", 1)) st = oom(im);
+  pd_buf_free(&body);
+  im->out->text = all.data;
+  im->out->len = all.len ? all.len - 1 : 0;
+  return st;
+}
+
+pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err) {
+  memset(out, 0, sizeof *out);
+  imp im = {.m = m, .g = m->graph, .file = file, .err = err, .out = out};
+  pd_status st = im.g ? run_import(&im) : pd_errorf(err, PD_ERR_INPUT, "%s: not an ONNX model (no graph)", file);
+  for (int i = 0; i < im.nk; i++) pd_tensor_release(&im.k[i].t);
+  free(im.k);
+  for (int i = 0; i < im.nowned; i++) free(im.owned[i]);
+  free(im.owned);
+  smap_free(&im.kmap), smap_free(&im.names), smap_free(&im.fresh), smap_free(&im.uses);
+  smap_free(&im.graph_inputs), smap_free(&im.mmap);
+  free(im.mnames), free(im.mmeta), free(im.mkind), free(im.pio);
+  pd_buf_free(&im.pend);
+  pd_buf_free(&im.vars);
+  pd_buf_free(&im.ops);
+  if (im.net) pd_net_free(im.net);
+  if (st) {
+    free(out->text);
+    out->text = NULL;
+  }
+  return st;
+}
+
+void pd_onnx_import_free(pd_onnx_import *o) {
+  free(o->text);
+  for (int i = 0; i < o->nvalues; i++) {
+    free(o->values[i].name);
+    pd_tensor_release(&o->values[i].t);
+  }
+  free(o->values);
+  for (int i = 0; i < o->ninputs; i++) free(o->inputs[i]);
+  free(o->inputs);
+  for (int i = 0; i < o->noutputs; i++) free(o->outputs[i]);
+  free(o->outputs);
+  free(o->need_const);
+  free(o->unsupported_op);
+  memset(o, 0, sizeof *o);
+}
+
+/* ---- the parameter directory ---------------------------------------------------- */
+
+static void remove_tree(const char *dir, const pd_onnx_import *im) {
+  char path[PATH_MAX];
+  for (int i = 0; i < im->nvalues; i++) {
+    char *f = pd_checkpoint_file_name(im->values[i].name);
+    if (f && snprintf(path, sizeof path, "%s/%s", dir, f) < (int)sizeof path) unlink(path);
+    free(f);
+  }
+  rmdir(dir);
+}
+
+pd_status pd_onnx_save_values(const pd_onnx_import *im, const char *dir, pd_error *err) {
+  struct stat sb;
+  if (stat(dir, &sb) == 0) {
+    DIR *d = S_ISDIR(sb.st_mode) ? opendir(dir) : NULL;
+    bool empty = d != NULL;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) empty &= strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+    if (d) closedir(d);
+    if (!empty)
+      return pd_errorf(err, PD_ERR_INPUT, "%s: exists and is not an empty directory; give a new one for the parameters",
+                       dir);
+  }
+  char tmp[PATH_MAX], path[PATH_MAX];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", dir) >= (int)sizeof tmp)
+    return pd_errorf(err, PD_ERR_INPUT, "%s: path too long", dir);
+  if (!mkdtemp(tmp)) {
+    char e[128];
+    return pd_errorf(err, pd_errno_status(errno), "%s: cannot create a directory beside it: %s", dir,
+                     pd_errno_str(errno, e, sizeof e));
+  }
+  pd_status st = PD_OK;
+  for (int i = 0; i < im->nvalues && !st; i++) {
+    char *f = pd_checkpoint_file_name(im->values[i].name);
+    if (!f || snprintf(path, sizeof path, "%s/%s", tmp, f) >= (int)sizeof path)
+      st = pd_errorf(err, PD_ERR_INPUT, "parameter \"%s\": name too long for a file", im->values[i].name);
+    else
+      st = pd_npy_write(path, &im->values[i].t, err);
+    free(f);
+  }
+  if (!st && rename(tmp, dir) != 0) {
+    char e[128];
+    st = pd_errorf(err, pd_errno_status(errno), "%s: %s", dir, pd_errno_str(errno, e, sizeof e));
+  }
+  if (st) remove_tree(tmp, im);
+  return st;
+}
