@@ -451,201 +451,279 @@ static void progress(trainer *t, int64_t epoch, int64_t step, int64_t total, con
   fputs(t->tty ? "\033[K" : "\n", stderr); /* on a terminal: clear what a longer line left */
 }
 
-static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
+/* What train_loop carries from step to step: the plan, where the run is,
+ * the metrics since the last logged step and the progress line's clock. */
+typedef struct loop {
+  int64_t rows, per_epoch, total;
+  int64_t step, epoch, bi, step0; /* bi: the batch in the epoch; step0: where this run began */
+  int lr_v, step_v, reduce_op;
+  double *sum, *ev, *avg; /* metrics times rows since the last log line (rows last), evaluation, averages */
+  double lr, tstep, tline;
+  int64_t seen, logged_examples;
+  bool evaluated; /* ev holds the evaluation of the current parameters */
+  bool prestaged; /* this step's batch was fed and staged during the last one (GPU) */
+  bool nonfinite; /* the loss went non-finite: the parameters are not those of a good step */
+} loop;
+
+/* The run's length and where it starts (a checkpoint's position); under
+ * mpirun every rank must have the same plan. */
+static pd_status plan_loop(trainer *t, pd_checkpoint *ck, loop *L, pd_error *err) {
   pd_net *net = t->net;
-  int64_t rows = t->feed.rows;
-  int64_t per_epoch = (rows + t->batch - 1) / t->batch, total = t->no_steps ? 0 : t->iterations;
-  if (!t->no_steps && t->iterations <= 0 && (!pd_i64_mul(per_epoch, t->epochs, &total) || total > PD_MAX_STEPS))
+  L->rows = t->feed.rows;
+  L->per_epoch = (L->rows + t->batch - 1) / t->batch;
+  L->total = t->no_steps ? 0 : t->iterations;
+  if (!t->no_steps && t->iterations <= 0 &&
+      (!pd_i64_mul(L->per_epoch, t->epochs, &L->total) || L->total > PD_MAX_STEPS))
     return pd_errorf(err, PD_ERR_INPUT, "%lld epochs of %lld batches are more than the %lld steps a run may take",
-                     (long long)t->epochs, (long long)per_epoch, (long long)PD_MAX_STEPS);
-  int64_t step = 0, epoch = 0, bi = 0;
+                     (long long)t->epochs, (long long)L->per_epoch, (long long)PD_MAX_STEPS);
   if (ck) {
     const pd_ckpt_state *cs = pd_checkpoint_state(ck);
-    step = cs->step, epoch = cs->epoch, bi = cs->batch_in_epoch;
-    if (bi > per_epoch)
+    L->step = cs->step, L->epoch = cs->epoch, L->bi = cs->batch_in_epoch;
+    if (L->bi > L->per_epoch)
       return pd_errorf(err, PD_ERR_INPUT,
                        "%s/manifest.pbtxt: batch_in_epoch %lld is beyond this run's %lld batches per epoch "
                        "(other data or batch size?)",
-                       pd_checkpoint_dir(ck), (long long)bi, (long long)per_epoch);
+                       pd_checkpoint_dir(ck), (long long)L->bi, (long long)L->per_epoch);
   }
   if (pd_dist_size() > 1) { /* the ranks must meet in the same collectives */
-    int64_t plan[] = {rows,         t->batch,       total,
-                      step,         epoch,          bi,
+    int64_t plan[] = {L->rows,      t->batch,       L->total,
+                      L->step,      L->epoch,       L->bi,
                       t->log_every, t->check_every, t->have_eval ? t->efeed.rows : -1,
                       t->nmetrics,  net->nops,      net->nvars};
     pd_status st = pd_cli_dist_same_plan(plan, (int)(sizeof plan / sizeof *plan), &t->diverged, err);
     if (st) return st;
   }
-  int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step"), reduce_op = 0;
-  while (reduce_op < net->nops && strcmp(net->ops[reduce_op].def->type, "allreduce")) reduce_op++;
-  double *sum = calloc((size_t)t->nmetrics + 1, sizeof *sum), *ev = calloc((size_t)t->nmetrics + 1, sizeof *ev);
-  double *avg = calloc((size_t)t->nmetrics + 1, sizeof *avg);
-  if (!sum || !ev || !avg) {
-    free(sum), free(ev), free(avg);
-    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  L->lr_v = pd_net_var(net, "@lr"), L->step_v = pd_net_var(net, "@step");
+  while (L->reduce_op < net->nops && strcmp(net->ops[L->reduce_op].def->type, "allreduce")) L->reduce_op++;
+  L->sum = calloc((size_t)t->nmetrics + 1, sizeof *L->sum), L->ev = calloc((size_t)t->nmetrics + 1, sizeof *L->ev);
+  L->avg = calloc((size_t)t->nmetrics + 1, sizeof *L->avg);
+  if (!L->sum || !L->ev || !L->avg) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  return PD_OK;
+}
+
+/* An epoch's end inside the run: its line (and evaluation), then the next
+ * epoch's order of the rows. */
+static pd_status next_epoch(trainer *t, loop *L, pd_error *err) {
+  L->epoch++, L->bi = 0;
+  pd_status st = end_epoch(t, L->epoch, L->step, L->ev, err);
+  if (st) return st;
+  L->evaluated = true;
+  permutation(t->perm, L->rows, t->seed, L->epoch, t->shuffle);
+  return PD_OK;
+}
+
+/* An op that names a row of the batch: say which row of the data it is. */
+static void name_data_row_of_batch(trainer *t, int64_t start, int64_t n, pd_error *err) {
+  if (err->row < 0 || err->row >= n) return;
+  char files[1024] = "";
+  size_t used = 0;
+  for (int k = 0; k < t->feed.n && used < sizeof files; k++)
+    used += (size_t)snprintf(files + used, sizeof files - used, "%s%s", k ? ", " : "", t->feed.b[k].file);
+  size_t len = strlen(err->msg);
+  snprintf(err->msg + len, sizeof err->msg - len, "; row %lld of the batch is row %lld of %s", (long long)err->row,
+           (long long)t->perm[start + err->row], files);
+}
+
+/* Feed this rank's rows [start, start + n) of the permutation and run the
+ * step. On a GPU the step is only queued: read and stage the next batch of
+ * the epoch now, so its copy overlaps this step's compute (one process; not
+ * across an epoch's end, where evaluation comes in between). */
+static pd_status run_batch(trainer *t, loop *L, int64_t start, int64_t n, pd_error *err) {
+  pd_status st;
+  pd_dist_step_begin(n, g_signal != 0);
+  L->lr = pd_schedule_lr(t->opt, L->step);
+  t->r.exec.step = L->step;
+  if (!L->prestaged) {
+    pd_tensor_set(t->r.t[L->lr_v], 0, L->lr);
+    pd_tensor_set(t->r.t[L->step_v], 0, (double)(L->step + 1));
+    if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) return st;
   }
+  L->prestaged = false;
+  st = pd_runner_run(&t->r, n ? 0 : L->reduce_op, t->net->nops, err);
+  int64_t err_start = start; /* where the batch an error names begins */
+  if (!st && t->r.d && pd_dist_size() == 1 && L->step + 1 < L->total && L->bi + 1 < L->per_epoch) {
+    int64_t next = start + n, nn = L->rows - next < t->batch ? L->rows - next : t->batch;
+    pd_tensor_set(t->r.t[L->lr_v], 0, pd_schedule_lr(t->opt, L->step + 1));
+    pd_tensor_set(t->r.t[L->step_v], 0, (double)(L->step + 2));
+    st = pd_feed_batch(&t->feed, &t->r, t->perm + next, nn, err);
+    if (st) err_start = next;
+    if (!st) st = pd_runner_stage(&t->r, err);
+    L->prestaged = !st;
+  }
+  if (st) name_data_row_of_batch(t, err_start, n, err);
+  return st;
+}
+
+/* The step's metrics, fetched; a non-finite loss stops the run, naming
+ * the rows (and files) that carry a non-finite value. */
+static pd_status check_loss(trainer *t, loop *L, int64_t start, int64_t n, pd_error *err) {
+  pd_net *net = t->net;
   pd_status st = PD_OK;
-  double lr = 0, tstep = pd_cli_now(), tline = tstep;
-  t->t_epoch = tstep;
-  int64_t seen = 0, logged_examples = 0;
-  bool evaluated = false; /* ev holds the evaluation of the current parameters */
-  bool prestaged = false; /* this step's batch was fed and staged during the last one (GPU) */
-  bool nonfinite = false; /* the loss went non-finite: the parameters are not those of a good step */
-  int64_t step0 = step;
-  permutation(t->perm, rows, t->seed, epoch, t->shuffle);
-  while (step < total && !st) {
-    if (bi == per_epoch) {
-      epoch++, bi = 0;
-      if ((st = end_epoch(t, epoch, step, ev, err))) break;
-      evaluated = true;
-      permutation(t->perm, rows, t->seed, epoch, t->shuffle);
-    }
-    int64_t start = bi * t->batch, n = rows - start < t->batch ? rows - start : t->batch;
-    /* this rank's slice of the global batch; with no rows it only joins the allreduce */
-    int64_t lo, nl;
-    my_slice(n, &lo, &nl);
-    start += lo, n = nl;
-    pd_dist_step_begin(n, g_signal != 0);
-    lr = pd_schedule_lr(t->opt, step);
-    t->r.exec.step = step;
-    if (!prestaged) {
-      pd_tensor_set(t->r.t[lr_v], 0, lr);
-      pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
-      if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
-    }
-    prestaged = false;
-    st = pd_runner_run(&t->r, n ? 0 : reduce_op, net->nops, err);
-    int64_t err_start = start; /* where the batch an error names begins */
-    /* On a GPU the step is only queued: read and stage the next batch of
-     * the epoch now, so its copy overlaps this step's compute (one process;
-     * not across an epoch's end, where evaluation comes in between). */
-    if (!st && t->r.d && pd_dist_size() == 1 && step + 1 < total && bi + 1 < per_epoch) {
-      int64_t next = start + n, nn = rows - next < t->batch ? rows - next : t->batch;
-      pd_tensor_set(t->r.t[lr_v], 0, pd_schedule_lr(t->opt, step + 1));
-      pd_tensor_set(t->r.t[step_v], 0, (double)(step + 2));
-      st = pd_feed_batch(&t->feed, &t->r, t->perm + next, nn, err);
-      if (st) err_start = next;
-      if (!st) st = pd_runner_stage(&t->r, err);
-      prestaged = !st;
-    }
-    if (st) {
-      /* an op that names a row of the batch: say which row of the data it is */
-      if (err->row >= 0 && err->row < n) {
-        char files[1024] = "";
-        size_t used = 0;
-        for (int k = 0; k < t->feed.n && used < sizeof files; k++)
-          used += (size_t)snprintf(files + used, sizeof files - used, "%s%s", k ? ", " : "", t->feed.b[k].file);
-        size_t len = strlen(err->msg);
-        snprintf(err->msg + len, sizeof err->msg - len, "; row %lld of the batch is row %lld of %s",
-                 (long long)err->row, (long long)t->perm[err_start + err->row], files);
-      }
-      break;
-    }
-    for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->r, t->metrics[m], err);
-    if (st) break;
-    double loss = scalar(t->r.t[net->loss]);
-    if (n && !isfinite(loss)) {
-      char where[1024];
-      find_nonfinite(t, t->perm + start, n, where, sizeof where);
-      char lb[32];
-      st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %s at step %lld (epoch %lld): %s",
-                     net->vars[net->loss].name, pd_fmt_num(lb, sizeof lb, loss), (long long)step + 1,
-                     (long long)epoch + 1, where);
-      nonfinite = true; /* the step's updates ran: no checkpoint of these parameters */
-      break;
-    }
-    for (int m = 0; m < t->nmetrics && n; m++) {
-      double v = scalar(t->r.t[t->metrics[m]]) * (double)n;
-      sum[m] += v, t->esum[m] += v;
-    }
-    seen += n, t->esum[t->nmetrics] += (double)n;
-    step++, bi++;
-    evaluated = false;
-    bool last = step == total;
-    if (pd_dist_size() > 1 && (step % t->log_every == 0 || last)) { /* the metrics over all ranks */
-      sum[t->nmetrics] = (double)seen;
-      if ((st = reduce_sums(sum, t->nmetrics + 1, err))) break;
-      seen = (int64_t)sum[t->nmetrics];
-    }
-    /* on a GPU the checksum is over the parameters fetched back to the host */
-    if (pd_dist_size() > 1 && (step % t->check_every == 0 || last) &&
-        ((st = pd_runner_fetch_persistables(&t->r, err)) || (st = pd_cli_dist_check(&t->r, step, &t->diverged, err))))
-      break;
-    /* not on a terminal, a progress line also every progress_every seconds (one process) */
-    bool timely = !t->tty && t->progress_every > 0 && pd_dist_size() == 1 && pd_cli_now() - tline >= t->progress_every;
-    if (step % t->log_every == 0 || last || t->tty || timely) {
-      double tn = pd_cli_now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
-      for (int m = 0; m < t->nmetrics; m++) avg[m] = sum[m] / (double)(seen ? seen : 1);
-      double eta = rate > 0 ? (double)(total - step) * (double)t->batch / rate : 0;
-      bool logged = step % t->log_every == 0 || last;
-      if (t->tty || logged || timely) {
-        progress(t, epoch, step, total, avg, lr, rate, eta);
-        tline = tn;
-      }
-      if (logged) {
-        if (t->log) {
-          fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)epoch + 1,
-                  (long long)step, lr);
-          log_metrics(t, avg, "");
-          if (pd_dist_size() > 1)
-            fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f,\"shared_steps\":%lld", pd_dist_size(),
-                    pd_dist_comm_seconds(), (long long)pd_dist_shared_steps());
-          fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f", rate, tn - t->t0);
-          if (t->r.d) {
-            pd_gpu_mem m = pd_gpu_mem_stats();
-            fprintf(t->log, ",\"gpu_mem_bytes\":%zu,\"gpu_mem_peak_bytes\":%zu", m.in_use, m.peak);
-          }
-          if ((st = pd_log_end_record(t->log, t->log_path, err))) break;
-        }
-        memset(sum, 0, sizeof *sum * (size_t)t->nmetrics);
-        logged_examples = seen = 0;
-        tstep = tn;
-      }
-    }
-    if (t->save_dir && t->save_every > 0 && step % t->save_every == 0 && !last) st = save(t, step, epoch, bi, lr, err);
-    /* under MPI every rank stops after the same step: the one whose allreduce carried a request */
-    if (pd_dist_size() > 1 ? pd_dist_global_stop() : g_signal != 0) {
-      if (!g_signal) g_signal = SIGTERM; /* another rank was asked to stop */
-      break;
-    }
+  for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->r, t->metrics[m], err);
+  if (st) return st;
+  double loss = scalar(t->r.t[net->loss]);
+  if (n && !isfinite(loss)) {
+    char where[1024];
+    find_nonfinite(t, t->perm + start, n, where, sizeof where);
+    char lb[32];
+    st =
+        pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %s at step %lld (epoch %lld): %s", net->vars[net->loss].name,
+                  pd_fmt_num(lb, sizeof lb, loss), (long long)L->step + 1, (long long)L->epoch + 1, where);
+    L->nonfinite = true; /* the step's updates ran: no checkpoint of these parameters */
   }
-  if (!st && !g_signal && bi == per_epoch) {
-    epoch++, bi = 0;
-    if (!(st = end_epoch(t, epoch, step, ev, err))) evaluated = true;
+  return st;
+}
+
+/* Under mpirun: the metrics summed over the ranks at a logged step, and the
+ * ranks' parameters compared every check_every steps. */
+static pd_status sync_ranks(trainer *t, loop *L, bool last, pd_error *err) {
+  pd_status st;
+  if (pd_dist_size() == 1) return PD_OK;
+  if (L->step % t->log_every == 0 || last) {
+    L->sum[t->nmetrics] = (double)L->seen;
+    if ((st = reduce_sums(L->sum, t->nmetrics + 1, err))) return st;
+    L->seen = (int64_t)L->sum[t->nmetrics];
+  }
+  /* on a GPU the checksum is over the parameters fetched back to the host */
+  if ((L->step % t->check_every == 0 || last) &&
+      ((st = pd_runner_fetch_persistables(&t->r, err)) || (st = pd_cli_dist_check(&t->r, L->step, &t->diverged, err))))
+    return st;
+  return PD_OK;
+}
+
+/* A logged step's JSON line. */
+static pd_status log_step(trainer *t, loop *L, double rate, double tn, pd_error *err) {
+  fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)L->epoch + 1,
+          (long long)L->step, L->lr);
+  log_metrics(t, L->avg, "");
+  if (pd_dist_size() > 1)
+    fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f,\"shared_steps\":%lld", pd_dist_size(), pd_dist_comm_seconds(),
+            (long long)pd_dist_shared_steps());
+  fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f", rate, tn - t->t0);
+  if (t->r.d) {
+    pd_gpu_mem m = pd_gpu_mem_stats();
+    fprintf(t->log, ",\"gpu_mem_bytes\":%zu,\"gpu_mem_peak_bytes\":%zu", m.in_use, m.peak);
+  }
+  return pd_log_end_record(t->log, t->log_path, err);
+}
+
+/* The progress line (every step on a terminal, else every log_every steps
+ * and, in one process, every progress_every seconds) and the log line; a
+ * logged step starts the next averages. */
+static pd_status report_step(trainer *t, loop *L, bool last, pd_error *err) {
+  bool timely = !t->tty && t->progress_every > 0 && pd_dist_size() == 1 && pd_cli_now() - L->tline >= t->progress_every;
+  if (!(L->step % t->log_every == 0 || last || t->tty || timely)) return PD_OK;
+  double tn = pd_cli_now(),
+         rate = (double)(L->seen - L->logged_examples) / (tn - L->tstep > 1e-9 ? tn - L->tstep : 1e-9);
+  for (int m = 0; m < t->nmetrics; m++) L->avg[m] = L->sum[m] / (double)(L->seen ? L->seen : 1);
+  double eta = rate > 0 ? (double)(L->total - L->step) * (double)t->batch / rate : 0;
+  bool logged = L->step % t->log_every == 0 || last;
+  if (t->tty || logged || timely) {
+    progress(t, L->epoch, L->step, L->total, L->avg, L->lr, rate, eta);
+    L->tline = tn;
+  }
+  if (!logged) return PD_OK;
+  pd_status st;
+  if (t->log && (st = log_step(t, L, rate, tn, err))) return st;
+  memset(L->sum, 0, sizeof *L->sum * (size_t)t->nmetrics);
+  L->logged_examples = L->seen = 0;
+  L->tstep = tn;
+  return PD_OK;
+}
+
+/* One step: this rank's slice of the batch, run, checked, counted and
+ * reported; *stop when a signal (on any rank) asks the run to end. */
+static pd_status train_step(trainer *t, loop *L, bool *stop, pd_error *err) {
+  int64_t start = L->bi * t->batch, n = L->rows - start < t->batch ? L->rows - start : t->batch;
+  /* this rank's slice of the global batch; with no rows it only joins the allreduce */
+  int64_t lo, nl;
+  my_slice(n, &lo, &nl);
+  start += lo, n = nl;
+  pd_status st = run_batch(t, L, start, n, err);
+  if (!st) st = check_loss(t, L, start, n, err);
+  if (st) return st;
+  for (int m = 0; m < t->nmetrics && n; m++) {
+    double v = scalar(t->r.t[t->metrics[m]]) * (double)n;
+    L->sum[m] += v, t->esum[m] += v;
+  }
+  L->seen += n, t->esum[t->nmetrics] += (double)n;
+  L->step++, L->bi++;
+  L->evaluated = false;
+  bool last = L->step == L->total;
+  if ((st = sync_ranks(t, L, last, err)) || (st = report_step(t, L, last, err))) return st;
+  if (t->save_dir && t->save_every > 0 && L->step % t->save_every == 0 && !last)
+    st = save(t, L->step, L->epoch, L->bi, L->lr, err);
+  /* under MPI every rank stops after the same step: the one whose allreduce carried a request */
+  if (pd_dist_size() > 1 ? pd_dist_global_stop() : g_signal != 0) {
+    if (!g_signal) g_signal = SIGTERM; /* another rank was asked to stop */
+    *stop = true;
+  }
+  return st;
+}
+
+/* The summary a script (or `make demo`) reads: the last evaluation. */
+static pd_status print_summary(trainer *t, loop *L, pd_error *err) {
+  pd_status st = PD_OK;
+  double el = pd_cli_now() - t->t0;
+  if (t->have_eval && !L->evaluated) st = evaluate(t, L->ev, err);
+  if (st) return st;
+  L->evaluated = true;
+  char b[32];
+  fprintf(stderr, "finished: %lld steps in %s", (long long)L->step, pd_fmt_secs(b, sizeof b, el));
+  if (t->have_eval) print_metrics(t, stderr, L->ev, "eval_");
+  fputc('\n', stderr);
+  if (t->r.d) {
+    long replays, captures;
+    pd_gpu_runner_graph_stats(&t->r, &replays, &captures);
+    char dev[300];
+    fprintf(stderr, "gpu: %s;", pd_gpu_describe(dev, sizeof dev));
+    print_gpu_mem(stderr, " memory %s in use, peak %s;");
+    fprintf(stderr, " CUDA graph captured %ld, replayed %ld times\n", captures, replays);
+  }
+  return PD_OK;
+}
+
+/* After the last step (or a failure, or a signal): the last epoch's end,
+ * the final checkpoint, the summary. */
+static pd_status finish_loop(trainer *t, loop *L, pd_status st, pd_error *err) {
+  if (!st && !g_signal && L->bi == L->per_epoch) {
+    L->epoch++, L->bi = 0;
+    if (!(st = end_epoch(t, L->epoch, L->step, L->ev, err))) L->evaluated = true;
   }
   if (!st && t->save_dir) {
-    st = save(t, step, epoch, bi, lr, err);
-  } else if (st && t->save_dir && !nonfinite && step > step0 && pd_dist_size() == 1 && !t->r.d) {
+    st = save(t, L->step, L->epoch, L->bi, L->lr, err);
+  } else if (st && t->save_dir && !L->nonfinite && L->step > L->step0 && pd_dist_size() == 1 && !t->r.d) {
     /* a failure mid-run (evaluation, the log, reading data that shrank, an
      * op): the parameters are still those of the last good step (a failing
      * op stops the step before its updates), so they are saved first. Not
      * on a GPU, where the failing step may already be queued behind them. */
-    keep_last_good(t, step, epoch, bi, lr, err);
+    keep_last_good(t, L->step, L->epoch, L->bi, L->lr, err);
   }
-  if (!st && !g_signal) {
-    /* the summary a script (or `make demo`) reads: the last evaluation */
-    double el = pd_cli_now() - t->t0;
-    if (t->have_eval && !evaluated) st = evaluate(t, ev, err);
-    if (!st) evaluated = true;
-    if (!st) {
-      char b[32];
-      fprintf(stderr, "finished: %lld steps in %s", (long long)step, pd_fmt_secs(b, sizeof b, el));
-      if (t->have_eval) print_metrics(t, stderr, ev, "eval_");
-      fputc('\n', stderr);
-      if (t->r.d) {
-        long replays, captures;
-        pd_gpu_runner_graph_stats(&t->r, &replays, &captures);
-        char dev[300];
-        fprintf(stderr, "gpu: %s;", pd_gpu_describe(dev, sizeof dev));
-        print_gpu_mem(stderr, " memory %s in use, peak %s;");
-        fprintf(stderr, " CUDA graph captured %ld, replayed %ld times\n", captures, replays);
-      }
-    }
+  if (!st && !g_signal) st = print_summary(t, L, err);
+  return st;
+}
+
+static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
+  loop L = {0};
+  pd_status st = plan_loop(t, ck, &L, err);
+  if (st) {
+    free(L.sum), free(L.ev), free(L.avg);
+    return st;
   }
-  t->fin_step = step, t->fin_epoch = epoch;
-  t->fin_ok = t->have_eval && evaluated;
-  if (t->fin_ok) memcpy(t->fin, ev, sizeof *ev * (size_t)t->nmetrics);
-  free(sum), free(ev), free(avg);
+  L.tstep = L.tline = t->t_epoch = pd_cli_now();
+  L.step0 = L.step;
+  permutation(t->perm, L.rows, t->seed, L.epoch, t->shuffle);
+  while (L.step < L.total && !st) {
+    if (L.bi == L.per_epoch && (st = next_epoch(t, &L, err))) break;
+    bool stop = false;
+    st = train_step(t, &L, &stop, err);
+    if (stop) break;
+  }
+  st = finish_loop(t, &L, st, err);
+  t->fin_step = L.step, t->fin_epoch = L.epoch;
+  t->fin_ok = t->have_eval && L.evaluated;
+  if (t->fin_ok) memcpy(t->fin, L.ev, sizeof *L.ev * (size_t)t->nmetrics);
+  free(L.sum), free(L.ev), free(L.avg);
   return st;
 }
 
