@@ -149,6 +149,13 @@ typedef struct trainer {
   int nmetrics;
   int64_t *perm, *rows;
   double t0;
+  /* what the setup holds until the end */
+  pd_checkpoint *ck;         /* the one --resume continues */
+  pd_ckpt_lock *save_lock;   /* one writer per save directory */
+  bool made_save_dir;        /* this run created it: removed again if it saves nothing */
+  bool late_place;           /* GPUs of several ranks: the device copies come after the broadcast */
+  bool *eval_ops;            /* the ops the evaluation runs */
+  char *orig_type, *my_type; /* --optimizer's copy, and the file's type put back at the end */
 } trainer;
 
 /* The training runner, and the evaluation one when there is one, on `place`
@@ -840,6 +847,326 @@ static int run(int argc, char **argv) {
   return pd_cli_dist_end(code);
 }
 
+/* The flags' values, as given (0 where not). */
+typedef struct train_flags {
+  long long batch, epochs, iters, threads, save_every, keep, log_every, check_every;
+  uint64_t seed;
+  double lr, comm_timeout;
+} train_flags;
+
+/* The command line alone, checked before any file is read: 0, or 2 after
+ * the usage error is printed. */
+static int read_flags(pd_opt *opts, int npos, train_flags *f) {
+  *f = (train_flags){.keep = 3, .check_every = 100, .comm_timeout = 300};
+  if (npos != 1) {
+    pd_cli_usage_error("train", "expected NET.pbtxt; see `paddle-run train --help`");
+    return 2;
+  }
+  if (opts[O_SHUF].value && opts[O_NOSHUF].value) {
+    pd_cli_usage_error("train", "--shuffle and --no-shuffle exclude each other");
+    return 2;
+  }
+  if (opts[O_EPOCHS].value && opts[O_ITERS].value) {
+    pd_cli_usage_error("train", "give --epochs or --iterations, not both");
+    return 2;
+  }
+  if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, PD_MAX_BATCH, &f->batch)) ||
+      (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, PD_MAX_STEPS, &f->epochs)) ||
+      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 0, PD_MAX_STEPS, &f->iters)) ||
+      (opts[O_SEED].value && !pd_cli_u64("train", "--seed", opts[O_SEED].value, &f->seed)) ||
+      (opts[O_THREADS].value &&
+       !pd_cli_int("train", "--threads", opts[O_THREADS].value, 1, PD_MAX_THREADS, &f->threads)) ||
+      (opts[O_SAVE_EVERY].value &&
+       !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, PD_MAX_STEPS, &f->save_every)) ||
+      (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, PD_MAX_COUNT, &f->keep)) ||
+      (opts[O_LOG_EVERY].value &&
+       !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, PD_MAX_STEPS, &f->log_every)) ||
+      (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &f->lr)) ||
+      (opts[O_CHECK_EVERY].value &&
+       !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, PD_MAX_STEPS, &f->check_every)) ||
+      (opts[O_COMM_TIMEOUT].value &&
+       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &f->comm_timeout)))
+    return 2;
+  if (!(f->comm_timeout > 0)) {
+    pd_cli_usage_error("train", "--comm-timeout must be > 0, got %s", opts[O_COMM_TIMEOUT].value);
+    return 2;
+  }
+  pd_dist_set_timeout(f->comm_timeout);
+  if (opts[O_LR].value && !(f->lr > 0 && f->lr <= FLT_MAX)) { /* the step takes it as a float32 */
+    pd_cli_usage_error("train", "--lr must be > 0 and at most %g (a float32), got %s", FLT_MAX, opts[O_LR].value);
+    return 2;
+  }
+  if (opts[O_ALLOW_PARTIAL].value && !opts[O_PARAMS].value) {
+    pd_cli_usage_error("train", "--allow-partial-params needs --params DIR");
+    return 2;
+  }
+  if (opts[O_SAVE_EVERY].value && !opts[O_SAVE].value) {
+    pd_cli_usage_error("train", "--save-every needs --save DIR");
+    return 2;
+  }
+  return 0;
+}
+
+/* The run's settings: a flag where given, else the file's train section,
+ * else the defaults. */
+static pd_status apply_settings(trainer *t, const train_flags *f, const pd_opt *opts, const char *path, pd_error *err) {
+  static Paddle__TrainDesc empty_train = PADDLE__TRAIN_DESC__INIT;
+  static Paddle__OptimizerDesc empty_opt = PADDLE__OPTIMIZER_DESC__INIT;
+  pd_status st = PD_OK;
+  t->td = t->net->desc->train ? t->net->desc->train : &empty_train;
+  t->opt = t->td->optimizer ? t->td->optimizer : &empty_opt;
+  if (opts[O_OPT].value) {
+    t->orig_type = t->opt->type;
+    if (!(t->my_type = strdup(opts[O_OPT].value)))
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    else
+      t->opt->type = t->my_type;
+  }
+  if (opts[O_LR].value) t->opt->lr = f->lr;
+  t->batch = f->batch ? f->batch : t->td->batch_size;
+  t->epochs = f->epochs ? f->epochs : t->td->epochs;
+  t->iterations = f->epochs ? 0 : f->iters ? f->iters : t->td->iterations;
+  /* iterations 0, from the flag or the file: no step */
+  t->no_steps = opts[O_ITERS].value ? f->iters == 0 : !f->epochs && t->td->has_iterations && t->td->iterations == 0;
+  if (!t->epochs && !t->iterations) t->epochs = 1;
+  t->seed = opts[O_SEED].value ? f->seed : t->td->seed;
+  t->shuffle = opts[O_NOSHUF].value ? false : opts[O_SHUF].value ? true : t->td->shuffle;
+  t->log_every = f->log_every ? f->log_every : t->td->log_every > 0 ? t->td->log_every : 100;
+  t->save_every = f->save_every;
+  t->save_dir = opts[O_SAVE].value;
+  t->tty = isatty(2) && pd_dist_size() == 1;
+  t->progress_every = 10;
+  const char *pe = getenv("PADDLE_RUN_PROGRESS_SECONDS");
+  if (pe && *pe) {
+    char *end;
+    double v = strtod(pe, &end);
+    if (*end || !(v >= 0) || !isfinite(v))
+      st = pd_errorf(err, PD_ERR_INPUT, "PADDLE_RUN_PROGRESS_SECONDS must be seconds >= 0, got \"%s\"", pe);
+    t->progress_every = v;
+  }
+  if (t->batch <= 0) st = pd_errorf(err, PD_ERR_INPUT, "%s: train.batch_size must be > 0", path);
+  if (!st && (!t->td->loss || !*t->td->loss))
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", path);
+  return st;
+}
+
+/* The net made trainable on `place`, and its data bound: the file's
+ * bindings, then flags (which override). The evaluation data opens after
+ * the training data, not beside it on a thread: that saved ~11 ms of
+ * start-up on the shipped .gz files but raised the peak RSS by the
+ * evaluation images (7.8 MB) held while the training images inflate. */
+static pd_status prepare_net(trainer *t, pd_place place, const pd_opt *opts, const char *path, pd_error *err) {
+  pd_status st = pd_schedule_check(t->opt, err);
+  if (!st) {
+    t->net->ranks = pd_dist_size();
+    /* GPUs under mpirun: the gradients' allreduce through NCCL, one rank too */
+    t->net->nccl = place.kind == PD_GPU && pd_dist_joined() && pd_nccl_built();
+  }
+  /* a net printed by `desc --backward --optimizer` already has them */
+  if (!st) st = pd_net_make_trainable(t->net, t->td->loss, t->opt, err);
+  if (!st) st = pd_net_select_kernels(t->net, place.kind, err);
+  if (!st)
+    st = pd_feed_bind_all(&t->feed, t->net, path, t->td->data, t->td->n_data, "train.data", opts[O_DATA].values,
+                          opts[O_DATA].n_values, "--data", err);
+  if (!st)
+    st = pd_feed_check(&t->feed, t->net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", err);
+  if (!st) st = pd_net_check_memory(t->net, t->batch < t->feed.rows ? t->batch : t->feed.rows, err);
+  if (!st)
+    st = pd_feed_bind_all(&t->efeed, t->net, path, t->td->eval_data, t->td->n_eval_data, "train.eval_data",
+                          opts[O_EVAL].values, opts[O_EVAL].n_values, "--eval-data", err);
+  return st;
+}
+
+/* The variables reported: the loss, then train.metrics. */
+static pd_status pick_metrics(trainer *t, const char *path, pd_error *err) {
+  pd_status st = PD_OK;
+  t->metrics = calloc(t->td->n_metrics + 1, sizeof *t->metrics);
+  if (!t->metrics)
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  else
+    t->metrics[t->nmetrics++] = t->net->loss;
+  for (size_t i = 0; !st && i < t->td->n_metrics; i++) {
+    int v = pd_net_var(t->net, t->td->metrics[i]);
+    if (v < 0 || pd_tensor_numel(&t->net->vars[v].meta) != 1)
+      st = pd_errorf(err, PD_ERR_INPUT, "%s: train.metrics \"%s\" must be a one-element variable of the net", path,
+                     t->td->metrics[i]);
+    else
+      t->metrics[t->nmetrics++] = v;
+  }
+  return st;
+}
+
+/* The forward ops the metrics need, which the evaluation runs; its data
+ * must feed them. */
+static pd_status prune_eval(trainer *t, pd_error *err) {
+  pd_status st = PD_OK;
+  t->eval_ops = calloc((size_t)t->net->nops + 1, 1);
+  if (!t->eval_ops)
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  else
+    pd_net_prune(t->net, t->metrics, t->nmetrics, t->eval_ops);
+  for (int o = t->net->n_forward; t->eval_ops && o < t->net->nops; o++) t->eval_ops[o] = false;
+  if (!st) st = pd_feed_check(&t->efeed, t->net, t->eval_ops, "give --eval-data for it too", err);
+  t->have_eval = !st;
+  return st;
+}
+
+/* What would fail at a later step fails now: a class label out of range in
+ * either data, a shape the short last batch cannot take, and (unless
+ * --no-check-data) float data that is not finite: one NaN would reach the
+ * loss (or, through an integer cast, turn into 0) mid-run. */
+static pd_status check_data(trainer *t, const pd_opt *opts, pd_error *err) {
+  pd_status st = pd_check_labels(t->net, &t->feed, "training", err);
+  if (!st && t->have_eval) st = pd_check_labels(t->net, &t->efeed, "evaluation", err);
+  if (!st) st = check_last_batch(t, t->feed.rows, "training", err);
+  if (!st && t->have_eval) st = check_last_batch(t, t->efeed.rows, "evaluation", err);
+  if (!st && !(t->esum = calloc((size_t)t->nmetrics + 1, sizeof *t->esum)))
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && !(t->fin = calloc((size_t)t->nmetrics + 1, sizeof *t->fin)))
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && !opts[O_NO_CHECK_DATA].value) st = pd_feed_check_finite(&t->feed, t->net, "--no-check-data", err);
+  if (!st && t->have_eval && !opts[O_NO_CHECK_DATA].value)
+    st = pd_feed_check_finite(&t->efeed, t->net, "--no-check-data", err);
+  return st;
+}
+
+/* The save directory checked and locked (one writer each), the parameters
+ * initialised or read, then the log opened. */
+static pd_status open_state(trainer *t, const pd_opt *opts, const char *path, pd_place place, pd_error *err) {
+  bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
+  pd_status st = PD_OK;
+  if (rank0 && t->save_dir) st = pd_checkpoint_check_writable(t->save_dir, err);
+  if (!st && rank0 && t->save_dir) st = pd_checkpoint_lock(t->save_dir, &t->save_lock, err);
+  if (!st && !(t->scope = pd_scope_new(NULL))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st)
+    st = fill_persistables(t, opts[O_PARAMS].value, opts[O_ALLOW_PARTIAL].value != NULL, opts[O_RESUME].value, &t->ck,
+                           err);
+  if (!st && rank0 && t->save_dir) st = check_save_dir(t, t->ck, err);
+  /* after every input is read: never one of them, a directory or a socket;
+   * a resumed run appends to its log (the log is the run's history) */
+  if (!st && rank0 && opts[O_LOG].value)
+    st = pd_output_open_stream("--log", opts[O_LOG].value, opts[O_RESUME].value != NULL, &t->log, err);
+  t->log_path = opts[O_LOG].value;
+  if (!st && t->log) st = log_run(t, path, opts, place, err);
+  return st;
+}
+
+/* The training runner (its gradients sharing buffers; its forward values,
+ * which the evaluation runner shares unplanned, kept to name a non-finite
+ * loss), the evaluation one, and the row buffers. */
+static pd_status make_runners(trainer *t, pd_place place, pd_error *err) {
+  pd_status st = pd_runner_init(&t->r, t->net, t->scope, NULL, err);
+  if (!st) st = pd_runner_plan_memory(&t->r, t->metrics, t->nmetrics, true, err);
+  if (!st && t->have_eval) st = pd_runner_init(&t->er, t->net, t->scope, t->eval_ops, err);
+  /* on GPUs of several ranks the device copies come after the broadcast (share) */
+  t->late_place = place.kind == PD_GPU && pd_dist_size() > 1;
+  if (!st && !t->late_place) st = set_place(t, place, err);
+  if (!st) {
+    t->r.exec.training = true;
+    t->r.exec.seed = t->seed;
+    t->er.exec.training = false;
+    t->er.exec.seed = t->seed;
+    t->perm = pd_malloc_array((size_t)t->feed.rows + 1, sizeof *t->perm);
+    t->rows = pd_malloc_array((size_t)t->batch + 1, sizeof *t->rows);
+    if (!t->perm || !t->rows) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  return st;
+}
+
+/* Everything before the first step, in order; a failure stops the chain. */
+static pd_status setup(trainer *t, const train_flags *f, const pd_opt *opts, const char *path, pd_place place,
+                       pd_error *err) {
+  pd_net_opts nopts = {.float_dtype = PD_F32, .overrides = opts[O_SET].values, .n_overrides = opts[O_SET].n_values};
+  pd_status st = pd_net_load(path, &nopts, &t->net, err);
+  if (!st) st = apply_settings(t, f, opts, path, err);
+  if (!st) st = prepare_net(t, place, opts, path, err);
+  if (!st) st = pick_metrics(t, path, err);
+  if (!st && t->efeed.n) st = prune_eval(t, err);
+  if (!st) st = check_data(t, opts, err);
+  /* a save directory this run creates is removed again if the run saves
+   * nothing (a failure before the first checkpoint leaves no trace) */
+  struct stat sb;
+  t->made_save_dir = pd_dist_rank() == 0 && t->save_dir && stat(t->save_dir, &sb) != 0;
+  if (!st) st = open_state(t, opts, path, place, err);
+  if (!st) st = make_runners(t, place, err);
+  return st;
+}
+
+/* The signals caught, the ranks' data compared, the start logged, then the
+ * steps. */
+static pd_status start_training(trainer *t, pd_error *err) {
+  pd_status st = PD_OK;
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  t->t0 = pd_cli_now();
+  /* ranks reading other data of the same shape would train on a mix */
+  if (pd_dist_size() > 1)
+    st = pd_cli_dist_same_data(t->net, &t->feed, t->have_eval ? &t->efeed : NULL, &t->diverged, err);
+  if (!st && t->log) { /* start-up: main() to the first step, data opened and parameters placed */
+    fprintf(t->log, "{\"type\":\"start\",\"ranks\":%d,\"startup\":%.4f", pd_dist_size(), t->t0 - pd_cli_t_main);
+    if (pd_dist_size() > 1) { /* how the CPU gradients are summed */
+      const char *why = pd_dist_shared_why_not();
+      fprintf(t->log, ",\"allreduce\":\"%s%s%s\"", why ? "mpi (" : "shared memory", why ? why : "", why ? ")" : "");
+    }
+    st = pd_log_end_record(t->log, t->log_path, err);
+  }
+  if (!st) st = train_loop(t, t->ck, err);
+  return st;
+}
+
+/* The exit code (`code`: the setup's, `agreed`: another rank's failed
+ * setup), the save directory unlocked (removed when this run made it and
+ * failed), and the log's end record. */
+static int finish(trainer *t, int code, int agreed, pd_status st, pd_error *err) {
+  /* under mpirun a failure aborts every rank (pd_cli_dist_fail): the log's end first */
+  if (t->log && !code && !agreed && st && pd_dist_size() > 1) log_end(t, pd_exit_code(err->status), err);
+  if (!code && agreed)
+    code = agreed; /* another rank failed its setup; it said why */
+  else if (!code && st)
+    code = pd_cli_dist_fail(err, t->diverged);
+  else if (!code)
+    code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
+  pd_checkpoint_unlock(t->save_lock);
+  if (st && t->made_save_dir) rmdir(t->save_dir); /* only succeeds while empty */
+  if (g_signal)
+    fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t->save_dir ? "; checkpoint saved" : "");
+  if (t->log) code = log_end(t, code, st ? err : NULL);
+  return code;
+}
+
+static void free_trainer(trainer *t) {
+  if (t->my_type) {
+    t->opt->type = t->orig_type;
+    free(t->my_type);
+  }
+  free(t->metrics), free(t->perm), free(t->rows), free(t->eval_ops), free(t->esum), free(t->fin);
+  pd_runner_free(&t->r);
+  pd_runner_free(&t->er);
+  pd_feed_close(&t->feed);
+  pd_feed_close(&t->efeed);
+  pd_checkpoint_close(t->ck);
+  pd_scope_free(t->scope);
+  pd_net_free(t->net);
+  pd_nccl_close();
+  pd_gpu_close();
+}
+
+/* Set up, agree with the other ranks, train, and clean up: the exit code. */
+static int train(const train_flags *f, const pd_opt *opts, const char *path, pd_place place) {
+  trainer t = {.keep = f->keep, .check_every = f->check_every};
+  pd_error err = {0};
+  pd_status st = setup(&t, f, opts, path, place, &err);
+  /* every rank's setup done or failed: agreed before training (under MPI) */
+  int code = st ? pd_cli_fail(&err) : 0;
+  int agreed = pd_cli_dist_agree(code);
+  if (!st && !agreed && !(st = share(&t, place, t.late_place, &err))) st = start_training(&t, &err);
+  code = finish(&t, code, agreed, st, &err);
+  free_trainer(&t);
+  return code;
+}
+
 static int train_main(int argc, char **argv) {
   pd_opt opts[NOPT] = {
       [O_DATA] = {.name = "--data", .has_value = true, .repeat = true},
@@ -869,258 +1196,13 @@ static int train_main(int argc, char **argv) {
   };
   char *pos[1];
   int code = 0;
-  int npos = pd_cli_parse(&pd_cmd_train, argc, argv, opts, NOPT, pos, 1, &code);
-  if (npos < 0) goto out;
-  code = 2;
-  if (npos != 1) {
-    pd_cli_usage_error("train", "expected NET.pbtxt; see `paddle-run train --help`");
-    goto out;
-  }
-  if (opts[O_SHUF].value && opts[O_NOSHUF].value) {
-    pd_cli_usage_error("train", "--shuffle and --no-shuffle exclude each other");
-    goto out;
-  }
-  if (opts[O_EPOCHS].value && opts[O_ITERS].value) {
-    pd_cli_usage_error("train", "give --epochs or --iterations, not both");
-    goto out;
-  }
-  long long batch = 0, epochs = 0, iters = 0, threads = 0, save_every = 0, keep = 3, log_every = 0;
-  long long check_every = 100;
-  uint64_t seed = 0;
-  double lr = 0, comm_timeout = 300;
-  if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, PD_MAX_BATCH, &batch)) ||
-      (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, PD_MAX_STEPS, &epochs)) ||
-      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 0, PD_MAX_STEPS, &iters)) ||
-      (opts[O_SEED].value && !pd_cli_u64("train", "--seed", opts[O_SEED].value, &seed)) ||
-      (opts[O_THREADS].value &&
-       !pd_cli_int("train", "--threads", opts[O_THREADS].value, 1, PD_MAX_THREADS, &threads)) ||
-      (opts[O_SAVE_EVERY].value &&
-       !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, PD_MAX_STEPS, &save_every)) ||
-      (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, PD_MAX_COUNT, &keep)) ||
-      (opts[O_LOG_EVERY].value &&
-       !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, PD_MAX_STEPS, &log_every)) ||
-      (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &lr)) ||
-      (opts[O_CHECK_EVERY].value &&
-       !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, PD_MAX_STEPS, &check_every)) ||
-      (opts[O_COMM_TIMEOUT].value &&
-       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &comm_timeout)))
-    goto out;
-  if (!(comm_timeout > 0)) {
-    pd_cli_usage_error("train", "--comm-timeout must be > 0, got %s", opts[O_COMM_TIMEOUT].value);
-    goto out;
-  }
-  pd_dist_set_timeout(comm_timeout);
-  if (opts[O_LR].value && !(lr > 0 && lr <= FLT_MAX)) { /* the step takes it as a float32 */
-    pd_cli_usage_error("train", "--lr must be > 0 and at most %g (a float32), got %s", FLT_MAX, opts[O_LR].value);
-    goto out;
-  }
-  if (opts[O_ALLOW_PARTIAL].value && !opts[O_PARAMS].value) {
-    pd_cli_usage_error("train", "--allow-partial-params needs --params DIR");
-    goto out;
-  }
-  if (opts[O_SAVE_EVERY].value && !opts[O_SAVE].value) {
-    pd_cli_usage_error("train", "--save-every needs --save DIR");
-    goto out;
-  }
-  pd_set_threads((int)threads);
+  train_flags f;
   pd_place place;
+  int npos = pd_cli_parse(&pd_cmd_train, argc, argv, opts, NOPT, pos, 1, &code);
+  if (npos < 0 || (code = read_flags(opts, npos, &f))) goto out;
+  pd_set_threads((int)f.threads);
   if ((code = pd_cli_device("train", opts, O_DEVICE, &place))) goto out;
-  code = 2;
-
-  trainer t = {.keep = keep, .check_every = check_every};
-  pd_error err = {0};
-  pd_checkpoint *ck = NULL;
-  char *orig_type = NULL, *my_type = NULL;
-  pd_net_opts nopts = {.float_dtype = PD_F32, .overrides = opts[O_SET].values, .n_overrides = opts[O_SET].n_values};
-  pd_status st = pd_net_load(pos[0], &nopts, &t.net, &err);
-  static Paddle__TrainDesc empty_train = PADDLE__TRAIN_DESC__INIT;
-  static Paddle__OptimizerDesc empty_opt = PADDLE__OPTIMIZER_DESC__INIT;
-  if (!st) {
-    t.td = t.net->desc->train ? t.net->desc->train : &empty_train;
-    t.opt = t.td->optimizer ? t.td->optimizer : &empty_opt;
-    if (opts[O_OPT].value) {
-      orig_type = t.opt->type;
-      if (!(my_type = strdup(opts[O_OPT].value)))
-        st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-      else
-        t.opt->type = my_type;
-    }
-    if (opts[O_LR].value) t.opt->lr = lr;
-    t.batch = batch ? batch : t.td->batch_size;
-    t.epochs = epochs ? epochs : t.td->epochs;
-    t.iterations = epochs ? 0 : iters ? iters : t.td->iterations;
-    /* iterations 0, from the flag or the file: no step */
-    t.no_steps = opts[O_ITERS].value ? iters == 0 : !epochs && t.td->has_iterations && t.td->iterations == 0;
-    if (!t.epochs && !t.iterations) t.epochs = 1;
-    t.seed = opts[O_SEED].value ? seed : t.td->seed;
-    t.shuffle = opts[O_NOSHUF].value ? false : opts[O_SHUF].value ? true : t.td->shuffle;
-    t.log_every = log_every ? log_every : t.td->log_every > 0 ? t.td->log_every : 100;
-    t.save_every = save_every;
-    t.save_dir = opts[O_SAVE].value;
-    t.tty = isatty(2) && pd_dist_size() == 1;
-    t.progress_every = 10;
-    const char *pe = getenv("PADDLE_RUN_PROGRESS_SECONDS");
-    if (pe && *pe) {
-      char *end;
-      double v = strtod(pe, &end);
-      if (*end || !(v >= 0) || !isfinite(v))
-        st = pd_errorf(&err, PD_ERR_INPUT, "PADDLE_RUN_PROGRESS_SECONDS must be seconds >= 0, got \"%s\"", pe);
-      t.progress_every = v;
-    }
-    if (t.batch <= 0) st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.batch_size must be > 0", pos[0]);
-    if (!st && (!t.td->loss || !*t.td->loss))
-      st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
-  }
-  if (!st) st = pd_schedule_check(t.opt, &err);
-  if (!st) {
-    t.net->ranks = pd_dist_size();
-    /* GPUs under mpirun: the gradients' allreduce through NCCL, one rank too */
-    t.net->nccl = place.kind == PD_GPU && pd_dist_joined() && pd_nccl_built();
-  }
-  /* a net printed by `desc --backward --optimizer` already has them */
-  if (!st) st = pd_net_make_trainable(t.net, t.td->loss, t.opt, &err);
-  if (!st) st = pd_net_select_kernels(t.net, place.kind, &err);
-  /* data: the file's bindings, then flags (which override). The evaluation
-   * data opens after the training data, not beside it on a thread: that
-   * saved ~11 ms of start-up on the shipped .gz files but raised the peak
-   * RSS by the evaluation images (7.8 MB) held while the training images
-   * inflate. */
-  if (!st)
-    st = pd_feed_bind_all(&t.feed, t.net, pos[0], t.td->data, t.td->n_data, "train.data", opts[O_DATA].values,
-                          opts[O_DATA].n_values, "--data", &err);
-  if (!st)
-    st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
-  if (!st) st = pd_net_check_memory(t.net, t.batch < t.feed.rows ? t.batch : t.feed.rows, &err);
-  if (!st)
-    st = pd_feed_bind_all(&t.efeed, t.net, pos[0], t.td->eval_data, t.td->n_eval_data, "train.eval_data",
-                          opts[O_EVAL].values, opts[O_EVAL].n_values, "--eval-data", &err);
-  /* metrics: the loss, then train.metrics */
-  if (!st) {
-    t.metrics = calloc(t.td->n_metrics + 1, sizeof *t.metrics);
-    if (!t.metrics)
-      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-    else
-      t.metrics[t.nmetrics++] = t.net->loss;
-    for (size_t i = 0; !st && i < t.td->n_metrics; i++) {
-      int v = pd_net_var(t.net, t.td->metrics[i]);
-      if (v < 0 || pd_tensor_numel(&t.net->vars[v].meta) != 1)
-        st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.metrics \"%s\" must be a one-element variable of the net", pos[0],
-                       t.td->metrics[i]);
-      else
-        t.metrics[t.nmetrics++] = v;
-    }
-  }
-  bool *eval_ops = NULL;
-  if (!st && t.efeed.n) {
-    eval_ops = calloc((size_t)t.net->nops + 1, 1);
-    if (!eval_ops)
-      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-    else
-      pd_net_prune(t.net, t.metrics, t.nmetrics, eval_ops);
-    for (int o = t.net->n_forward; eval_ops && o < t.net->nops; o++) eval_ops[o] = false;
-    if (!st) st = pd_feed_check(&t.efeed, t.net, eval_ops, "give --eval-data for it too", &err);
-    t.have_eval = !st;
-  }
-  /* what would fail at a later step fails now: a class label out of range
-   * in either data, a shape the short last batch cannot take */
-  if (!st) st = pd_check_labels(t.net, &t.feed, "training", &err);
-  if (!st && t.have_eval) st = pd_check_labels(t.net, &t.efeed, "evaluation", &err);
-  if (!st) st = check_last_batch(&t, t.feed.rows, "training", &err);
-  if (!st && t.have_eval) st = check_last_batch(&t, t.efeed.rows, "evaluation", &err);
-  if (!st && !(t.esum = calloc((size_t)t.nmetrics + 1, sizeof *t.esum)))
-    st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && !(t.fin = calloc((size_t)t.nmetrics + 1, sizeof *t.fin)))
-    st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  /* float data must be finite: one NaN would reach the loss (or, through
-   * an integer cast, turn into 0) mid-run */
-  if (!st && !opts[O_NO_CHECK_DATA].value) st = pd_feed_check_finite(&t.feed, t.net, "--no-check-data", &err);
-  if (!st && t.have_eval && !opts[O_NO_CHECK_DATA].value)
-    st = pd_feed_check_finite(&t.efeed, t.net, "--no-check-data", &err);
-  /* a save directory this run creates is removed again if the run saves
-   * nothing (a failure before the first checkpoint leaves no trace) */
-  struct stat sb;
-  bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
-  bool made_save_dir = rank0 && t.save_dir && stat(t.save_dir, &sb) != 0;
-  if (!st && rank0 && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
-  pd_ckpt_lock *save_lock = NULL; /* one writer per save directory */
-  if (!st && rank0 && t.save_dir) st = pd_checkpoint_lock(t.save_dir, &save_lock, &err);
-  if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st)
-    st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_ALLOW_PARTIAL].value != NULL, opts[O_RESUME].value, &ck,
-                           &err);
-  if (!st && rank0 && t.save_dir) st = check_save_dir(&t, ck, &err);
-  /* after every input is read: never one of them, a directory or a socket;
-   * a resumed run appends to its log (the log is the run's history) */
-  if (!st && rank0 && opts[O_LOG].value)
-    st = pd_output_open_stream("--log", opts[O_LOG].value, opts[O_RESUME].value != NULL, &t.log, &err);
-  t.log_path = opts[O_LOG].value;
-  if (!st && t.log) st = log_run(&t, pos[0], opts, place, &err);
-  if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
-  /* the step's gradients share buffers; its forward values (which the
-   * evaluation runner shares, unplanned) stay, to name a non-finite loss */
-  if (!st) st = pd_runner_plan_memory(&t.r, t.metrics, t.nmetrics, true, &err);
-  if (!st && t.have_eval) st = pd_runner_init(&t.er, t.net, t.scope, eval_ops, &err);
-  /* on GPUs of several ranks the device copies come after the broadcast (share) */
-  bool late_place = place.kind == PD_GPU && pd_dist_size() > 1;
-  if (!st && !late_place) st = set_place(&t, place, &err);
-  if (!st) {
-    t.r.exec.training = true;
-    t.r.exec.seed = t.seed;
-    t.er.exec.training = false;
-    t.er.exec.seed = t.seed;
-    t.perm = pd_malloc_array((size_t)t.feed.rows + 1, sizeof *t.perm);
-    t.rows = pd_malloc_array((size_t)t.batch + 1, sizeof *t.rows);
-    if (!t.perm || !t.rows) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  }
-  /* every rank's setup done or failed: agreed before training (under MPI) */
-  code = st ? pd_cli_fail(&err) : 0;
-  int agreed = pd_cli_dist_agree(code);
-  if (!st && !agreed && !(st = share(&t, place, late_place, &err))) {
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    t.t0 = pd_cli_now();
-    /* ranks reading other data of the same shape would train on a mix */
-    if (pd_dist_size() > 1)
-      st = pd_cli_dist_same_data(t.net, &t.feed, t.have_eval ? &t.efeed : NULL, &t.diverged, &err);
-    if (!st && t.log) { /* start-up: main() to the first step, data opened and parameters placed */
-      fprintf(t.log, "{\"type\":\"start\",\"ranks\":%d,\"startup\":%.4f", pd_dist_size(), t.t0 - pd_cli_t_main);
-      if (pd_dist_size() > 1) { /* how the CPU gradients are summed */
-        const char *why = pd_dist_shared_why_not();
-        fprintf(t.log, ",\"allreduce\":\"%s%s%s\"", why ? "mpi (" : "shared memory", why ? why : "", why ? ")" : "");
-      }
-      st = pd_log_end_record(t.log, t.log_path, &err);
-    }
-    if (!st) st = train_loop(&t, ck, &err);
-  }
-  /* under mpirun a failure aborts every rank (pd_cli_dist_fail): the log's end first */
-  if (t.log && !code && !agreed && st && pd_dist_size() > 1) log_end(&t, pd_exit_code(err.status), &err);
-  if (!code && agreed)
-    code = agreed; /* another rank failed its setup; it said why */
-  else if (!code && st)
-    code = pd_cli_dist_fail(&err, t.diverged);
-  else if (!code)
-    code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
-  pd_checkpoint_unlock(save_lock);
-  if (st && made_save_dir) rmdir(t.save_dir); /* only succeeds while empty */
-  if (g_signal)
-    fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");
-  if (t.log) code = log_end(&t, code, st ? &err : NULL);
-  if (my_type) {
-    t.opt->type = orig_type;
-    free(my_type);
-  }
-  free(t.metrics), free(t.perm), free(t.rows), free(eval_ops), free(t.esum), free(t.fin);
-  pd_runner_free(&t.r);
-  pd_runner_free(&t.er);
-  pd_feed_close(&t.feed);
-  pd_feed_close(&t.efeed);
-  pd_checkpoint_close(ck);
-  pd_scope_free(t.scope);
-  pd_net_free(t.net);
-  pd_nccl_close();
-  pd_gpu_close();
+  code = train(&f, opts, pos[0], place);
 out:
   pd_cli_free(opts, NOPT);
   return code;
