@@ -71,6 +71,155 @@ static bool same_output(const char *a, const char *b) {
   return stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* What the inference steps share: the net and its runner, the fetched
+ * variables, and the batching. */
+typedef struct inference {
+  pd_net *net;
+  pd_scope *scope;
+  pd_feed feed;
+  pd_runner r;
+  int nf;
+  fetch *f;
+  int *targets;  /* the fetched variables */
+  bool *active;  /* the ops they need */
+  int64_t *rows; /* a batch's rows */
+  long long batch;
+  int64_t total; /* rows in all */
+} inference;
+
+/* Each --fetch VAR[=OUT]: a variable of the net, and no two writing one file. */
+static pd_status parse_fetches(inference *in, const pd_opt *fetch_opt, pd_error *err) {
+  pd_status st = PD_OK;
+  for (int i = 0; i < in->nf && !st; i++) {
+    fetch *f = in->f;
+    pd_tensor_init(&f[i].acc, PD_F32);
+    const char *spec = fetch_opt->values[i], *eq = strchr(spec, '=');
+    size_t len = eq ? (size_t)(eq - spec) : strlen(spec);
+    if (len == 0 || (eq && !eq[1]))
+      return pd_errorf(err, PD_ERR_INPUT, "--fetch \"%s\": expected VAR or VAR=OUT.npy", spec);
+    char *name = strndup(spec, len); /* a name of any length */
+    if (!name) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    f[i].out = eq ? eq + 1 : NULL;
+    f[i].var = in->targets[i] = pd_net_var(in->net, name);
+    if (f[i].var < 0) st = pd_errorf(err, PD_ERR_INPUT, "--fetch: the net has no variable \"%s\"", name);
+    for (int j = 0; j < i && !st && f[i].out; j++)
+      if (f[j].out && same_output(f[j].out, f[i].out))
+        st = pd_errorf(err, PD_ERR_INPUT, "--fetch %s and --fetch %s write one file; give each its own",
+                       fetch_opt->values[j], spec);
+    free(name);
+  }
+  return st;
+}
+
+/* The ops the fetches need, their data and parameters, and the runner on
+ * the place. */
+static pd_status prepare(inference *in, const pd_opt *params, const pd_opt *data, pd_place place, pd_error *err) {
+  pd_net *net = in->net;
+  pd_status st = PD_OK;
+  if (!(in->active = calloc((size_t)net->nops + 1, 1))) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  pd_net_prune(net, in->targets, in->nf, in->active);
+  st = pd_net_select_kernels(net, place.kind, err);
+  for (int i = 0; i < data->n_values && !st; i++)
+    st = pd_feed_bind_spec(&in->feed, net, data->values[i], "--data", err);
+  if (!st) st = pd_feed_check(&in->feed, net, in->active, "give --data VAR=FILE", err);
+  if (!st && !(in->scope = pd_scope_new(NULL))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && !params->value) {
+    bool any = false;
+    for (int v = 0; v < net->nvars; v++) any |= net->vars[v].kind == PD_VAR_PARAM;
+    if (any) st = pd_errorf(err, PD_ERR_INPUT, "the net has parameters: give --params DIR");
+  }
+  if (!st && params->value) st = pd_params_load(net, in->scope, params->value, in->active, true, NULL, NULL, err);
+  if (!st) st = pd_runner_init(&in->r, net, in->scope, in->active, err);
+  if (!st) st = pd_runner_plan_memory(&in->r, in->targets, in->nf, false, err); /* the fetched variables stay */
+  if (!st) st = pd_runner_set_place(&in->r, place, err);
+  return st;
+}
+
+/* The batching (one row when there is no data), and what would fail later:
+ * a fetch that differs per batch, an output that cannot be written (a run
+ * that fails leaves no output behind). */
+static pd_status plan_batches(inference *in, pd_error *err) {
+  pd_net *net = in->net;
+  in->total = in->feed.n ? in->feed.rows : 1;
+  if (!in->feed.n) in->batch = 1;
+  int64_t most = in->batch < in->total ? in->batch : in->total; /* a batch holds at most every row */
+  pd_status st = pd_net_check_memory(net, most, err);
+  if (st) return st;
+  in->r.exec.training = false;
+  if (!(in->rows = pd_malloc_array((size_t)most, sizeof *in->rows)))
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int i = 0; i < in->nf; i++) {
+    const pd_var_info *vi = &net->vars[in->f[i].var];
+    bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
+    if (!batched && in->total > in->batch)
+      return pd_errorf(err, PD_ERR_INPUT,
+                       "--fetch %s: \"%s\" has no batch dimension (shape %s), so it differs per batch; fetch it with "
+                       "--batch-size >= %lld (all rows in one batch)",
+                       vi->name, vi->name, "[...]", (long long)in->total);
+  }
+  for (int i = 0; i < in->nf; i++)
+    if (in->f[i].out && (st = pd_check_creatable(in->f[i].out, err))) return st;
+  return PD_OK;
+}
+
+/* Fetch i's value in the batch from `start`, copied into its rows of all
+ * (sized at the first batch). */
+static pd_status collect(inference *in, int i, int64_t start, pd_error *err) {
+  fetch *f = &in->f[i];
+  pd_status st = pd_runner_fetch(&in->r, f->var, err);
+  if (st) return st;
+  const pd_tensor *t = in->r.t[f->var];
+  const pd_var_info *vi = &in->net->vars[f->var];
+  bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
+  if (start == 0) {
+    int64_t dims[PD_MAX_DIMS];
+    memcpy(dims, t->dims, sizeof dims);
+    if (batched) dims[0] = in->total;
+    f->acc.dtype = t->dtype;
+    st = pd_tensor_set_dims(&f->acc, t->ndim, dims, err);
+    if (!st) st = pd_tensor_alloc(&f->acc, err);
+    f->row_elems = batched && t->dims[0] ? pd_tensor_numel(t) / t->dims[0] : pd_tensor_numel(t);
+  }
+  if (st) return st;
+  size_t es = pd_dtype_size(t->dtype);
+  size_t off = batched ? (size_t)(start * f->row_elems) * es : 0;
+  memcpy((char *)pd_tensor_data(&f->acc) + off, pd_tensor_data(t), pd_tensor_bytes(t));
+  return PD_OK;
+}
+
+/* Every batch run and its fetches collected. */
+static pd_status run_batches(inference *in, pd_error *err) {
+  pd_status st = PD_OK;
+  for (int64_t start = 0; start < in->total && !st; start += in->batch) {
+    int64_t n = in->total - start < in->batch ? in->total - start : in->batch;
+    for (int64_t i = 0; i < n; i++) in->rows[i] = start + i;
+    if (in->feed.n) st = pd_feed_batch(&in->feed, &in->r, in->rows, n, err);
+    if (!st) st = pd_runner_run(&in->r, 0, in->net->nops, err);
+    for (int i = 0; i < in->nf && !st; i++) st = collect(in, i, start, err);
+  }
+  return st;
+}
+
+/* The .npy outputs first, then the text ones on stdout. */
+static pd_status write_outputs(inference *in, pd_error *err) {
+  pd_status st = PD_OK;
+  for (int i = 0; i < in->nf && !st; i++)
+    if (in->f[i].out) st = pd_npy_write(in->f[i].out, &in->f[i].acc, err);
+  for (int i = 0; i < in->nf && !st; i++)
+    if (!in->f[i].out) print_text(in->net->vars[in->f[i].var].name, &in->f[i].acc);
+  return st;
+}
+
+static void free_inference(inference *in) {
+  for (int i = 0; in->f && i < in->nf; i++) pd_tensor_release(&in->f[i].acc);
+  free(in->f), free(in->targets), free(in->active), free(in->rows);
+  pd_runner_free(&in->r);
+  pd_feed_close(&in->feed);
+  pd_scope_free(in->scope);
+  pd_net_free(in->net);
+  pd_gpu_close();
+}
+
 static int run(int argc, char **argv) {
   enum { PARAMS, DATA, FETCH, BATCH, THREADS, DEV, NOPT = DEV + PD_N_DEVICE_OPTS };
   pd_opt opts[NOPT] = {[PARAMS] = {.name = "--params", .has_value = true},
@@ -92,8 +241,9 @@ static int run(int argc, char **argv) {
     pd_cli_usage_error("infer", "nothing to compute: give --fetch VAR[=OUT.npy]");
     goto out;
   }
-  long long batch = 256, threads = 0;
-  if ((opts[BATCH].value && !pd_cli_int("infer", "--batch-size", opts[BATCH].value, 1, PD_MAX_BATCH, &batch)) ||
+  inference in = {.batch = 256, .nf = opts[FETCH].n_values};
+  long long threads = 0;
+  if ((opts[BATCH].value && !pd_cli_int("infer", "--batch-size", opts[BATCH].value, 1, PD_MAX_BATCH, &in.batch)) ||
       (opts[THREADS].value && !pd_cli_int("infer", "--threads", opts[THREADS].value, 1, PD_MAX_THREADS, &threads)))
     goto out;
   pd_set_threads((int)threads);
@@ -101,117 +251,18 @@ static int run(int argc, char **argv) {
   if ((code = pd_cli_device("infer", opts, DEV, &place))) goto out;
 
   pd_error err = {0};
-  pd_net *net = NULL;
-  pd_scope *scope = NULL;
-  pd_feed feed = {0};
-  pd_runner r = {0};
-  int nf = opts[FETCH].n_values;
-  fetch *f = calloc((size_t)nf, sizeof *f);
-  bool *active = NULL;
-  int *targets = calloc((size_t)nf, sizeof *targets);
-  int64_t *rows = NULL;
-  pd_status st = !f || !targets ? pd_errorf(&err, PD_ERR_RUNTIME, "out of memory") : PD_OK;
-  if (!st) st = pd_net_load(pos[0], NULL, &net, &err);
-  for (int i = 0; i < nf && !st; i++) {
-    pd_tensor_init(&f[i].acc, PD_F32);
-    const char *spec = opts[FETCH].values[i], *eq = strchr(spec, '=');
-    size_t len = eq ? (size_t)(eq - spec) : strlen(spec);
-    if (len == 0 || (eq && !eq[1])) {
-      st = pd_errorf(&err, PD_ERR_INPUT, "--fetch \"%s\": expected VAR or VAR=OUT.npy", spec);
-      break;
-    }
-    char *name = strndup(spec, len); /* a name of any length */
-    if (!name) {
-      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-      break;
-    }
-    f[i].out = eq ? eq + 1 : NULL;
-    f[i].var = targets[i] = pd_net_var(net, name);
-    if (f[i].var < 0) st = pd_errorf(&err, PD_ERR_INPUT, "--fetch: the net has no variable \"%s\"", name);
-    for (int j = 0; j < i && !st && f[i].out; j++)
-      if (f[j].out && same_output(f[j].out, f[i].out))
-        st = pd_errorf(&err, PD_ERR_INPUT, "--fetch %s and --fetch %s write one file; give each its own",
-                       opts[FETCH].values[j], spec);
-    free(name);
-  }
-  if (!st && !(active = calloc((size_t)net->nops + 1, 1))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st) {
-    pd_net_prune(net, targets, nf, active);
-    st = pd_net_select_kernels(net, place.kind, &err);
-  }
-  for (int i = 0; i < opts[DATA].n_values && !st; i++)
-    st = pd_feed_bind_spec(&feed, net, opts[DATA].values[i], "--data", &err);
-  if (!st) st = pd_feed_check(&feed, net, active, "give --data VAR=FILE", &err);
-  if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && !opts[PARAMS].value) {
-    bool any = false;
-    for (int v = 0; v < net->nvars; v++) any |= net->vars[v].kind == PD_VAR_PARAM;
-    if (any) st = pd_errorf(&err, PD_ERR_INPUT, "the net has parameters: give --params DIR");
-  }
-  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, NULL, &err);
-  if (!st) st = pd_runner_init(&r, net, scope, active, &err);
-  if (!st) st = pd_runner_plan_memory(&r, targets, nf, false, &err); /* the fetched variables stay */
-  if (!st) st = pd_runner_set_place(&r, place, &err);
-  int64_t total = feed.n ? feed.rows : 1;
-  if (!feed.n) batch = 1;
-  if (!st) st = pd_net_check_memory(net, batch < total ? batch : total, &err);
-  if (!st) {
-    r.exec.training = false;
-    /* a batch holds at most every row */
-    if (!(rows = pd_malloc_array((size_t)(batch < total ? batch : total), sizeof *rows)))
-      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  }
-  for (int i = 0; i < nf && !st; i++) {
-    const pd_var_info *vi = &net->vars[f[i].var];
-    bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
-    if (!batched && total > batch)
-      st = pd_errorf(&err, PD_ERR_INPUT,
-                     "--fetch %s: \"%s\" has no batch dimension (shape %s), so it differs per batch; fetch it with "
-                     "--batch-size >= %lld (all rows in one batch)",
-                     vi->name, vi->name, "[...]", (long long)total);
-  }
-  /* every output must be writable before the first is written: a run that
-   * fails leaves no output behind */
-  for (int i = 0; i < nf && !st; i++)
-    if (f[i].out) st = pd_check_creatable(f[i].out, &err);
-  for (int64_t start = 0; start < total && !st; start += batch) {
-    int64_t n = total - start < batch ? total - start : batch;
-    for (int64_t i = 0; i < n; i++) rows[i] = start + i;
-    if (feed.n) st = pd_feed_batch(&feed, &r, rows, n, &err);
-    if (!st) st = pd_runner_run(&r, 0, net->nops, &err);
-    for (int i = 0; i < nf && !st; i++) {
-      if ((st = pd_runner_fetch(&r, f[i].var, &err))) break;
-      const pd_tensor *t = r.t[f[i].var];
-      const pd_var_info *vi = &net->vars[f[i].var];
-      bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
-      if (start == 0) {
-        int64_t dims[PD_MAX_DIMS];
-        memcpy(dims, t->dims, sizeof dims);
-        if (batched) dims[0] = total;
-        f[i].acc.dtype = t->dtype;
-        st = pd_tensor_set_dims(&f[i].acc, t->ndim, dims, &err);
-        if (!st) st = pd_tensor_alloc(&f[i].acc, &err);
-        f[i].row_elems = batched && t->dims[0] ? pd_tensor_numel(t) / t->dims[0] : pd_tensor_numel(t);
-      }
-      if (st) break;
-      size_t es = pd_dtype_size(t->dtype);
-      size_t off = batched ? (size_t)(start * f[i].row_elems) * es : 0;
-      memcpy((char *)pd_tensor_data(&f[i].acc) + off, pd_tensor_data(t), pd_tensor_bytes(t));
-    }
-  }
-  for (int i = 0; i < nf && !st; i++)
-    if (f[i].out) st = pd_npy_write(f[i].out, &f[i].acc, &err);
-  for (int i = 0; i < nf && !st; i++)
-    if (!f[i].out) print_text(net->vars[f[i].var].name, &f[i].acc);
+  in.f = calloc((size_t)in.nf, sizeof *in.f);
+  in.targets = calloc((size_t)in.nf, sizeof *in.targets);
+  pd_status st = !in.f || !in.targets ? pd_errorf(&err, PD_ERR_RUNTIME, "out of memory") : PD_OK;
+  if (!st) st = pd_net_load(pos[0], NULL, &in.net, &err);
+  if (!st) st = parse_fetches(&in, &opts[FETCH], &err);
+  if (!st) st = prepare(&in, &opts[PARAMS], &opts[DATA], place, &err);
+  if (!st) st = plan_batches(&in, &err);
+  if (!st) st = run_batches(&in, &err);
+  if (!st) st = write_outputs(&in, &err);
   code = st ? pd_cli_fail(&err) : 0;
   if (!st && fflush(stdout)) code = 1;
-  for (int i = 0; f && i < nf; i++) pd_tensor_release(&f[i].acc);
-  free(f), free(targets), free(active), free(rows);
-  pd_runner_free(&r);
-  pd_feed_close(&feed);
-  pd_scope_free(scope);
-  pd_net_free(net);
-  pd_gpu_close();
+  free_inference(&in);
 out:
   pd_cli_free(opts, NOPT);
   return code;

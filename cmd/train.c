@@ -151,6 +151,13 @@ typedef struct trainer {
   int nmetrics;
   int64_t *perm, *rows;
   double t0;
+  /* what the setup holds until the end */
+  pd_checkpoint *ck;         /* the one --resume continues */
+  pd_ckpt_lock *save_lock;   /* one writer per save directory */
+  bool made_save_dir;        /* this run created it: removed again if it saves nothing */
+  bool late_place;           /* GPUs of several ranks: the device copies come after the broadcast */
+  bool *eval_ops;            /* the ops the evaluation runs */
+  char *orig_type, *my_type; /* --optimizer's copy, and the file's type put back at the end */
 } trainer;
 
 /* The training runner, and the evaluation one when there is one, on `place`
@@ -453,201 +460,279 @@ static void progress(trainer *t, int64_t epoch, int64_t step, int64_t total, con
   fputs(t->tty ? "\033[K" : "\n", stderr); /* on a terminal: clear what a longer line left */
 }
 
-static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
+/* What train_loop carries from step to step: the plan, where the run is,
+ * the metrics since the last logged step and the progress line's clock. */
+typedef struct loop {
+  int64_t rows, per_epoch, total;
+  int64_t step, epoch, bi, step0; /* bi: the batch in the epoch; step0: where this run began */
+  int lr_v, step_v, reduce_op;
+  double *sum, *ev, *avg; /* metrics times rows since the last log line (rows last), evaluation, averages */
+  double lr, tstep, tline;
+  int64_t seen, logged_examples;
+  bool evaluated; /* ev holds the evaluation of the current parameters */
+  bool prestaged; /* this step's batch was fed and staged during the last one (GPU) */
+  bool nonfinite; /* the loss went non-finite: the parameters are not those of a good step */
+} loop;
+
+/* The run's length and where it starts (a checkpoint's position); under
+ * mpirun every rank must have the same plan. */
+static pd_status plan_loop(trainer *t, pd_checkpoint *ck, loop *L, pd_error *err) {
   pd_net *net = t->net;
-  int64_t rows = t->feed.rows;
-  int64_t per_epoch = (rows + t->batch - 1) / t->batch, total = t->no_steps ? 0 : t->iterations;
-  if (!t->no_steps && t->iterations <= 0 && (!pd_i64_mul(per_epoch, t->epochs, &total) || total > PD_MAX_STEPS))
+  L->rows = t->feed.rows;
+  L->per_epoch = (L->rows + t->batch - 1) / t->batch;
+  L->total = t->no_steps ? 0 : t->iterations;
+  if (!t->no_steps && t->iterations <= 0 &&
+      (!pd_i64_mul(L->per_epoch, t->epochs, &L->total) || L->total > PD_MAX_STEPS))
     return pd_errorf(err, PD_ERR_INPUT, "%lld epochs of %lld batches are more than the %lld steps a run may take",
-                     (long long)t->epochs, (long long)per_epoch, (long long)PD_MAX_STEPS);
-  int64_t step = 0, epoch = 0, bi = 0;
+                     (long long)t->epochs, (long long)L->per_epoch, (long long)PD_MAX_STEPS);
   if (ck) {
     const pd_ckpt_state *cs = pd_checkpoint_state(ck);
-    step = cs->step, epoch = cs->epoch, bi = cs->batch_in_epoch;
-    if (bi > per_epoch)
+    L->step = cs->step, L->epoch = cs->epoch, L->bi = cs->batch_in_epoch;
+    if (L->bi > L->per_epoch)
       return pd_errorf(err, PD_ERR_INPUT,
                        "%s/manifest.pbtxt: batch_in_epoch %lld is beyond this run's %lld batches per epoch "
                        "(other data or batch size?)",
-                       pd_checkpoint_dir(ck), (long long)bi, (long long)per_epoch);
+                       pd_checkpoint_dir(ck), (long long)L->bi, (long long)L->per_epoch);
   }
   if (pd_dist_size() > 1) { /* the ranks must meet in the same collectives */
-    int64_t plan[] = {rows,         t->batch,       total,
-                      step,         epoch,          bi,
+    int64_t plan[] = {L->rows,      t->batch,       L->total,
+                      L->step,      L->epoch,       L->bi,
                       t->log_every, t->check_every, t->have_eval ? t->efeed.rows : -1,
                       t->nmetrics,  net->nops,      net->nvars};
     pd_status st = pd_cli_dist_same_plan(plan, (int)(sizeof plan / sizeof *plan), &t->diverged, err);
     if (st) return st;
   }
-  int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step"), reduce_op = 0;
-  while (reduce_op < net->nops && strcmp(net->ops[reduce_op].def->type, "allreduce")) reduce_op++;
-  double *sum = calloc((size_t)t->nmetrics + 1, sizeof *sum), *ev = calloc((size_t)t->nmetrics + 1, sizeof *ev);
-  double *avg = calloc((size_t)t->nmetrics + 1, sizeof *avg);
-  if (!sum || !ev || !avg) {
-    free(sum), free(ev), free(avg);
-    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  L->lr_v = pd_net_var(net, "@lr"), L->step_v = pd_net_var(net, "@step");
+  while (L->reduce_op < net->nops && strcmp(net->ops[L->reduce_op].def->type, "allreduce")) L->reduce_op++;
+  L->sum = calloc((size_t)t->nmetrics + 1, sizeof *L->sum), L->ev = calloc((size_t)t->nmetrics + 1, sizeof *L->ev);
+  L->avg = calloc((size_t)t->nmetrics + 1, sizeof *L->avg);
+  if (!L->sum || !L->ev || !L->avg) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  return PD_OK;
+}
+
+/* An epoch's end inside the run: its line (and evaluation), then the next
+ * epoch's order of the rows. */
+static pd_status next_epoch(trainer *t, loop *L, pd_error *err) {
+  L->epoch++, L->bi = 0;
+  pd_status st = end_epoch(t, L->epoch, L->step, L->ev, err);
+  if (st) return st;
+  L->evaluated = true;
+  permutation(t->perm, L->rows, t->seed, L->epoch, t->shuffle);
+  return PD_OK;
+}
+
+/* An op that names a row of the batch: say which row of the data it is. */
+static void name_data_row_of_batch(trainer *t, int64_t start, int64_t n, pd_error *err) {
+  if (err->row < 0 || err->row >= n) return;
+  char files[1024] = "";
+  size_t used = 0;
+  for (int k = 0; k < t->feed.n && used < sizeof files; k++)
+    used += (size_t)snprintf(files + used, sizeof files - used, "%s%s", k ? ", " : "", t->feed.b[k].file);
+  size_t len = strlen(err->msg);
+  snprintf(err->msg + len, sizeof err->msg - len, "; row %lld of the batch is row %lld of %s", (long long)err->row,
+           (long long)t->perm[start + err->row], files);
+}
+
+/* Feed this rank's rows [start, start + n) of the permutation and run the
+ * step. On a GPU the step is only queued: read and stage the next batch of
+ * the epoch now, so its copy overlaps this step's compute (one process; not
+ * across an epoch's end, where evaluation comes in between). */
+static pd_status run_batch(trainer *t, loop *L, int64_t start, int64_t n, pd_error *err) {
+  pd_status st;
+  pd_dist_step_begin(n, g_signal != 0);
+  L->lr = pd_schedule_lr(t->opt, L->step);
+  t->r.exec.step = L->step;
+  if (!L->prestaged) {
+    pd_tensor_set(t->r.t[L->lr_v], 0, L->lr);
+    pd_tensor_set(t->r.t[L->step_v], 0, (double)(L->step + 1));
+    if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) return st;
   }
+  L->prestaged = false;
+  st = pd_runner_run(&t->r, n ? 0 : L->reduce_op, t->net->nops, err);
+  int64_t err_start = start; /* where the batch an error names begins */
+  if (!st && t->r.d && pd_dist_size() == 1 && L->step + 1 < L->total && L->bi + 1 < L->per_epoch) {
+    int64_t next = start + n, nn = L->rows - next < t->batch ? L->rows - next : t->batch;
+    pd_tensor_set(t->r.t[L->lr_v], 0, pd_schedule_lr(t->opt, L->step + 1));
+    pd_tensor_set(t->r.t[L->step_v], 0, (double)(L->step + 2));
+    st = pd_feed_batch(&t->feed, &t->r, t->perm + next, nn, err);
+    if (st) err_start = next;
+    if (!st) st = pd_runner_stage(&t->r, err);
+    L->prestaged = !st;
+  }
+  if (st) name_data_row_of_batch(t, err_start, n, err);
+  return st;
+}
+
+/* The step's metrics, fetched; a non-finite loss stops the run, naming
+ * the rows (and files) that carry a non-finite value. */
+static pd_status check_loss(trainer *t, loop *L, int64_t start, int64_t n, pd_error *err) {
+  pd_net *net = t->net;
   pd_status st = PD_OK;
-  double lr = 0, tstep = pd_cli_now(), tline = tstep;
-  t->t_epoch = tstep;
-  int64_t seen = 0, logged_examples = 0;
-  bool evaluated = false; /* ev holds the evaluation of the current parameters */
-  bool prestaged = false; /* this step's batch was fed and staged during the last one (GPU) */
-  bool nonfinite = false; /* the loss went non-finite: the parameters are not those of a good step */
-  int64_t step0 = step;
-  permutation(t->perm, rows, t->seed, epoch, t->shuffle);
-  while (step < total && !st) {
-    if (bi == per_epoch) {
-      epoch++, bi = 0;
-      if ((st = end_epoch(t, epoch, step, ev, err))) break;
-      evaluated = true;
-      permutation(t->perm, rows, t->seed, epoch, t->shuffle);
-    }
-    int64_t start = bi * t->batch, n = rows - start < t->batch ? rows - start : t->batch;
-    /* this rank's slice of the global batch; with no rows it only joins the allreduce */
-    int64_t lo, nl;
-    my_slice(n, &lo, &nl);
-    start += lo, n = nl;
-    pd_dist_step_begin(n, g_signal != 0);
-    lr = pd_schedule_lr(t->opt, step);
-    t->r.exec.step = step;
-    if (!prestaged) {
-      pd_tensor_set(t->r.t[lr_v], 0, lr);
-      pd_tensor_set(t->r.t[step_v], 0, (double)(step + 1));
-      if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) break;
-    }
-    prestaged = false;
-    st = pd_runner_run(&t->r, n ? 0 : reduce_op, net->nops, err);
-    int64_t err_start = start; /* where the batch an error names begins */
-    /* On a GPU the step is only queued: read and stage the next batch of
-     * the epoch now, so its copy overlaps this step's compute (one process;
-     * not across an epoch's end, where evaluation comes in between). */
-    if (!st && t->r.d && pd_dist_size() == 1 && step + 1 < total && bi + 1 < per_epoch) {
-      int64_t next = start + n, nn = rows - next < t->batch ? rows - next : t->batch;
-      pd_tensor_set(t->r.t[lr_v], 0, pd_schedule_lr(t->opt, step + 1));
-      pd_tensor_set(t->r.t[step_v], 0, (double)(step + 2));
-      st = pd_feed_batch(&t->feed, &t->r, t->perm + next, nn, err);
-      if (st) err_start = next;
-      if (!st) st = pd_runner_stage(&t->r, err);
-      prestaged = !st;
-    }
-    if (st) {
-      /* an op that names a row of the batch: say which row of the data it is */
-      if (err->row >= 0 && err->row < n) {
-        char files[1024] = "";
-        size_t used = 0;
-        for (int k = 0; k < t->feed.n && used < sizeof files; k++)
-          used += (size_t)snprintf(files + used, sizeof files - used, "%s%s", k ? ", " : "", t->feed.b[k].file);
-        size_t len = strlen(err->msg);
-        snprintf(err->msg + len, sizeof err->msg - len, "; row %lld of the batch is row %lld of %s",
-                 (long long)err->row, (long long)t->perm[err_start + err->row], files);
-      }
-      break;
-    }
-    for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->r, t->metrics[m], err);
-    if (st) break;
-    double loss = scalar(t->r.t[net->loss]);
-    if (n && !isfinite(loss)) {
-      char where[1024];
-      find_nonfinite(t, t->perm + start, n, where, sizeof where);
-      char lb[32];
-      st = pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %s at step %lld (epoch %lld): %s",
-                     net->vars[net->loss].name, pd_fmt_num(lb, sizeof lb, loss), (long long)step + 1,
-                     (long long)epoch + 1, where);
-      nonfinite = true; /* the step's updates ran: no checkpoint of these parameters */
-      break;
-    }
-    for (int m = 0; m < t->nmetrics && n; m++) {
-      double v = scalar(t->r.t[t->metrics[m]]) * (double)n;
-      sum[m] += v, t->esum[m] += v;
-    }
-    seen += n, t->esum[t->nmetrics] += (double)n;
-    step++, bi++;
-    evaluated = false;
-    bool last = step == total;
-    if (pd_dist_size() > 1 && (step % t->log_every == 0 || last)) { /* the metrics over all ranks */
-      sum[t->nmetrics] = (double)seen;
-      if ((st = reduce_sums(sum, t->nmetrics + 1, err))) break;
-      seen = (int64_t)sum[t->nmetrics];
-    }
-    /* on a GPU the checksum is over the parameters fetched back to the host */
-    if (pd_dist_size() > 1 && (step % t->check_every == 0 || last) &&
-        ((st = pd_runner_fetch_persistables(&t->r, err)) || (st = pd_cli_dist_check(&t->r, step, &t->diverged, err))))
-      break;
-    /* not on a terminal, a progress line also every progress_every seconds (one process) */
-    bool timely = !t->tty && t->progress_every > 0 && pd_dist_size() == 1 && pd_cli_now() - tline >= t->progress_every;
-    if (step % t->log_every == 0 || last || t->tty || timely) {
-      double tn = pd_cli_now(), rate = (double)(seen - logged_examples) / (tn - tstep > 1e-9 ? tn - tstep : 1e-9);
-      for (int m = 0; m < t->nmetrics; m++) avg[m] = sum[m] / (double)(seen ? seen : 1);
-      double eta = rate > 0 ? (double)(total - step) * (double)t->batch / rate : 0;
-      bool logged = step % t->log_every == 0 || last;
-      if (t->tty || logged || timely) {
-        progress(t, epoch, step, total, avg, lr, rate, eta);
-        tline = tn;
-      }
-      if (logged) {
-        if (t->log) {
-          fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)epoch + 1,
-                  (long long)step, lr);
-          log_metrics(t, avg, "");
-          if (pd_dist_size() > 1)
-            fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f,\"shared_steps\":%lld", pd_dist_size(),
-                    pd_dist_comm_seconds(), (long long)pd_dist_shared_steps());
-          fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f", rate, tn - t->t0);
-          if (t->r.d) {
-            pd_gpu_mem m = pd_gpu_mem_stats();
-            fprintf(t->log, ",\"gpu_mem_bytes\":%zu,\"gpu_mem_peak_bytes\":%zu", m.in_use, m.peak);
-          }
-          if ((st = pd_log_end_record(t->log, t->log_path, err))) break;
-        }
-        memset(sum, 0, sizeof *sum * (size_t)t->nmetrics);
-        logged_examples = seen = 0;
-        tstep = tn;
-      }
-    }
-    if (t->save_dir && t->save_every > 0 && step % t->save_every == 0 && !last) st = save(t, step, epoch, bi, lr, err);
-    /* under MPI every rank stops after the same step: the one whose allreduce carried a request */
-    if (pd_dist_size() > 1 ? pd_dist_global_stop() : g_signal != 0) {
-      if (!g_signal) g_signal = SIGTERM; /* another rank was asked to stop */
-      break;
-    }
+  for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->r, t->metrics[m], err);
+  if (st) return st;
+  double loss = scalar(t->r.t[net->loss]);
+  if (n && !isfinite(loss)) {
+    char where[1024];
+    find_nonfinite(t, t->perm + start, n, where, sizeof where);
+    char lb[32];
+    st =
+        pd_errorf(err, PD_ERR_RUNTIME, "the loss \"%s\" is %s at step %lld (epoch %lld): %s", net->vars[net->loss].name,
+                  pd_fmt_num(lb, sizeof lb, loss), (long long)L->step + 1, (long long)L->epoch + 1, where);
+    L->nonfinite = true; /* the step's updates ran: no checkpoint of these parameters */
   }
-  if (!st && !g_signal && bi == per_epoch) {
-    epoch++, bi = 0;
-    if (!(st = end_epoch(t, epoch, step, ev, err))) evaluated = true;
+  return st;
+}
+
+/* Under mpirun: the metrics summed over the ranks at a logged step, and the
+ * ranks' parameters compared every check_every steps. */
+static pd_status sync_ranks(trainer *t, loop *L, bool last, pd_error *err) {
+  pd_status st;
+  if (pd_dist_size() == 1) return PD_OK;
+  if (L->step % t->log_every == 0 || last) {
+    L->sum[t->nmetrics] = (double)L->seen;
+    if ((st = reduce_sums(L->sum, t->nmetrics + 1, err))) return st;
+    L->seen = (int64_t)L->sum[t->nmetrics];
+  }
+  /* on a GPU the checksum is over the parameters fetched back to the host */
+  if ((L->step % t->check_every == 0 || last) &&
+      ((st = pd_runner_fetch_persistables(&t->r, err)) || (st = pd_cli_dist_check(&t->r, L->step, &t->diverged, err))))
+    return st;
+  return PD_OK;
+}
+
+/* A logged step's JSON line. */
+static pd_status log_step(trainer *t, loop *L, double rate, double tn, pd_error *err) {
+  fprintf(t->log, "{\"type\":\"step\",\"epoch\":%lld,\"step\":%lld,\"lr\":%.9g", (long long)L->epoch + 1,
+          (long long)L->step, L->lr);
+  log_metrics(t, L->avg, "");
+  if (pd_dist_size() > 1)
+    fprintf(t->log, ",\"ranks\":%d,\"comm_seconds\":%.6f,\"shared_steps\":%lld", pd_dist_size(), pd_dist_comm_seconds(),
+            (long long)pd_dist_shared_steps());
+  fprintf(t->log, ",\"examples_per_sec\":%.1f,\"elapsed\":%.3f", rate, tn - t->t0);
+  if (t->r.d) {
+    pd_gpu_mem m = pd_gpu_mem_stats();
+    fprintf(t->log, ",\"gpu_mem_bytes\":%zu,\"gpu_mem_peak_bytes\":%zu", m.in_use, m.peak);
+  }
+  return pd_log_end_record(t->log, t->log_path, err);
+}
+
+/* The progress line (every step on a terminal, else every log_every steps
+ * and, in one process, every progress_every seconds) and the log line; a
+ * logged step starts the next averages. */
+static pd_status report_step(trainer *t, loop *L, bool last, pd_error *err) {
+  bool timely = !t->tty && t->progress_every > 0 && pd_dist_size() == 1 && pd_cli_now() - L->tline >= t->progress_every;
+  if (!(L->step % t->log_every == 0 || last || t->tty || timely)) return PD_OK;
+  double tn = pd_cli_now(),
+         rate = (double)(L->seen - L->logged_examples) / (tn - L->tstep > 1e-9 ? tn - L->tstep : 1e-9);
+  for (int m = 0; m < t->nmetrics; m++) L->avg[m] = L->sum[m] / (double)(L->seen ? L->seen : 1);
+  double eta = rate > 0 ? (double)(L->total - L->step) * (double)t->batch / rate : 0;
+  bool logged = L->step % t->log_every == 0 || last;
+  if (t->tty || logged || timely) {
+    progress(t, L->epoch, L->step, L->total, L->avg, L->lr, rate, eta);
+    L->tline = tn;
+  }
+  if (!logged) return PD_OK;
+  pd_status st;
+  if (t->log && (st = log_step(t, L, rate, tn, err))) return st;
+  memset(L->sum, 0, sizeof *L->sum * (size_t)t->nmetrics);
+  L->logged_examples = L->seen = 0;
+  L->tstep = tn;
+  return PD_OK;
+}
+
+/* One step: this rank's slice of the batch, run, checked, counted and
+ * reported; *stop when a signal (on any rank) asks the run to end. */
+static pd_status train_step(trainer *t, loop *L, bool *stop, pd_error *err) {
+  int64_t start = L->bi * t->batch, n = L->rows - start < t->batch ? L->rows - start : t->batch;
+  /* this rank's slice of the global batch; with no rows it only joins the allreduce */
+  int64_t lo, nl;
+  my_slice(n, &lo, &nl);
+  start += lo, n = nl;
+  pd_status st = run_batch(t, L, start, n, err);
+  if (!st) st = check_loss(t, L, start, n, err);
+  if (st) return st;
+  for (int m = 0; m < t->nmetrics && n; m++) {
+    double v = scalar(t->r.t[t->metrics[m]]) * (double)n;
+    L->sum[m] += v, t->esum[m] += v;
+  }
+  L->seen += n, t->esum[t->nmetrics] += (double)n;
+  L->step++, L->bi++;
+  L->evaluated = false;
+  bool last = L->step == L->total;
+  if ((st = sync_ranks(t, L, last, err)) || (st = report_step(t, L, last, err))) return st;
+  if (t->save_dir && t->save_every > 0 && L->step % t->save_every == 0 && !last)
+    st = save(t, L->step, L->epoch, L->bi, L->lr, err);
+  /* under MPI every rank stops after the same step: the one whose allreduce carried a request */
+  if (pd_dist_size() > 1 ? pd_dist_global_stop() : g_signal != 0) {
+    if (!g_signal) g_signal = SIGTERM; /* another rank was asked to stop */
+    *stop = true;
+  }
+  return st;
+}
+
+/* The summary a script (or `make demo`) reads: the last evaluation. */
+static pd_status print_summary(trainer *t, loop *L, pd_error *err) {
+  pd_status st = PD_OK;
+  double el = pd_cli_now() - t->t0;
+  if (t->have_eval && !L->evaluated) st = evaluate(t, L->ev, err);
+  if (st) return st;
+  L->evaluated = true;
+  char b[32];
+  fprintf(stderr, "finished: %lld steps in %s", (long long)L->step, pd_fmt_secs(b, sizeof b, el));
+  if (t->have_eval) print_metrics(t, stderr, L->ev, "eval_");
+  fputc('\n', stderr);
+  if (t->r.d) {
+    long replays, captures;
+    pd_gpu_runner_graph_stats(&t->r, &replays, &captures);
+    char dev[300];
+    fprintf(stderr, "gpu: %s;", pd_gpu_describe(dev, sizeof dev));
+    print_gpu_mem(stderr, " memory %s in use, peak %s;");
+    fprintf(stderr, " CUDA graph captured %ld, replayed %ld times\n", captures, replays);
+  }
+  return PD_OK;
+}
+
+/* After the last step (or a failure, or a signal): the last epoch's end,
+ * the final checkpoint, the summary. */
+static pd_status finish_loop(trainer *t, loop *L, pd_status st, pd_error *err) {
+  if (!st && !g_signal && L->bi == L->per_epoch) {
+    L->epoch++, L->bi = 0;
+    if (!(st = end_epoch(t, L->epoch, L->step, L->ev, err))) L->evaluated = true;
   }
   if (!st && t->save_dir) {
-    st = save(t, step, epoch, bi, lr, err);
-  } else if (st && t->save_dir && !nonfinite && step > step0 && pd_dist_size() == 1 && !t->r.d) {
+    st = save(t, L->step, L->epoch, L->bi, L->lr, err);
+  } else if (st && t->save_dir && !L->nonfinite && L->step > L->step0 && pd_dist_size() == 1 && !t->r.d) {
     /* a failure mid-run (evaluation, the log, reading data that shrank, an
      * op): the parameters are still those of the last good step (a failing
      * op stops the step before its updates), so they are saved first. Not
      * on a GPU, where the failing step may already be queued behind them. */
-    keep_last_good(t, step, epoch, bi, lr, err);
+    keep_last_good(t, L->step, L->epoch, L->bi, L->lr, err);
   }
-  if (!st && !g_signal) {
-    /* the summary a script (or `make demo`) reads: the last evaluation */
-    double el = pd_cli_now() - t->t0;
-    if (t->have_eval && !evaluated) st = evaluate(t, ev, err);
-    if (!st) evaluated = true;
-    if (!st) {
-      char b[32];
-      fprintf(stderr, "finished: %lld steps in %s", (long long)step, pd_fmt_secs(b, sizeof b, el));
-      if (t->have_eval) print_metrics(t, stderr, ev, "eval_");
-      fputc('\n', stderr);
-      if (t->r.d) {
-        long replays, captures;
-        pd_gpu_runner_graph_stats(&t->r, &replays, &captures);
-        char dev[300];
-        fprintf(stderr, "gpu: %s;", pd_gpu_describe(dev, sizeof dev));
-        print_gpu_mem(stderr, " memory %s in use, peak %s;");
-        fprintf(stderr, " CUDA graph captured %ld, replayed %ld times\n", captures, replays);
-      }
-    }
+  if (!st && !g_signal) st = print_summary(t, L, err);
+  return st;
+}
+
+static pd_status train_loop(trainer *t, pd_checkpoint *ck, pd_error *err) {
+  loop L = {0};
+  pd_status st = plan_loop(t, ck, &L, err);
+  if (st) {
+    free(L.sum), free(L.ev), free(L.avg);
+    return st;
   }
-  t->fin_step = step, t->fin_epoch = epoch;
-  t->fin_ok = t->have_eval && evaluated;
-  if (t->fin_ok) memcpy(t->fin, ev, sizeof *ev * (size_t)t->nmetrics);
-  free(sum), free(ev), free(avg);
+  L.tstep = L.tline = t->t_epoch = pd_cli_now();
+  L.step0 = L.step;
+  permutation(t->perm, L.rows, t->seed, L.epoch, t->shuffle);
+  while (L.step < L.total && !st) {
+    if (L.bi == L.per_epoch && (st = next_epoch(t, &L, err))) break;
+    bool stop = false;
+    st = train_step(t, &L, &stop, err);
+    if (stop) break;
+  }
+  st = finish_loop(t, &L, st, err);
+  t->fin_step = L.step, t->fin_epoch = L.epoch;
+  t->fin_ok = t->have_eval && L.evaluated;
+  if (t->fin_ok) memcpy(t->fin, L.ev, sizeof *L.ev * (size_t)t->nmetrics);
+  free(L.sum), free(L.ev), free(L.avg);
   return st;
 }
 
@@ -764,6 +849,326 @@ static int run(int argc, char **argv) {
   return pd_cli_dist_end(code);
 }
 
+/* The flags' values, as given (0 where not). */
+typedef struct train_flags {
+  long long batch, epochs, iters, threads, save_every, keep, log_every, check_every;
+  uint64_t seed;
+  double lr, comm_timeout;
+} train_flags;
+
+/* The command line alone, checked before any file is read: 0, or 2 after
+ * the usage error is printed. */
+static int read_flags(pd_opt *opts, int npos, train_flags *f) {
+  *f = (train_flags){.keep = 3, .check_every = 100, .comm_timeout = 300};
+  if (npos != 1) {
+    pd_cli_usage_error("train", "expected NET.pbtxt; see `paddle-run train --help`");
+    return 2;
+  }
+  if (opts[O_SHUF].value && opts[O_NOSHUF].value) {
+    pd_cli_usage_error("train", "--shuffle and --no-shuffle exclude each other");
+    return 2;
+  }
+  if (opts[O_EPOCHS].value && opts[O_ITERS].value) {
+    pd_cli_usage_error("train", "give --epochs or --iterations, not both");
+    return 2;
+  }
+  if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, PD_MAX_BATCH, &f->batch)) ||
+      (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, PD_MAX_STEPS, &f->epochs)) ||
+      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 0, PD_MAX_STEPS, &f->iters)) ||
+      (opts[O_SEED].value && !pd_cli_u64("train", "--seed", opts[O_SEED].value, &f->seed)) ||
+      (opts[O_THREADS].value &&
+       !pd_cli_int("train", "--threads", opts[O_THREADS].value, 1, PD_MAX_THREADS, &f->threads)) ||
+      (opts[O_SAVE_EVERY].value &&
+       !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, PD_MAX_STEPS, &f->save_every)) ||
+      (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, PD_MAX_COUNT, &f->keep)) ||
+      (opts[O_LOG_EVERY].value &&
+       !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, PD_MAX_STEPS, &f->log_every)) ||
+      (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &f->lr)) ||
+      (opts[O_CHECK_EVERY].value &&
+       !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, PD_MAX_STEPS, &f->check_every)) ||
+      (opts[O_COMM_TIMEOUT].value &&
+       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &f->comm_timeout)))
+    return 2;
+  if (!(f->comm_timeout > 0)) {
+    pd_cli_usage_error("train", "--comm-timeout must be > 0, got %s", opts[O_COMM_TIMEOUT].value);
+    return 2;
+  }
+  pd_dist_set_timeout(f->comm_timeout);
+  if (opts[O_LR].value && !(f->lr > 0 && f->lr <= FLT_MAX)) { /* the step takes it as a float32 */
+    pd_cli_usage_error("train", "--lr must be > 0 and at most %g (a float32), got %s", FLT_MAX, opts[O_LR].value);
+    return 2;
+  }
+  if (opts[O_ALLOW_PARTIAL].value && !opts[O_PARAMS].value) {
+    pd_cli_usage_error("train", "--allow-partial-params needs --params DIR");
+    return 2;
+  }
+  if (opts[O_SAVE_EVERY].value && !opts[O_SAVE].value) {
+    pd_cli_usage_error("train", "--save-every needs --save DIR");
+    return 2;
+  }
+  return 0;
+}
+
+/* The run's settings: a flag where given, else the file's train section,
+ * else the defaults. */
+static pd_status apply_settings(trainer *t, const train_flags *f, const pd_opt *opts, const char *path, pd_error *err) {
+  static Paddle__TrainDesc empty_train = PADDLE__TRAIN_DESC__INIT;
+  static Paddle__OptimizerDesc empty_opt = PADDLE__OPTIMIZER_DESC__INIT;
+  pd_status st = PD_OK;
+  t->td = t->net->desc->train ? t->net->desc->train : &empty_train;
+  t->opt = t->td->optimizer ? t->td->optimizer : &empty_opt;
+  if (opts[O_OPT].value) {
+    t->orig_type = t->opt->type;
+    if (!(t->my_type = strdup(opts[O_OPT].value)))
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    else
+      t->opt->type = t->my_type;
+  }
+  if (opts[O_LR].value) t->opt->lr = f->lr;
+  t->batch = f->batch ? f->batch : t->td->batch_size;
+  t->epochs = f->epochs ? f->epochs : t->td->epochs;
+  t->iterations = f->epochs ? 0 : f->iters ? f->iters : t->td->iterations;
+  /* iterations 0, from the flag or the file: no step */
+  t->no_steps = opts[O_ITERS].value ? f->iters == 0 : !f->epochs && t->td->has_iterations && t->td->iterations == 0;
+  if (!t->epochs && !t->iterations) t->epochs = 1;
+  t->seed = opts[O_SEED].value ? f->seed : t->td->seed;
+  t->shuffle = opts[O_NOSHUF].value ? false : opts[O_SHUF].value ? true : t->td->shuffle;
+  t->log_every = f->log_every ? f->log_every : t->td->log_every > 0 ? t->td->log_every : 100;
+  t->save_every = f->save_every;
+  t->save_dir = opts[O_SAVE].value;
+  t->tty = isatty(2) && pd_dist_size() == 1;
+  t->progress_every = 10;
+  const char *pe = getenv("PADDLE_RUN_PROGRESS_SECONDS");
+  if (pe && *pe) {
+    char *end;
+    double v = strtod(pe, &end);
+    if (*end || !(v >= 0) || !isfinite(v))
+      st = pd_errorf(err, PD_ERR_INPUT, "PADDLE_RUN_PROGRESS_SECONDS must be seconds >= 0, got \"%s\"", pe);
+    t->progress_every = v;
+  }
+  if (t->batch <= 0) st = pd_errorf(err, PD_ERR_INPUT, "%s: train.batch_size must be > 0", path);
+  if (!st && (!t->td->loss || !*t->td->loss))
+    st = pd_errorf(err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", path);
+  return st;
+}
+
+/* The net made trainable on `place`, and its data bound: the file's
+ * bindings, then flags (which override). The evaluation data opens after
+ * the training data, not beside it on a thread: that saved ~11 ms of
+ * start-up on the shipped .gz files but raised the peak RSS by the
+ * evaluation images (7.8 MB) held while the training images inflate. */
+static pd_status prepare_net(trainer *t, pd_place place, const pd_opt *opts, const char *path, pd_error *err) {
+  pd_status st = pd_schedule_check(t->opt, err);
+  if (!st) {
+    t->net->ranks = pd_dist_size();
+    /* GPUs under mpirun: the gradients' allreduce through NCCL, one rank too */
+    t->net->nccl = place.kind == PD_GPU && pd_dist_joined() && pd_nccl_built();
+  }
+  /* a net printed by `desc --backward --optimizer` already has them */
+  if (!st) st = pd_net_make_trainable(t->net, t->td->loss, t->opt, err);
+  if (!st) st = pd_net_select_kernels(t->net, place.kind, err);
+  if (!st)
+    st = pd_feed_bind_all(&t->feed, t->net, path, t->td->data, t->td->n_data, "train.data", opts[O_DATA].values,
+                          opts[O_DATA].n_values, "--data", err);
+  if (!st)
+    st = pd_feed_check(&t->feed, t->net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", err);
+  if (!st) st = pd_net_check_memory(t->net, t->batch < t->feed.rows ? t->batch : t->feed.rows, err);
+  if (!st)
+    st = pd_feed_bind_all(&t->efeed, t->net, path, t->td->eval_data, t->td->n_eval_data, "train.eval_data",
+                          opts[O_EVAL].values, opts[O_EVAL].n_values, "--eval-data", err);
+  return st;
+}
+
+/* The variables reported: the loss, then train.metrics. */
+static pd_status pick_metrics(trainer *t, const char *path, pd_error *err) {
+  pd_status st = PD_OK;
+  t->metrics = calloc(t->td->n_metrics + 1, sizeof *t->metrics);
+  if (!t->metrics)
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  else
+    t->metrics[t->nmetrics++] = t->net->loss;
+  for (size_t i = 0; !st && i < t->td->n_metrics; i++) {
+    int v = pd_net_var(t->net, t->td->metrics[i]);
+    if (v < 0 || pd_tensor_numel(&t->net->vars[v].meta) != 1)
+      st = pd_errorf(err, PD_ERR_INPUT, "%s: train.metrics \"%s\" must be a one-element variable of the net", path,
+                     t->td->metrics[i]);
+    else
+      t->metrics[t->nmetrics++] = v;
+  }
+  return st;
+}
+
+/* The forward ops the metrics need, which the evaluation runs; its data
+ * must feed them. */
+static pd_status prune_eval(trainer *t, pd_error *err) {
+  pd_status st = PD_OK;
+  t->eval_ops = calloc((size_t)t->net->nops + 1, 1);
+  if (!t->eval_ops)
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  else
+    pd_net_prune(t->net, t->metrics, t->nmetrics, t->eval_ops);
+  for (int o = t->net->n_forward; t->eval_ops && o < t->net->nops; o++) t->eval_ops[o] = false;
+  if (!st) st = pd_feed_check(&t->efeed, t->net, t->eval_ops, "give --eval-data for it too", err);
+  t->have_eval = !st;
+  return st;
+}
+
+/* What would fail at a later step fails now: a class label out of range in
+ * either data, a shape the short last batch cannot take, and (unless
+ * --no-check-data) float data that is not finite: one NaN would reach the
+ * loss (or, through an integer cast, turn into 0) mid-run. */
+static pd_status check_data(trainer *t, const pd_opt *opts, pd_error *err) {
+  pd_status st = pd_check_labels(t->net, &t->feed, "training", err);
+  if (!st && t->have_eval) st = pd_check_labels(t->net, &t->efeed, "evaluation", err);
+  if (!st) st = check_last_batch(t, t->feed.rows, "training", err);
+  if (!st && t->have_eval) st = check_last_batch(t, t->efeed.rows, "evaluation", err);
+  if (!st && !(t->esum = calloc((size_t)t->nmetrics + 1, sizeof *t->esum)))
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && !(t->fin = calloc((size_t)t->nmetrics + 1, sizeof *t->fin)))
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st && !opts[O_NO_CHECK_DATA].value) st = pd_feed_check_finite(&t->feed, t->net, "--no-check-data", err);
+  if (!st && t->have_eval && !opts[O_NO_CHECK_DATA].value)
+    st = pd_feed_check_finite(&t->efeed, t->net, "--no-check-data", err);
+  return st;
+}
+
+/* The save directory checked and locked (one writer each), the parameters
+ * initialised or read, then the log opened. */
+static pd_status open_state(trainer *t, const pd_opt *opts, const char *path, pd_place place, pd_error *err) {
+  bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
+  pd_status st = PD_OK;
+  if (rank0 && t->save_dir) st = pd_checkpoint_check_writable(t->save_dir, err);
+  if (!st && rank0 && t->save_dir) st = pd_checkpoint_lock(t->save_dir, &t->save_lock, err);
+  if (!st && !(t->scope = pd_scope_new(NULL))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!st)
+    st = fill_persistables(t, opts[O_PARAMS].value, opts[O_ALLOW_PARTIAL].value != NULL, opts[O_RESUME].value, &t->ck,
+                           err);
+  if (!st && rank0 && t->save_dir) st = check_save_dir(t, t->ck, err);
+  /* after every input is read: never one of them, a directory or a socket;
+   * a resumed run appends to its log (the log is the run's history) */
+  if (!st && rank0 && opts[O_LOG].value)
+    st = pd_output_open_stream("--log", opts[O_LOG].value, opts[O_RESUME].value != NULL, &t->log, err);
+  t->log_path = opts[O_LOG].value;
+  if (!st && t->log) st = log_run(t, path, opts, place, err);
+  return st;
+}
+
+/* The training runner (its gradients sharing buffers; its forward values,
+ * which the evaluation runner shares unplanned, kept to name a non-finite
+ * loss), the evaluation one, and the row buffers. */
+static pd_status make_runners(trainer *t, pd_place place, pd_error *err) {
+  pd_status st = pd_runner_init(&t->r, t->net, t->scope, NULL, err);
+  if (!st) st = pd_runner_plan_memory(&t->r, t->metrics, t->nmetrics, true, err);
+  if (!st && t->have_eval) st = pd_runner_init(&t->er, t->net, t->scope, t->eval_ops, err);
+  /* on GPUs of several ranks the device copies come after the broadcast (share) */
+  t->late_place = place.kind == PD_GPU && pd_dist_size() > 1;
+  if (!st && !t->late_place) st = set_place(t, place, err);
+  if (!st) {
+    t->r.exec.training = true;
+    t->r.exec.seed = t->seed;
+    t->er.exec.training = false;
+    t->er.exec.seed = t->seed;
+    t->perm = pd_malloc_array((size_t)t->feed.rows + 1, sizeof *t->perm);
+    t->rows = pd_malloc_array((size_t)t->batch + 1, sizeof *t->rows);
+    if (!t->perm || !t->rows) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  return st;
+}
+
+/* Everything before the first step, in order; a failure stops the chain. */
+static pd_status setup(trainer *t, const train_flags *f, const pd_opt *opts, const char *path, pd_place place,
+                       pd_error *err) {
+  pd_net_opts nopts = {.float_dtype = PD_F32, .overrides = opts[O_SET].values, .n_overrides = opts[O_SET].n_values};
+  pd_status st = pd_net_load(path, &nopts, &t->net, err);
+  if (!st) st = apply_settings(t, f, opts, path, err);
+  if (!st) st = prepare_net(t, place, opts, path, err);
+  if (!st) st = pick_metrics(t, path, err);
+  if (!st && t->efeed.n) st = prune_eval(t, err);
+  if (!st) st = check_data(t, opts, err);
+  /* a save directory this run creates is removed again if the run saves
+   * nothing (a failure before the first checkpoint leaves no trace) */
+  struct stat sb;
+  t->made_save_dir = pd_dist_rank() == 0 && t->save_dir && stat(t->save_dir, &sb) != 0;
+  if (!st) st = open_state(t, opts, path, place, err);
+  if (!st) st = make_runners(t, place, err);
+  return st;
+}
+
+/* The signals caught, the ranks' data compared, the start logged, then the
+ * steps. */
+static pd_status start_training(trainer *t, pd_error *err) {
+  pd_status st = PD_OK;
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  t->t0 = pd_cli_now();
+  /* ranks reading other data of the same shape would train on a mix */
+  if (pd_dist_size() > 1)
+    st = pd_cli_dist_same_data(t->net, &t->feed, t->have_eval ? &t->efeed : NULL, &t->diverged, err);
+  if (!st && t->log) { /* start-up: main() to the first step, data opened and parameters placed */
+    fprintf(t->log, "{\"type\":\"start\",\"ranks\":%d,\"startup\":%.4f", pd_dist_size(), t->t0 - pd_cli_t_main);
+    if (pd_dist_size() > 1) { /* how the CPU gradients are summed */
+      const char *why = pd_dist_shared_why_not();
+      fprintf(t->log, ",\"allreduce\":\"%s%s%s\"", why ? "mpi (" : "shared memory", why ? why : "", why ? ")" : "");
+    }
+    st = pd_log_end_record(t->log, t->log_path, err);
+  }
+  if (!st) st = train_loop(t, t->ck, err);
+  return st;
+}
+
+/* The exit code (`code`: the setup's, `agreed`: another rank's failed
+ * setup), the save directory unlocked (removed when this run made it and
+ * failed), and the log's end record. */
+static int finish(trainer *t, int code, int agreed, pd_status st, pd_error *err) {
+  /* under mpirun a failure aborts every rank (pd_cli_dist_fail): the log's end first */
+  if (t->log && !code && !agreed && st && pd_dist_size() > 1) log_end(t, pd_exit_code(err->status), err);
+  if (!code && agreed)
+    code = agreed; /* another rank failed its setup; it said why */
+  else if (!code && st)
+    code = pd_cli_dist_fail(err, t->diverged);
+  else if (!code)
+    code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
+  pd_checkpoint_unlock(t->save_lock);
+  if (st && t->made_save_dir) rmdir(t->save_dir); /* only succeeds while empty */
+  if (g_signal)
+    fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t->save_dir ? "; checkpoint saved" : "");
+  if (t->log) code = log_end(t, code, st ? err : NULL);
+  return code;
+}
+
+static void free_trainer(trainer *t) {
+  if (t->my_type) {
+    t->opt->type = t->orig_type;
+    free(t->my_type);
+  }
+  free(t->metrics), free(t->perm), free(t->rows), free(t->eval_ops), free(t->esum), free(t->fin);
+  pd_runner_free(&t->r);
+  pd_runner_free(&t->er);
+  pd_feed_close(&t->feed);
+  pd_feed_close(&t->efeed);
+  pd_checkpoint_close(t->ck);
+  pd_scope_free(t->scope);
+  pd_net_free(t->net);
+  pd_nccl_close();
+  pd_gpu_close();
+}
+
+/* Set up, agree with the other ranks, train, and clean up: the exit code. */
+static int train(const train_flags *f, const pd_opt *opts, const char *path, pd_place place) {
+  trainer t = {.keep = f->keep, .check_every = f->check_every};
+  pd_error err = {0};
+  pd_status st = setup(&t, f, opts, path, place, &err);
+  /* every rank's setup done or failed: agreed before training (under MPI) */
+  int code = st ? pd_cli_fail(&err) : 0;
+  int agreed = pd_cli_dist_agree(code);
+  if (!st && !agreed && !(st = share(&t, place, t.late_place, &err))) st = start_training(&t, &err);
+  code = finish(&t, code, agreed, st, &err);
+  free_trainer(&t);
+  return code;
+}
+
 static int train_main(int argc, char **argv) {
   pd_opt opts[NOPT] = {
       [O_DATA] = {.name = "--data", .has_value = true, .repeat = true},
@@ -793,258 +1198,13 @@ static int train_main(int argc, char **argv) {
   };
   char *pos[1];
   int code = 0;
-  int npos = pd_cli_parse(&pd_cmd_train, argc, argv, opts, NOPT, pos, 1, &code);
-  if (npos < 0) goto out;
-  code = 2;
-  if (npos != 1) {
-    pd_cli_usage_error("train", "expected NET.pbtxt; see `paddle-run train --help`");
-    goto out;
-  }
-  if (opts[O_SHUF].value && opts[O_NOSHUF].value) {
-    pd_cli_usage_error("train", "--shuffle and --no-shuffle exclude each other");
-    goto out;
-  }
-  if (opts[O_EPOCHS].value && opts[O_ITERS].value) {
-    pd_cli_usage_error("train", "give --epochs or --iterations, not both");
-    goto out;
-  }
-  long long batch = 0, epochs = 0, iters = 0, threads = 0, save_every = 0, keep = 3, log_every = 0;
-  long long check_every = 100;
-  uint64_t seed = 0;
-  double lr = 0, comm_timeout = 300;
-  if ((opts[O_BATCH].value && !pd_cli_int("train", "--batch-size", opts[O_BATCH].value, 1, PD_MAX_BATCH, &batch)) ||
-      (opts[O_EPOCHS].value && !pd_cli_int("train", "--epochs", opts[O_EPOCHS].value, 1, PD_MAX_STEPS, &epochs)) ||
-      (opts[O_ITERS].value && !pd_cli_int("train", "--iterations", opts[O_ITERS].value, 0, PD_MAX_STEPS, &iters)) ||
-      (opts[O_SEED].value && !pd_cli_u64("train", "--seed", opts[O_SEED].value, &seed)) ||
-      (opts[O_THREADS].value &&
-       !pd_cli_int("train", "--threads", opts[O_THREADS].value, 1, PD_MAX_THREADS, &threads)) ||
-      (opts[O_SAVE_EVERY].value &&
-       !pd_cli_int("train", "--save-every", opts[O_SAVE_EVERY].value, 1, PD_MAX_STEPS, &save_every)) ||
-      (opts[O_KEEP].value && !pd_cli_int("train", "--keep", opts[O_KEEP].value, 1, PD_MAX_COUNT, &keep)) ||
-      (opts[O_LOG_EVERY].value &&
-       !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, PD_MAX_STEPS, &log_every)) ||
-      (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &lr)) ||
-      (opts[O_CHECK_EVERY].value &&
-       !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, PD_MAX_STEPS, &check_every)) ||
-      (opts[O_COMM_TIMEOUT].value &&
-       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &comm_timeout)))
-    goto out;
-  if (!(comm_timeout > 0)) {
-    pd_cli_usage_error("train", "--comm-timeout must be > 0, got %s", opts[O_COMM_TIMEOUT].value);
-    goto out;
-  }
-  pd_dist_set_timeout(comm_timeout);
-  if (opts[O_LR].value && !(lr > 0 && lr <= FLT_MAX)) { /* the step takes it as a float32 */
-    pd_cli_usage_error("train", "--lr must be > 0 and at most %g (a float32), got %s", FLT_MAX, opts[O_LR].value);
-    goto out;
-  }
-  if (opts[O_ALLOW_PARTIAL].value && !opts[O_PARAMS].value) {
-    pd_cli_usage_error("train", "--allow-partial-params needs --params DIR");
-    goto out;
-  }
-  if (opts[O_SAVE_EVERY].value && !opts[O_SAVE].value) {
-    pd_cli_usage_error("train", "--save-every needs --save DIR");
-    goto out;
-  }
-  pd_set_threads((int)threads);
+  train_flags f;
   pd_place place;
+  int npos = pd_cli_parse(&pd_cmd_train, argc, argv, opts, NOPT, pos, 1, &code);
+  if (npos < 0 || (code = read_flags(opts, npos, &f))) goto out;
+  pd_set_threads((int)f.threads);
   if ((code = pd_cli_device("train", opts, O_DEVICE, &place))) goto out;
-  code = 2;
-
-  trainer t = {.keep = keep, .check_every = check_every};
-  pd_error err = {0};
-  pd_checkpoint *ck = NULL;
-  char *orig_type = NULL, *my_type = NULL;
-  pd_net_opts nopts = {.float_dtype = PD_F32, .overrides = opts[O_SET].values, .n_overrides = opts[O_SET].n_values};
-  pd_status st = pd_net_load(pos[0], &nopts, &t.net, &err);
-  static Paddle__TrainDesc empty_train = PADDLE__TRAIN_DESC__INIT;
-  static Paddle__OptimizerDesc empty_opt = PADDLE__OPTIMIZER_DESC__INIT;
-  if (!st) {
-    t.td = t.net->desc->train ? t.net->desc->train : &empty_train;
-    t.opt = t.td->optimizer ? t.td->optimizer : &empty_opt;
-    if (opts[O_OPT].value) {
-      orig_type = t.opt->type;
-      if (!(my_type = strdup(opts[O_OPT].value)))
-        st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-      else
-        t.opt->type = my_type;
-    }
-    if (opts[O_LR].value) t.opt->lr = lr;
-    t.batch = batch ? batch : t.td->batch_size;
-    t.epochs = epochs ? epochs : t.td->epochs;
-    t.iterations = epochs ? 0 : iters ? iters : t.td->iterations;
-    /* iterations 0, from the flag or the file: no step */
-    t.no_steps = opts[O_ITERS].value ? iters == 0 : !epochs && t.td->has_iterations && t.td->iterations == 0;
-    if (!t.epochs && !t.iterations) t.epochs = 1;
-    t.seed = opts[O_SEED].value ? seed : t.td->seed;
-    t.shuffle = opts[O_NOSHUF].value ? false : opts[O_SHUF].value ? true : t.td->shuffle;
-    t.log_every = log_every ? log_every : t.td->log_every > 0 ? t.td->log_every : 100;
-    t.save_every = save_every;
-    t.save_dir = opts[O_SAVE].value;
-    t.tty = isatty(2) && pd_dist_size() == 1;
-    t.progress_every = 10;
-    const char *pe = getenv("PADDLE_RUN_PROGRESS_SECONDS");
-    if (pe && *pe) {
-      char *end;
-      double v = strtod(pe, &end);
-      if (*end || !(v >= 0) || !isfinite(v))
-        st = pd_errorf(&err, PD_ERR_INPUT, "PADDLE_RUN_PROGRESS_SECONDS must be seconds >= 0, got \"%s\"", pe);
-      t.progress_every = v;
-    }
-    if (t.batch <= 0) st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.batch_size must be > 0", pos[0]);
-    if (!st && (!t.td->loss || !*t.td->loss))
-      st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
-  }
-  if (!st) st = pd_schedule_check(t.opt, &err);
-  if (!st) {
-    t.net->ranks = pd_dist_size();
-    /* GPUs under mpirun: the gradients' allreduce through NCCL, one rank too */
-    t.net->nccl = place.kind == PD_GPU && pd_dist_joined() && pd_nccl_built();
-  }
-  /* a net printed by `desc --backward --optimizer` already has them */
-  if (!st) st = pd_net_make_trainable(t.net, t.td->loss, t.opt, &err);
-  if (!st) st = pd_net_select_kernels(t.net, place.kind, &err);
-  /* data: the file's bindings, then flags (which override). The evaluation
-   * data opens after the training data, not beside it on a thread: that
-   * saved ~11 ms of start-up on the shipped .gz files but raised the peak
-   * RSS by the evaluation images (7.8 MB) held while the training images
-   * inflate. */
-  if (!st)
-    st = pd_feed_bind_all(&t.feed, t.net, pos[0], t.td->data, t.td->n_data, "train.data", opts[O_DATA].values,
-                          opts[O_DATA].n_values, "--data", &err);
-  if (!st)
-    st = pd_feed_check(&t.feed, t.net, NULL, "add train { data { var: ... file: ... } } or --data VAR=FILE", &err);
-  if (!st) st = pd_net_check_memory(t.net, t.batch < t.feed.rows ? t.batch : t.feed.rows, &err);
-  if (!st)
-    st = pd_feed_bind_all(&t.efeed, t.net, pos[0], t.td->eval_data, t.td->n_eval_data, "train.eval_data",
-                          opts[O_EVAL].values, opts[O_EVAL].n_values, "--eval-data", &err);
-  /* metrics: the loss, then train.metrics */
-  if (!st) {
-    t.metrics = calloc(t.td->n_metrics + 1, sizeof *t.metrics);
-    if (!t.metrics)
-      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-    else
-      t.metrics[t.nmetrics++] = t.net->loss;
-    for (size_t i = 0; !st && i < t.td->n_metrics; i++) {
-      int v = pd_net_var(t.net, t.td->metrics[i]);
-      if (v < 0 || pd_tensor_numel(&t.net->vars[v].meta) != 1)
-        st = pd_errorf(&err, PD_ERR_INPUT, "%s: train.metrics \"%s\" must be a one-element variable of the net", pos[0],
-                       t.td->metrics[i]);
-      else
-        t.metrics[t.nmetrics++] = v;
-    }
-  }
-  bool *eval_ops = NULL;
-  if (!st && t.efeed.n) {
-    eval_ops = calloc((size_t)t.net->nops + 1, 1);
-    if (!eval_ops)
-      st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-    else
-      pd_net_prune(t.net, t.metrics, t.nmetrics, eval_ops);
-    for (int o = t.net->n_forward; eval_ops && o < t.net->nops; o++) eval_ops[o] = false;
-    if (!st) st = pd_feed_check(&t.efeed, t.net, eval_ops, "give --eval-data for it too", &err);
-    t.have_eval = !st;
-  }
-  /* what would fail at a later step fails now: a class label out of range
-   * in either data, a shape the short last batch cannot take */
-  if (!st) st = pd_check_labels(t.net, &t.feed, "training", &err);
-  if (!st && t.have_eval) st = pd_check_labels(t.net, &t.efeed, "evaluation", &err);
-  if (!st) st = check_last_batch(&t, t.feed.rows, "training", &err);
-  if (!st && t.have_eval) st = check_last_batch(&t, t.efeed.rows, "evaluation", &err);
-  if (!st && !(t.esum = calloc((size_t)t.nmetrics + 1, sizeof *t.esum)))
-    st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && !(t.fin = calloc((size_t)t.nmetrics + 1, sizeof *t.fin)))
-    st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  /* float data must be finite: one NaN would reach the loss (or, through
-   * an integer cast, turn into 0) mid-run */
-  if (!st && !opts[O_NO_CHECK_DATA].value) st = pd_feed_check_finite(&t.feed, t.net, "--no-check-data", &err);
-  if (!st && t.have_eval && !opts[O_NO_CHECK_DATA].value)
-    st = pd_feed_check_finite(&t.efeed, t.net, "--no-check-data", &err);
-  /* a save directory this run creates is removed again if the run saves
-   * nothing (a failure before the first checkpoint leaves no trace) */
-  struct stat sb;
-  bool rank0 = pd_dist_rank() == 0; /* the one that writes checkpoints and the log */
-  bool made_save_dir = rank0 && t.save_dir && stat(t.save_dir, &sb) != 0;
-  if (!st && rank0 && t.save_dir) st = pd_checkpoint_check_writable(t.save_dir, &err);
-  pd_ckpt_lock *save_lock = NULL; /* one writer per save directory */
-  if (!st && rank0 && t.save_dir) st = pd_checkpoint_lock(t.save_dir, &save_lock, &err);
-  if (!st && !(t.scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st)
-    st = fill_persistables(&t, opts[O_PARAMS].value, opts[O_ALLOW_PARTIAL].value != NULL, opts[O_RESUME].value, &ck,
-                           &err);
-  if (!st && rank0 && t.save_dir) st = check_save_dir(&t, ck, &err);
-  /* after every input is read: never one of them, a directory or a socket;
-   * a resumed run appends to its log (the log is the run's history) */
-  if (!st && rank0 && opts[O_LOG].value)
-    st = pd_output_open_stream("--log", opts[O_LOG].value, opts[O_RESUME].value != NULL, &t.log, &err);
-  t.log_path = opts[O_LOG].value;
-  if (!st && t.log) st = log_run(&t, pos[0], opts, place, &err);
-  if (!st) st = pd_runner_init(&t.r, t.net, t.scope, NULL, &err);
-  /* the step's gradients share buffers; its forward values (which the
-   * evaluation runner shares, unplanned) stay, to name a non-finite loss */
-  if (!st) st = pd_runner_plan_memory(&t.r, t.metrics, t.nmetrics, true, &err);
-  if (!st && t.have_eval) st = pd_runner_init(&t.er, t.net, t.scope, eval_ops, &err);
-  /* on GPUs of several ranks the device copies come after the broadcast (share) */
-  bool late_place = place.kind == PD_GPU && pd_dist_size() > 1;
-  if (!st && !late_place) st = set_place(&t, place, &err);
-  if (!st) {
-    t.r.exec.training = true;
-    t.r.exec.seed = t.seed;
-    t.er.exec.training = false;
-    t.er.exec.seed = t.seed;
-    t.perm = pd_malloc_array((size_t)t.feed.rows + 1, sizeof *t.perm);
-    t.rows = pd_malloc_array((size_t)t.batch + 1, sizeof *t.rows);
-    if (!t.perm || !t.rows) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  }
-  /* every rank's setup done or failed: agreed before training (under MPI) */
-  code = st ? pd_cli_fail(&err) : 0;
-  int agreed = pd_cli_dist_agree(code);
-  if (!st && !agreed && !(st = share(&t, place, late_place, &err))) {
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    t.t0 = pd_cli_now();
-    /* ranks reading other data of the same shape would train on a mix */
-    if (pd_dist_size() > 1)
-      st = pd_cli_dist_same_data(t.net, &t.feed, t.have_eval ? &t.efeed : NULL, &t.diverged, &err);
-    if (!st && t.log) { /* start-up: main() to the first step, data opened and parameters placed */
-      fprintf(t.log, "{\"type\":\"start\",\"ranks\":%d,\"startup\":%.4f", pd_dist_size(), t.t0 - pd_cli_t_main);
-      if (pd_dist_size() > 1) { /* how the CPU gradients are summed */
-        const char *why = pd_dist_shared_why_not();
-        fprintf(t.log, ",\"allreduce\":\"%s%s%s\"", why ? "mpi (" : "shared memory", why ? why : "", why ? ")" : "");
-      }
-      st = pd_log_end_record(t.log, t.log_path, &err);
-    }
-    if (!st) st = train_loop(&t, ck, &err);
-  }
-  /* under mpirun a failure aborts every rank (pd_cli_dist_fail): the log's end first */
-  if (t.log && !code && !agreed && st && pd_dist_size() > 1) log_end(&t, pd_exit_code(err.status), &err);
-  if (!code && agreed)
-    code = agreed; /* another rank failed its setup; it said why */
-  else if (!code && st)
-    code = pd_cli_dist_fail(&err, t.diverged);
-  else if (!code)
-    code = g_signal == SIGINT ? 130 : g_signal == SIGTERM ? 143 : 0;
-  pd_checkpoint_unlock(save_lock);
-  if (st && made_save_dir) rmdir(t.save_dir); /* only succeeds while empty */
-  if (g_signal)
-    fprintf(stderr, "paddle-run: interrupted by signal %d%s\n", (int)g_signal, t.save_dir ? "; checkpoint saved" : "");
-  if (t.log) code = log_end(&t, code, st ? &err : NULL);
-  if (my_type) {
-    t.opt->type = orig_type;
-    free(my_type);
-  }
-  free(t.metrics), free(t.perm), free(t.rows), free(eval_ops), free(t.esum), free(t.fin);
-  pd_runner_free(&t.r);
-  pd_runner_free(&t.er);
-  pd_feed_close(&t.feed);
-  pd_feed_close(&t.efeed);
-  pd_checkpoint_close(ck);
-  pd_scope_free(t.scope);
-  pd_net_free(t.net);
-  pd_nccl_close();
-  pd_gpu_close();
+  code = train(&f, opts, pos[0], place);
 out:
   pd_cli_free(opts, NOPT);
   return code;

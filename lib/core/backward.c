@@ -35,7 +35,8 @@ static bool op_reads_for_grad(const pd_op *op, int v) {
 /* A name of any length: two long names never meet in one gradient. */
 static char *grad_name(const pd_net *net, int v) { return pd_strf("%s@GRAD", net->vars[v].name); }
 
-pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
+/* The loss, checked: a variable of the net, computed by an op, one float. */
+static pd_status find_loss(const pd_net *net, const char *loss, int *out, pd_error *err) {
   if (net->loss >= 0) return pd_errorf(err, PD_ERR_INPUT, "the net already has backward ops");
   int L = pd_net_var(net, loss);
   if (L < 0) return pd_errorf(err, PD_ERR_INPUT, "%s: the loss \"%s\" is not a variable of the net", net->file, loss);
@@ -47,201 +48,267 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     return pd_errorf(err, PD_ERR_INPUT,
                      "%s: the loss \"%s\" must be one float number (e.g. the output of `mean`); it is %s %s", net->file,
                      loss, pd_dtype_name(li->meta.dtype), pd_dims_str(li->meta.ndim, li->meta.dims, d, sizeof d));
+  *out = L;
+  return PD_OK;
+}
+
+/* Variables that want a gradient: trainable params, and what they feed. */
+static void mark_needs(bw *b) {
+  const pd_net *net = b->net;
+  for (int v = 0; v < net->nvars; v++) {
+    const pd_var_info *vi = &net->vars[v];
+    b->needs[v] = vi->kind == PD_VAR_PARAM && !vi->no_grad && pd_dtype_is_float(vi->meta.dtype);
+  }
+  for (int o = 0; o < b->nf; o++) {
+    const pd_op *op = &net->ops[o];
+    bool any = false;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) any |= slot_grad(op, s) && b->needs[op->in[s].vars[i]];
+    if (!any || !pd_op_grad_def(op->def)) continue;
+    for (int s = 0; s < op->def->n_outputs; s++)
+      for (int i = 0; i < op->out[s].n; i++) {
+        const pd_var_info *vi = &net->vars[op->out[s].vars[i]];
+        if (!vi->no_grad && pd_dtype_is_float(vi->meta.dtype)) b->needs[op->out[s].vars[i]] = true;
+      }
+  }
+}
+
+/* Op o, which a gradient must flow through: it needs a grad op, and no
+ * output that is also its input. x -> x: the gradients of x before and
+ * after the op would be one variable, x@GRAD (state updated in place, a
+ * running mean, has none). */
+static pd_status check_differentiable(const bw *b, int o, const char *loss, pd_error *err) {
+  const pd_net *net = b->net;
+  const pd_op *op = &net->ops[o];
+  char l[160];
+  if (!pd_op_grad_def(op->def))
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s has no gradient, but the loss \"%s\" depends on it and on parameters "
+                     "before it; mark its inputs no_gradient or remove it from the loss path",
+                     pd_net_op_label(net, o, l, sizeof l), loss);
+  for (int s = 0; s < op->def->n_outputs; s++)
+    for (int i = 0; i < op->out[s].n; i++)
+      if (op_reads_for_grad(op, op->out[s].vars[i])) {
+        const char *x = net->vars[op->out[s].vars[i]].name;
+        return pd_errorf(err, PD_ERR_INPUT,
+                         "%s writes its input \"%s\" in place; training through it needs \"%s\" before and after "
+                         "the op apart (each has its own gradient): give the output a new name",
+                         pd_net_op_label(net, o, l, sizeof l), x, x);
+      }
+  return PD_OK;
+}
+
+/* Which grad ops run, and how many partial gradients each variable gets:
+ * from the loss back, an op whose output has a gradient and whose input
+ * wants one. */
+static pd_status plan_grad_ops(bw *b, int L, const char *loss, pd_error *err) {
+  const pd_net *net = b->net;
+  b->has_grad[L] = true;
+  for (int o = b->nf - 1; o >= 0; o--) {
+    const pd_op *op = &net->ops[o];
+    if (!b->leads[o]) continue;
+    bool out_grad = false, in_need = false;
+    for (int s = 0; s < op->def->n_outputs; s++)
+      for (int i = 0; i < op->out[s].n; i++) out_grad |= b->has_grad[op->out[s].vars[i]];
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) in_need |= slot_grad(op, s) && b->needs[op->in[s].vars[i]];
+    if (!out_grad || !in_need) continue;
+    pd_status st = check_differentiable(b, o, loss, err);
+    if (st) return st;
+    b->emit[o] = true;
+    for (int s = 0; s < op->def->n_inputs; s++)
+      for (int i = 0; i < op->in[s].n; i++) {
+        int v = op->in[s].vars[i];
+        if (slot_grad(op, s) && b->needs[v]) b->contrib[v]++, b->has_grad[v] = true;
+      }
+  }
+  return PD_OK;
+}
+
+/* The seed: d loss / d loss = 1, a fill_constant of the loss's shape. */
+static pd_status add_seed(pd_net *net, int L, pd_error *err) {
+  const pd_var_info *li = &net->vars[L];
+  char *name = grad_name(net, L);
+  const pd_op_def *fill = pd_op_find("fill_constant");
+  if (!name) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!fill) {
+    free(name);
+    return pd_errorf(err, PD_ERR_RUNTIME, "internal error: no fill_constant op");
+  }
+  pd_status st = PD_OK;
+  pd_attr attrs[PD_MAX_ATTRS];
+  memset(attrs, 0, sizeof attrs);
+  for (int a = 0; a < fill->n_attrs && !st; a++) {
+    const pd_attr_def *ad = &fill->attrs[a];
+    if (!strcmp(ad->name, "shape")) {
+      attrs[a].type = PD_ATTR_INTS;
+      attrs[a].n = li->meta.ndim;
+      attrs[a].ints = pd_net_keep(net, sizeof(int64_t) * PD_MAX_DIMS);
+      if (!attrs[a].ints)
+        st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      else
+        memcpy(attrs[a].ints, li->meta.dims, sizeof(int64_t) * (size_t)li->meta.ndim);
+    } else if (!strcmp(ad->name, "dtype")) {
+      attrs[a].type = PD_ATTR_STRING;
+      attrs[a].s = pd_dtype_name(li->meta.dtype);
+    } else if (!strcmp(ad->name, "value")) {
+      attrs[a].type = PD_ATTR_FLOAT;
+      attrs[a].f = 1.0;
+    } else
+      st = pd_attr_parse_default(ad, &attrs[a], err);
+  }
+  const char *outs[] = {name};
+  if (!st) st = pd_net_add_op(net, fill, NULL, NULL, outs, NULL, attrs, -1, err);
+  free(name);
+  return st;
+}
+
+/* One grad op's argument lists: inputs (the op's inputs, outputs, then the
+ * outputs' gradients), outputs (the inputs' gradients, or partial ones to
+ * be summed), the names made for them, and the variables whose partial
+ * gradients are all made once it has run. */
+typedef struct grad_lists {
+  const char **ins, **outs;
+  char **names;
+  int *sums;
+  int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
+  int k, q, nn, nsums;
+} grad_lists;
+
+/* The grad op's inputs: X, Out, Out@GRAD slot by slot ("" for an empty
+ * slot or an output with no gradient). */
+static pd_status list_grad_inputs(const bw *b, const pd_op *op, grad_lists *g, pd_error *err) {
+  const pd_net *net = b->net;
+  int ni = op->def->n_inputs, no = op->def->n_outputs;
+  pd_status st = PD_OK;
+  for (int s = 0; s < ni; s++) {
+    g->in_n[s] = op->in[s].n ? op->in[s].n : 1;
+    if (!op->in[s].n) g->ins[g->k++] = "";
+    for (int i = 0; i < op->in[s].n; i++) g->ins[g->k++] = net->vars[op->in[s].vars[i]].name;
+  }
+  for (int s = 0; s < no; s++) {
+    g->in_n[ni + s] = op->out[s].n ? op->out[s].n : 1;
+    if (!op->out[s].n) g->ins[g->k++] = "";
+    for (int i = 0; i < op->out[s].n; i++) g->ins[g->k++] = net->vars[op->out[s].vars[i]].name;
+  }
+  for (int s = 0; s < no && !st; s++) {
+    g->in_n[ni + no + s] = op->out[s].n ? op->out[s].n : 1;
+    if (!op->out[s].n) g->ins[g->k++] = "";
+    for (int i = 0; i < op->out[s].n && !st; i++) {
+      int v = op->out[s].vars[i];
+      if (b->has_grad[v]) {
+        if (!(g->names[g->nn] = grad_name(net, v))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+        g->ins[g->k++] = g->names[g->nn++];
+      } else
+        g->ins[g->k++] = "";
+    }
+  }
+  return st;
+}
+
+/* The grad op's outputs: X@GRAD where the op is x's only contributor,
+ * else x@GRAD@RENAME@k, the k-th of the partial gradients summed later. */
+static pd_status list_grad_outputs(bw *b, const pd_op *op, grad_lists *g, pd_error *err) {
+  const pd_net *net = b->net;
+  pd_status st = PD_OK;
+  for (int s = 0; s < op->def->n_inputs && !st; s++) {
+    g->out_n[s] = op->in[s].n ? op->in[s].n : 1;
+    if (!op->in[s].n) g->outs[g->q++] = "";
+    for (int i = 0; i < op->in[s].n && !st; i++) {
+      int v = op->in[s].vars[i];
+      if (!slot_grad(op, s) || !b->needs[v]) {
+        g->outs[g->q++] = "";
+        continue;
+      }
+      if (b->contrib[v] == 1)
+        g->names[g->nn] = grad_name(net, v);
+      else {
+        g->names[g->nn] = pd_strf("%s@GRAD@RENAME@%d", net->vars[v].name, b->seen[v]);
+        if (++b->seen[v] == b->contrib[v]) g->sums[g->nsums++] = v;
+      }
+      if (!g->names[g->nn]) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      g->outs[g->q++] = g->names[g->nn++];
+    }
+  }
+  return st;
+}
+
+/* A `sum` op for each variable whose partial gradients are all made. */
+static pd_status add_grad_sums(bw *b, const grad_lists *g, pd_error *err) {
+  pd_net *net = b->net;
+  pd_status st = PD_OK;
+  for (int j = 0; j < g->nsums && !st; j++) {
+    int v = g->sums[j], c = b->contrib[v];
+    const char **parts = calloc((size_t)c, sizeof *parts);
+    char **pn = calloc((size_t)c, sizeof *pn), *total = grad_name(net, v);
+    if (!parts || !pn || !total) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < c && !st; i++)
+      if (!(parts[i] = pn[i] = pd_strf("%s@GRAD@RENAME@%d", net->vars[v].name, i)))
+        st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    const char *outs1[] = {total};
+    if (!st) st = pd_net_add_op(net, pd_op_find("sum"), parts, &c, outs1, NULL, NULL, -1, err);
+    for (int i = 0; pn && i < c; i++) free(pn[i]);
+    free(parts), free(pn), free(total);
+  }
+  return st;
+}
+
+/* Forward op o's grad op, then the sums it completes; every list sized by
+ * the op (a concat of any number of inputs). */
+static pd_status add_grad_op(bw *b, int o, pd_error *err) {
+  pd_net *net = b->net;
+  const pd_op *op = &net->ops[o];
+  const pd_op_def *gdef = pd_op_grad_def(op->def);
+  size_t nin = 0, nout = 0;
+  for (int s = 0; s < op->def->n_inputs; s++) nin += op->in[s].n ? (size_t)op->in[s].n : 1;
+  for (int s = 0; s < op->def->n_outputs; s++) nout += op->out[s].n ? (size_t)op->out[s].n : 1;
+  size_t cap = nin + 2 * nout; /* the names the op makes: at most one per entry */
+  grad_lists g = {.ins = calloc(cap, sizeof *g.ins), .outs = calloc(nin, sizeof *g.outs)};
+  g.names = calloc(cap, sizeof *g.names);
+  g.sums = calloc(nin, sizeof *g.sums);
+  if (!g.ins || !g.outs || !g.names || !g.sums) {
+    free(g.ins), free(g.outs), free(g.names), free(g.sums);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  pd_status st = list_grad_inputs(b, op, &g, err);
+  if (!st) st = list_grad_outputs(b, op, &g, err);
+  /* add_op may move net->ops: take what we need from op first */
+  pd_attr attrs[PD_MAX_ATTRS];
+  memcpy(attrs, op->attrs, sizeof attrs);
+  int line = op->line, col = op->col;
+  op = NULL;
+  if (!st) {
+    st = pd_net_add_op(net, gdef, g.ins, g.in_n, g.outs, g.out_n, attrs, o, err);
+    net->ops[net->nops - 1].line = line;
+    net->ops[net->nops - 1].col = col;
+  }
+  if (!st) st = add_grad_sums(b, &g, err);
+  for (int i = 0; i < g.nn; i++) free(g.names[i]);
+  free(g.ins), free(g.outs), free(g.names), free(g.sums);
+  return st;
+}
+
+pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
+  int L;
+  pd_status st = find_loss(net, loss, &L, err);
+  if (st) return st;
   bw b = {.net = net, .nf = net->n_forward};
   size_t nv = (size_t)net->nvars + 1, no = (size_t)net->nops + 1;
   b.leads = calloc(no, 1), b.emit = calloc(no, 1);
   b.needs = calloc(nv, 1), b.has_grad = calloc(nv, 1);
   b.contrib = calloc(nv, sizeof(int)), b.seen = calloc(nv, sizeof(int));
-  pd_status st = PD_OK;
   if (!b.leads || !b.emit || !b.needs || !b.has_grad || !b.contrib || !b.seen) {
     st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
     goto done;
   }
   /* ops leading to the loss: reverse reachability */
   pd_net_prune(net, &L, 1, b.leads);
-  /* variables that want a gradient: trainable params, and what they feed */
-  for (int v = 0; v < net->nvars; v++) {
-    const pd_var_info *vi = &net->vars[v];
-    b.needs[v] = vi->kind == PD_VAR_PARAM && !vi->no_grad && pd_dtype_is_float(vi->meta.dtype);
-  }
-  for (int o = 0; o < b.nf; o++) {
-    const pd_op *op = &net->ops[o];
-    bool any = false;
-    for (int s = 0; s < op->def->n_inputs; s++)
-      for (int i = 0; i < op->in[s].n; i++) any |= slot_grad(op, s) && b.needs[op->in[s].vars[i]];
-    if (!any || !pd_op_grad_def(op->def)) continue;
-    for (int s = 0; s < op->def->n_outputs; s++)
-      for (int i = 0; i < op->out[s].n; i++) {
-        const pd_var_info *vi = &net->vars[op->out[s].vars[i]];
-        if (!vi->no_grad && pd_dtype_is_float(vi->meta.dtype)) b.needs[op->out[s].vars[i]] = true;
-      }
-  }
-  /* which grad ops run, and how many partial gradients each variable gets */
-  b.has_grad[L] = true;
-  for (int o = b.nf - 1; o >= 0; o--) {
-    const pd_op *op = &net->ops[o];
-    if (!b.leads[o]) continue;
-    bool out_grad = false, in_need = false;
-    for (int s = 0; s < op->def->n_outputs; s++)
-      for (int i = 0; i < op->out[s].n; i++) out_grad |= b.has_grad[op->out[s].vars[i]];
-    for (int s = 0; s < op->def->n_inputs; s++)
-      for (int i = 0; i < op->in[s].n; i++) in_need |= slot_grad(op, s) && b.needs[op->in[s].vars[i]];
-    if (!out_grad || !in_need) continue;
-    if (!pd_op_grad_def(op->def)) {
-      char l[160];
-      st = pd_errorf(err, PD_ERR_INPUT,
-                     "%s has no gradient, but the loss \"%s\" depends on it and on parameters "
-                     "before it; mark its inputs no_gradient or remove it from the loss path",
-                     pd_net_op_label(net, o, l, sizeof l), loss);
-      goto done;
-    }
-    /* x -> x: the gradients of x before and after the op would be one
-     * variable, x@GRAD (state updated in place, a running mean, has none) */
-    for (int s = 0; s < op->def->n_outputs && !st; s++)
-      for (int i = 0; i < op->out[s].n && !st; i++)
-        if (op_reads_for_grad(op, op->out[s].vars[i])) {
-          char l[160];
-          const char *x = net->vars[op->out[s].vars[i]].name;
-          st = pd_errorf(err, PD_ERR_INPUT,
-                         "%s writes its input \"%s\" in place; training through it needs \"%s\" before and after "
-                         "the op apart (each has its own gradient): give the output a new name",
-                         pd_net_op_label(net, o, l, sizeof l), x, x);
-        }
-    if (st) goto done;
-    b.emit[o] = true;
-    for (int s = 0; s < op->def->n_inputs; s++)
-      for (int i = 0; i < op->in[s].n; i++) {
-        int v = op->in[s].vars[i];
-        if (slot_grad(op, s) && b.needs[v]) b.contrib[v]++, b.has_grad[v] = true;
-      }
-  }
-  /* seed: d loss / d loss = 1 */
-  {
-    char *name = grad_name(net, L);
-    const pd_op_def *fill = pd_op_find("fill_constant");
-    if (!name) {
-      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-      goto done;
-    }
-    if (!fill) {
-      free(name);
-      st = pd_errorf(err, PD_ERR_RUNTIME, "internal error: no fill_constant op");
-      goto done;
-    }
-    pd_attr attrs[PD_MAX_ATTRS];
-    memset(attrs, 0, sizeof attrs);
-    for (int a = 0; a < fill->n_attrs && !st; a++) {
-      const pd_attr_def *ad = &fill->attrs[a];
-      if (!strcmp(ad->name, "shape")) {
-        attrs[a].type = PD_ATTR_INTS;
-        attrs[a].n = li->meta.ndim;
-        attrs[a].ints = pd_net_keep(net, sizeof(int64_t) * PD_MAX_DIMS);
-        if (!attrs[a].ints)
-          st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-        else
-          memcpy(attrs[a].ints, li->meta.dims, sizeof(int64_t) * (size_t)li->meta.ndim);
-      } else if (!strcmp(ad->name, "dtype")) {
-        attrs[a].type = PD_ATTR_STRING;
-        attrs[a].s = pd_dtype_name(li->meta.dtype);
-      } else if (!strcmp(ad->name, "value")) {
-        attrs[a].type = PD_ATTR_FLOAT;
-        attrs[a].f = 1.0;
-      } else
-        st = pd_attr_parse_default(ad, &attrs[a], err);
-    }
-    const char *outs[] = {name};
-    if (!st) st = pd_net_add_op(net, fill, NULL, NULL, outs, NULL, attrs, -1, err);
-    free(name);
-    if (st) goto done;
-  }
-  /* the grad ops, in reverse order; every list sized by the op (a concat
-   * of any number of inputs) */
-  for (int o = b.nf - 1; o >= 0 && !st; o--) {
-    if (!b.emit[o]) continue;
-    const pd_op *op = &net->ops[o];
-    const pd_op_def *g = pd_op_grad_def(op->def);
-    int ni = op->def->n_inputs, no = op->def->n_outputs;
-    int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
-    size_t nin = 0, nout = 0;
-    for (int s = 0; s < ni; s++) nin += op->in[s].n ? (size_t)op->in[s].n : 1;
-    for (int s = 0; s < no; s++) nout += op->out[s].n ? (size_t)op->out[s].n : 1;
-    size_t cap = nin + 2 * nout; /* the names the op makes: at most one per entry */
-    const char **ins = calloc(cap, sizeof *ins), **outs = calloc(nin, sizeof *outs);
-    char **names = calloc(cap, sizeof *names);
-    int *sums = calloc(nin, sizeof *sums); /* variables whose partial gradients are summed after */
-    int k = 0, q = 0, nn = 0, nsums = 0;
-    if (!ins || !outs || !names || !sums) {
-      free(ins), free(outs), free(names), free(sums);
-      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-      break;
-    }
-    for (int s = 0; s < ni; s++) {
-      in_n[s] = op->in[s].n ? op->in[s].n : 1;
-      if (!op->in[s].n) ins[k++] = "";
-      for (int i = 0; i < op->in[s].n; i++) ins[k++] = net->vars[op->in[s].vars[i]].name;
-    }
-    for (int s = 0; s < no; s++) {
-      in_n[ni + s] = op->out[s].n ? op->out[s].n : 1;
-      if (!op->out[s].n) ins[k++] = "";
-      for (int i = 0; i < op->out[s].n; i++) ins[k++] = net->vars[op->out[s].vars[i]].name;
-    }
-    for (int s = 0; s < no && !st; s++) {
-      in_n[ni + no + s] = op->out[s].n ? op->out[s].n : 1;
-      if (!op->out[s].n) ins[k++] = "";
-      for (int i = 0; i < op->out[s].n && !st; i++) {
-        int v = op->out[s].vars[i];
-        if (b.has_grad[v]) {
-          if (!(names[nn] = grad_name(net, v))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-          ins[k++] = names[nn++];
-        } else
-          ins[k++] = "";
-      }
-    }
-    for (int s = 0; s < ni && !st; s++) {
-      out_n[s] = op->in[s].n ? op->in[s].n : 1;
-      if (!op->in[s].n) outs[q++] = "";
-      for (int i = 0; i < op->in[s].n && !st; i++) {
-        int v = op->in[s].vars[i];
-        if (!slot_grad(op, s) || !b.needs[v]) {
-          outs[q++] = "";
-          continue;
-        }
-        if (b.contrib[v] == 1)
-          names[nn] = grad_name(net, v);
-        else {
-          names[nn] = pd_strf("%s@GRAD@RENAME@%d", net->vars[v].name, b.seen[v]);
-          if (++b.seen[v] == b.contrib[v]) sums[nsums++] = v;
-        }
-        if (!names[nn]) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-        outs[q++] = names[nn++];
-      }
-    }
-    /* add_op may move net->ops: take what we need from op first */
-    pd_attr attrs[PD_MAX_ATTRS];
-    memcpy(attrs, op->attrs, sizeof attrs);
-    int line = op->line, col = op->col;
-    op = NULL;
-    if (!st) {
-      st = pd_net_add_op(net, g, ins, in_n, outs, out_n, attrs, o, err);
-      net->ops[net->nops - 1].line = line;
-      net->ops[net->nops - 1].col = col;
-    }
-    for (int j = 0; j < nsums && !st; j++) {
-      int v = sums[j], c = b.contrib[v];
-      const char **parts = calloc((size_t)c, sizeof *parts);
-      char **pn = calloc((size_t)c, sizeof *pn), *total = grad_name(net, v);
-      if (!parts || !pn || !total) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-      for (int i = 0; i < c && !st; i++)
-        if (!(parts[i] = pn[i] = pd_strf("%s@GRAD@RENAME@%d", net->vars[v].name, i)))
-          st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-      const char *outs1[] = {total};
-      if (!st) st = pd_net_add_op(net, pd_op_find("sum"), parts, &c, outs1, NULL, NULL, -1, err);
-      for (int i = 0; pn && i < c; i++) free(pn[i]);
-      free(parts), free(pn), free(total);
-    }
-    for (int i = 0; i < nn; i++) free(names[i]);
-    free(ins), free(outs), free(names), free(sums);
-  }
+  mark_needs(&b);
+  st = plan_grad_ops(&b, L, loss, err);
+  if (!st) st = add_seed(net, L, err);
+  /* the grad ops, in reverse order */
+  for (int o = b.nf - 1; o >= 0 && !st; o--)
+    if (b.emit[o]) st = add_grad_op(&b, o, err);
   if (!st) {
     net->n_backward = net->nops - net->n_forward;
     net->loss = L;

@@ -50,6 +50,75 @@ static pd_status add_allreduce(pd_net *net, const int *grads, int n, pd_error *e
   return st;
 }
 
+/* The learning rate and step count the updates read, @lr and @step: one
+ * number each, optimizer state. */
+static pd_status add_step_vars(pd_net *net, pd_error *err) {
+  int lr = pd_net_add_var(net, "@lr", PD_VAR_STATE, PD_F64);
+  int step = pd_net_add_var(net, "@step", PD_VAR_STATE, PD_F64);
+  if (lr < 0 || step < 0) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int i = 0; i < 2; i++) {
+    pd_var_info *vi = &net->vars[i ? step : lr];
+    vi->kind = PD_VAR_STATE;
+    vi->optimizer_state = true;
+    vi->meta.ndim = 1;
+    vi->meta.dims[0] = 1;
+  }
+  return PD_OK;
+}
+
+/* clip_by_global_norm over all n gradients, in place. */
+static pd_status add_clip(pd_net *net, const int *grads, int n, double clip_norm, pd_error *err) {
+  const pd_op_def *clip = pd_op_find("clip_by_global_norm");
+  const char **names = malloc(sizeof *names * (size_t)n);
+  pd_attr attrs[PD_MAX_ATTRS] = {{0}};
+  pd_status st = PD_OK;
+  if (!names) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int i = 0; i < n && !st; i++) names[i] = net->vars[grads[i]].name;
+  attrs[0].type = PD_ATTR_FLOAT;
+  attrs[0].f = clip_norm;
+  if (!st) st = pd_net_add_op(net, clip, names, &n, names, &n, attrs, -1, err);
+  free(names);
+  return st;
+}
+
+/* The update op `d` (sgd, momentum or adam) of parameter p from gradient g,
+ * with the state variables it keeps. */
+static pd_status add_update(pd_net *net, const pd_op_def *d, const Paddle__OptimizerDesc *opt, int p, int g,
+                            pd_error *err) {
+  const char *type = opt->type ? opt->type : "sgd";
+  pd_status st = PD_OK;
+  pd_attr attrs[PD_MAX_ATTRS];
+  for (int a = 0; a < d->n_attrs && !st; a++) st = pd_attr_parse_default(&d->attrs[a], &attrs[a], err);
+  if (!st) st = set_attr(d, attrs, "weight_decay", opt->weight_decay, false, err);
+  const char *pn = net->vars[p].name, *gn = net->vars[g].name;
+  if (st) return st;
+  if (!strcmp(type, "sgd")) {
+    const char *ins[] = {pn, gn, "@lr"}, *outs[] = {pn};
+    return pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
+  }
+  if (!strcmp(type, "momentum")) {
+    st = set_attr(d, attrs, "mu", opt->momentum, false, err);
+    if (!st) st = set_attr(d, attrs, "use_nesterov", 0, opt->nesterov, err);
+    int v = state_var(net, p, "VELOCITY");
+    if (v < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    if (st) return st;
+    pn = net->vars[p].name, gn = net->vars[g].name; /* add_var may move net->vars */
+    const char *vn = net->vars[v].name;
+    const char *ins[] = {pn, gn, vn, "@lr"}, *outs[] = {pn, vn};
+    return pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
+  }
+  st = set_attr(d, attrs, "beta1", opt->beta1, false, err);
+  if (!st) st = set_attr(d, attrs, "beta2", opt->beta2, false, err);
+  if (!st) st = set_attr(d, attrs, "epsilon", opt->epsilon, false, err);
+  int m1 = state_var(net, p, "MOMENT1"), m2 = state_var(net, p, "MOMENT2");
+  if (m1 < 0 || m2 < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (st) return st;
+  pn = net->vars[p].name, gn = net->vars[g].name;
+  const char *ins[] = {pn, gn, net->vars[m1].name, net->vars[m2].name, "@lr", "@step"};
+  const char *outs[] = {pn, net->vars[m1].name, net->vars[m2].name};
+  return pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
+}
+
 pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd_error *err) {
   if (net->loss < 0) return pd_errorf(err, PD_ERR_INPUT, "add the backward ops before the optimizer");
   const char *type = opt->type ? opt->type : "sgd";
@@ -73,64 +142,10 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
   if (n == 0)
     st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter gets a gradient from the loss; nothing to train", net->file);
   int before = net->nops;
-  int lr = -1, step = -1;
-  if (!st) {
-    lr = pd_net_add_var(net, "@lr", PD_VAR_STATE, PD_F64);
-    step = pd_net_add_var(net, "@step", PD_VAR_STATE, PD_F64);
-    if (lr < 0 || step < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-  }
-  for (int i = 0; i < 2 && !st; i++) {
-    pd_var_info *vi = &net->vars[i ? step : lr];
-    vi->kind = PD_VAR_STATE;
-    vi->optimizer_state = true;
-    vi->meta.ndim = 1;
-    vi->meta.dims[0] = 1;
-  }
+  if (!st) st = add_step_vars(net, err);
   if (!st && (net->ranks > 1 || net->nccl)) st = add_allreduce(net, grads, n, err);
-  if (!st && opt->clip_norm > 0) {
-    const pd_op_def *clip = pd_op_find("clip_by_global_norm");
-    const char **names = malloc(sizeof *names * (size_t)n);
-    pd_attr attrs[PD_MAX_ATTRS] = {{0}};
-    if (!names) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-    for (int i = 0; i < n && !st; i++) names[i] = net->vars[grads[i]].name;
-    attrs[0].type = PD_ATTR_FLOAT;
-    attrs[0].f = opt->clip_norm;
-    if (!st) st = pd_net_add_op(net, clip, names, &n, names, &n, attrs, -1, err);
-    free(names);
-  }
-  for (int i = 0; i < n && !st; i++) {
-    int p = params[i], g = grads[i];
-    pd_attr attrs[PD_MAX_ATTRS];
-    for (int a = 0; a < d->n_attrs && !st; a++) st = pd_attr_parse_default(&d->attrs[a], &attrs[a], err);
-    if (!st) st = set_attr(d, attrs, "weight_decay", opt->weight_decay, false, err);
-    const char *pn = net->vars[p].name, *gn = net->vars[g].name;
-    if (st) break;
-    if (!strcmp(type, "sgd")) {
-      const char *ins[] = {pn, gn, "@lr"}, *outs[] = {pn};
-      st = pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
-    } else if (!strcmp(type, "momentum")) {
-      st = set_attr(d, attrs, "mu", opt->momentum, false, err);
-      if (!st) st = set_attr(d, attrs, "use_nesterov", 0, opt->nesterov, err);
-      int v = state_var(net, p, "VELOCITY");
-      if (v < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-      if (st) break;
-      pn = net->vars[p].name, gn = net->vars[g].name;
-      const char *vn = net->vars[v].name;
-      const char *ins[] = {pn, gn, vn, "@lr"}, *outs[] = {pn, vn};
-      st = pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
-    } else {
-      st = set_attr(d, attrs, "beta1", opt->beta1, false, err);
-      if (!st) st = set_attr(d, attrs, "beta2", opt->beta2, false, err);
-      if (!st) st = set_attr(d, attrs, "epsilon", opt->epsilon, false, err);
-      int m1 = state_var(net, p, "MOMENT1"), m2 = state_var(net, p, "MOMENT2");
-      if (m1 < 0 || m2 < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-      if (st) break;
-      pn = net->vars[p].name, gn = net->vars[g].name;
-      const char *ins[] = {pn, gn, net->vars[m1].name, net->vars[m2].name, "@lr", "@step"};
-      const char *outs[] = {pn, net->vars[m1].name, net->vars[m2].name};
-      st = pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
-    }
-  }
+  if (!st && opt->clip_norm > 0) st = add_clip(net, grads, n, opt->clip_norm, err);
+  for (int i = 0; i < n && !st; i++) st = add_update(net, d, opt, params[i], grads[i], err);
   free(params), free(grads);
   if (st) {
     pd_error_prefix(err, "optimizer %s", type);

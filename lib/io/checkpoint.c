@@ -983,11 +983,133 @@ static const char *bad_file_name(const char *s) {
   return NULL;
 }
 
+/* The counters: >= 0, and no more than train itself ever reaches. */
+static pd_status check_counters(const mfile *mf, const Paddle__CheckpointManifest *m, pd_error *err) {
+  static const char *const counters[] = {"step", "epoch", "batch_in_epoch", "batch_size"};
+  const int64_t values[] = {m->step, m->epoch, m->batch_in_epoch, m->batch_size};
+  for (int i = 0; i < 4; i++)
+    if (values[i] < 0)
+      return mfail(mf, err, m, counters[i], 0, "%s must be >= 0, got %lld", counters[i], (long long)values[i]);
+    else if (values[i] > PD_MAX_STEPS) /* what train itself never goes beyond */
+      return mfail(mf, err, m, counters[i], 0, "%s must be at most %lld, got %lld", counters[i],
+                   (long long)PD_MAX_STEPS, (long long)values[i]);
+  return PD_OK;
+}
+
+/* The training state, copied out of the manifest (which is freed). */
+static pd_status copy_state(pd_checkpoint *ck, const Paddle__CheckpointManifest *m, pd_error *err) {
+  ck->state.step = m->step;
+  ck->state.epoch = m->epoch;
+  ck->state.batch_in_epoch = m->batch_in_epoch;
+  ck->state.batch_size = m->batch_size;
+  ck->state.seed = m->seed;
+  ck->state.lr = m->lr;
+  if ((m->net && !(ck->net = strdup(m->net))) || (m->optimizer && !(ck->optimizer = strdup(m->optimizer))) ||
+      (m->n_rng_state && !(ck->rng = malloc(m->n_rng_state * sizeof *ck->rng))))
+    return oom(err);
+  if (m->n_rng_state) memcpy(ck->rng, m->rng_state, m->n_rng_state * sizeof *ck->rng);
+  ck->state.net = ck->net;
+  ck->state.optimizer = ck->optimizer;
+  ck->state.rng_state = ck->rng;
+  ck->state.n_rng = m->n_rng_state;
+  return PD_OK;
+}
+
+/* Entry i (from 0) of the manifest's file list, checked on its own. */
+static pd_status check_entry(const mfile *mf, const Paddle__CheckpointFile *e, size_t i, pd_error *err) {
+  const char *why;
+  if (!e->var[0]) return mfail(mf, err, e, "var", 0, "file #%zu: empty variable name", i + 1);
+  if ((why = bad_file_name(e->file)))
+    return mfail(mf, err, e, "file", 0, "file #%zu (variable \"%s\"): file name \"%s\" %s", i + 1, e->var, e->file,
+                 why);
+  if ((unsigned)e->dtype >= PD_NUM_DTYPES)
+    return mfail(mf, err, e, "dtype", 0, "file #%zu (variable \"%s\"): unknown dtype %d", i + 1, e->var, (int)e->dtype);
+  if (e->n_shape > PD_MAX_DIMS)
+    return mfail(mf, err, e, "shape", PD_MAX_DIMS, "file #%zu (variable \"%s\"): %zu dims; at most %d", i + 1, e->var,
+                 e->n_shape, PD_MAX_DIMS);
+  int64_t numel;
+  for (size_t j = 0; j < e->n_shape; j++)
+    if (e->shape[j] < 0)
+      return mfail(mf, err, e, "shape", j, "file #%zu (variable \"%s\"): dim %zu is %lld; dims must be >= 0", i + 1,
+                   e->var, j, (long long)e->shape[j]);
+  if (!pd_dims_product((int)e->n_shape, e->shape, &numel) ||
+      (uint64_t)numel > UINT64_MAX / pd_dtype_size((pd_dtype)e->dtype))
+    return mfail(mf, err, e, "shape", 0, "file #%zu (variable \"%s\"): shape has more elements than fit in 64 bits",
+                 i + 1, e->var);
+  return PD_OK;
+}
+
+/* Every entry checked and copied into ck->files, before touching the disk. */
+static pd_status read_entries(pd_checkpoint *ck, const mfile *mf, const Paddle__CheckpointManifest *m, pd_error *err) {
+  ck->files = calloc(m->n_file + 1, sizeof *ck->files);
+  if (!ck->files) return oom(err);
+  for (size_t i = 0; i < m->n_file; i++) {
+    const Paddle__CheckpointFile *e = m->file[i];
+    pd_ckpt_file *f = &ck->files[i];
+    pd_status st = check_entry(mf, e, i, err);
+    if (st) return st;
+    f->var = strdup(e->var);
+    f->file = strdup(e->file);
+    f->path = join(ck->dir, e->file);
+    ck->n = i + 1; /* so close() frees what was allocated */
+    if (!f->var || !f->file || !f->path) return oom(err);
+    f->dtype = (pd_dtype)e->dtype;
+    f->ndim = (int)e->n_shape;
+    if (e->n_shape) memcpy(f->dims, e->shape, e->n_shape * sizeof *f->dims);
+    f->has_crc32 = e->has_crc32;
+    f->crc32 = e->crc32;
+    f->bytes = e->bytes;
+  }
+  return PD_OK;
+}
+
+/* A variable or a file listed twice, found by sorting: a lying manifest
+ * may list a million entries. */
+static pd_status check_duplicates(pd_checkpoint *ck, const mfile *mf, const Paddle__CheckpointManifest *m,
+                                  pd_error *err) {
+  pd_ckpt_file **tmp = calloc(ck->n + 1, sizeof *tmp);
+  if (!tmp) return oom(err);
+  pd_status st = PD_OK;
+  for (int pass = 0; pass < 2 && !st; pass++) {
+    for (size_t i = 0; i < ck->n; i++) tmp[i] = &ck->files[i];
+    qsort(tmp, ck->n, sizeof *tmp, pass ? by_file : by_var);
+    for (size_t i = 1; i < ck->n; i++) {
+      if ((pass ? by_file : by_var)(&tmp[i - 1], &tmp[i]) != 0) continue;
+      size_t a = (size_t)(tmp[i - 1] - ck->files), b = (size_t)(tmp[i] - ck->files);
+      if (a > b) {
+        size_t t = a;
+        a = b;
+        b = t;
+      }
+      st = pass ? mfail(mf, err, m->file[b], "file", 0, "file #%zu uses file \"%s\" again (after file #%zu)", b + 1,
+                        ck->files[b].file, a + 1)
+                : mfail(mf, err, m->file[b], "var", 0, "file #%zu lists variable \"%s\" again (after file #%zu)", b + 1,
+                        ck->files[b].var, a + 1);
+      break;
+    }
+  }
+  free(tmp);
+  return st;
+}
+
+/* Each file on disk against its entry; its size where the entry gives none. */
+static pd_status verify_files(pd_checkpoint *ck, const Paddle__CheckpointManifest *m, pd_error *err) {
+  for (size_t i = 0; i < ck->n; i++) {
+    const Paddle__CheckpointFile *e = m->file[i];
+    pd_status st = verify_file(&ck->files[i], e->has_bytes, err);
+    if (st) return st;
+    if (!e->has_bytes) {
+      struct stat sb;
+      if (stat(ck->files[i].path, &sb) == 0) ck->files[i].bytes = (uint64_t)sb.st_size;
+    }
+  }
+  return PD_OK;
+}
+
 static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
   mfile mf = {0};
   char *path = join(ck->dir, MANIFEST), *text = NULL;
   Paddle__CheckpointManifest *m = NULL;
-  pd_ckpt_file **tmp = NULL;
   pd_status st;
   if (!path) return oom(err);
   mf.path = path;
@@ -1002,126 +1124,11 @@ static pd_status load_manifest(pd_checkpoint *ck, pd_error *err) {
                (int)m->format_version, FORMAT_VERSION);
     goto done;
   }
-  static const char *const counters[] = {"step", "epoch", "batch_in_epoch", "batch_size"};
-  const int64_t values[] = {m->step, m->epoch, m->batch_in_epoch, m->batch_size};
-  for (int i = 0; i < 4; i++)
-    if (values[i] < 0) {
-      st = mfail(&mf, err, m, counters[i], 0, "%s must be >= 0, got %lld", counters[i], (long long)values[i]);
-      goto done;
-    } else if (values[i] > PD_MAX_STEPS) { /* what train itself never goes beyond */
-      st = mfail(&mf, err, m, counters[i], 0, "%s must be at most %lld, got %lld", counters[i], (long long)PD_MAX_STEPS,
-                 (long long)values[i]);
-      goto done;
-    }
-  ck->state.step = m->step;
-  ck->state.epoch = m->epoch;
-  ck->state.batch_in_epoch = m->batch_in_epoch;
-  ck->state.batch_size = m->batch_size;
-  ck->state.seed = m->seed;
-  ck->state.lr = m->lr;
-  if ((m->net && !(ck->net = strdup(m->net))) || (m->optimizer && !(ck->optimizer = strdup(m->optimizer))) ||
-      (m->n_rng_state && !(ck->rng = malloc(m->n_rng_state * sizeof *ck->rng)))) {
-    st = oom(err);
+  if ((st = check_counters(&mf, m, err)) || (st = copy_state(ck, m, err)) || (st = read_entries(ck, &mf, m, err)) ||
+      (st = check_duplicates(ck, &mf, m, err)) || (st = verify_files(ck, m, err)))
     goto done;
-  }
-  if (m->n_rng_state) memcpy(ck->rng, m->rng_state, m->n_rng_state * sizeof *ck->rng);
-  ck->state.net = ck->net;
-  ck->state.optimizer = ck->optimizer;
-  ck->state.rng_state = ck->rng;
-  ck->state.n_rng = m->n_rng_state;
-
-  /* Check every entry before touching the disk. */
-  ck->files = calloc(m->n_file + 1, sizeof *ck->files);
-  if (!ck->files) {
-    st = oom(err);
-    goto done;
-  }
-  for (size_t i = 0; i < m->n_file; i++) {
-    const Paddle__CheckpointFile *e = m->file[i];
-    pd_ckpt_file *f = &ck->files[i];
-    const char *why;
-    if (!e->var[0]) {
-      st = mfail(&mf, err, e, "var", 0, "file #%zu: empty variable name", i + 1);
-      goto done;
-    }
-    if ((why = bad_file_name(e->file))) {
-      st = mfail(&mf, err, e, "file", 0, "file #%zu (variable \"%s\"): file name \"%s\" %s", i + 1, e->var, e->file,
-                 why);
-      goto done;
-    }
-    if ((unsigned)e->dtype >= PD_NUM_DTYPES) {
-      st =
-          mfail(&mf, err, e, "dtype", 0, "file #%zu (variable \"%s\"): unknown dtype %d", i + 1, e->var, (int)e->dtype);
-      goto done;
-    }
-    if (e->n_shape > PD_MAX_DIMS) {
-      st = mfail(&mf, err, e, "shape", PD_MAX_DIMS, "file #%zu (variable \"%s\"): %zu dims; at most %d", i + 1, e->var,
-                 e->n_shape, PD_MAX_DIMS);
-      goto done;
-    }
-    int64_t numel;
-    for (size_t j = 0; j < e->n_shape; j++)
-      if (e->shape[j] < 0) {
-        st = mfail(&mf, err, e, "shape", j, "file #%zu (variable \"%s\"): dim %zu is %lld; dims must be >= 0", i + 1,
-                   e->var, j, (long long)e->shape[j]);
-        goto done;
-      }
-    if (!pd_dims_product((int)e->n_shape, e->shape, &numel) ||
-        (uint64_t)numel > UINT64_MAX / pd_dtype_size((pd_dtype)e->dtype)) {
-      st = mfail(&mf, err, e, "shape", 0, "file #%zu (variable \"%s\"): shape has more elements than fit in 64 bits",
-                 i + 1, e->var);
-      goto done;
-    }
-    f->var = strdup(e->var);
-    f->file = strdup(e->file);
-    f->path = join(ck->dir, e->file);
-    ck->n = i + 1; /* so close() frees what was allocated */
-    if (!f->var || !f->file || !f->path) {
-      st = oom(err);
-      goto done;
-    }
-    f->dtype = (pd_dtype)e->dtype;
-    f->ndim = (int)e->n_shape;
-    if (e->n_shape) memcpy(f->dims, e->shape, e->n_shape * sizeof *f->dims);
-    f->has_crc32 = e->has_crc32;
-    f->crc32 = e->crc32;
-    f->bytes = e->bytes;
-  }
-  /* Duplicates, by sorting: a lying manifest may list a million entries. */
-  tmp = calloc(ck->n + 1, sizeof *tmp);
-  if (!tmp) {
-    st = oom(err);
-    goto done;
-  }
-  for (int pass = 0; pass < 2; pass++) {
-    for (size_t i = 0; i < ck->n; i++) tmp[i] = &ck->files[i];
-    qsort(tmp, ck->n, sizeof *tmp, pass ? by_file : by_var);
-    for (size_t i = 1; i < ck->n; i++) {
-      if ((pass ? by_file : by_var)(&tmp[i - 1], &tmp[i]) != 0) continue;
-      size_t a = (size_t)(tmp[i - 1] - ck->files), b = (size_t)(tmp[i] - ck->files);
-      if (a > b) {
-        size_t t = a;
-        a = b;
-        b = t;
-      }
-      st = pass ? mfail(&mf, err, m->file[b], "file", 0, "file #%zu uses file \"%s\" again (after file #%zu)", b + 1,
-                        ck->files[b].file, a + 1)
-                : mfail(&mf, err, m->file[b], "var", 0, "file #%zu lists variable \"%s\" again (after file #%zu)",
-                        b + 1, ck->files[b].var, a + 1);
-      goto done;
-    }
-  }
-  for (size_t i = 0; i < ck->n; i++) {
-    const Paddle__CheckpointFile *e = m->file[i];
-    if ((st = verify_file(&ck->files[i], e->has_bytes, err))) goto done;
-    if (!e->has_bytes) {
-      struct stat sb;
-      if (stat(ck->files[i].path, &sb) == 0) ck->files[i].bytes = (uint64_t)sb.st_size;
-    }
-  }
   st = index_files(ck, err);
 done:
-  free(tmp);
   if (m) protobuf_c_message_free_unpacked(&m->base, NULL);
   pd_srcmap_free(&mf.map);
   free(text);

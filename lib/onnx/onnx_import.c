@@ -1247,9 +1247,9 @@ static pd_status graph_inputs(imp *im) {
   return PD_OK;
 }
 
-static pd_status run_import(imp *im) {
+/* The model's ai.onnx opset, which must be one the mappings cover. */
+static pd_status check_opset(imp *im) {
   const Onnx__ModelProto *m = im->m;
-  const Onnx__GraphProto *g = im->g;
   im->opset = -1;
   for (size_t i = 0; i < m->n_opset_import; i++) {
     const char *d = m->opset_import[i]->domain;
@@ -1267,8 +1267,12 @@ static pd_status run_import(imp *im) {
   if (im->opset < PD_ONNX_OPSET_MIN || im->opset > PD_ONNX_OPSET_MAX)
     return unsupported(im, "opset %lld (opsets %d to %d are)", (long long)im->opset, PD_ONNX_OPSET_MIN,
                        PD_ONNX_OPSET_MAX);
-  if (g->n_sparse_initializer) return unsupported(im, "sparse initializers");
-  /* names are optional in the schema; everything below compares them */
+  return PD_OK;
+}
+
+/* Names are optional in the schema; everything after compares them. */
+static pd_status check_names(imp *im) {
+  const Onnx__GraphProto *g = im->g;
   for (size_t i = 0; i < g->n_input; i++)
     if (!g->input[i]->name) return pd_errorf(im->err, PD_ERR_INPUT, "%s: graph input #%zu has no name", im->file, i);
   for (size_t i = 0; i < g->n_output; i++)
@@ -1277,11 +1281,13 @@ static pd_status run_import(imp *im) {
     for (size_t j = 0; j < g->node[i]->n_attribute; j++)
       if (!g->node[i]->attribute[j]->name)
         return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu: attribute #%zu has no name", im->file, i, j);
+  return PD_OK;
+}
+
+/* Each initializer, named once and of a dtype we have, as a constant. */
+static pd_status import_initializers(imp *im) {
+  const Onnx__GraphProto *g = im->g;
   pd_status st;
-  for (size_t i = 0; i < g->n_input; i++)
-    if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
-      return oom(im);
-  if ((st = count_uses(im))) return st;
   for (size_t i = 0; i < g->n_initializer; i++) {
     const Onnx__TensorProto *tp = g->initializer[i];
     char what[512];
@@ -1300,42 +1306,50 @@ static pd_status run_import(imp *im) {
       return st;
     }
   }
-  if ((st = graph_inputs(im))) return st;
-  for (size_t i = 0; i < g->n_node; i++) {
-    const Onnx__NodeProto *n = g->node[i];
-    im->node = n, im->node_index = (int)i;
-    if (!n->op_type) return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu has no op_type", im->file, i);
-    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
-      return unsupported(im, "domain \"%s\"", n->domain);
-    map_fn fn = NULL;
-    int since = 0, min_in = 0;
-    for (size_t j = 0; j < sizeof maps / sizeof maps[0]; j++)
-      if (strcmp(maps[j].type, n->op_type) == 0) fn = maps[j].fn, since = maps[j].since, min_in = maps[j].min_in;
-    if (!fn) return unsupported(im, "no mapping for op type %s", n->op_type);
-    if (im->opset < since)
-      return unsupported(im, "%s is mapped from opset %d on (its earlier versions differ)", n->op_type, since);
-    if ((int)n->n_input < min_in)
-      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has %zu inputs; it needs at least %d", im->file, i,
-                       n->op_type, n->n_input, min_in);
-    for (int j = 0; j < min_in; j++)
-      if (!n->input[j][0])
-        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s): its input #%d is required but given as \"\"",
-                         im->file, i, n->op_type, j);
-    if (!out_at(n, 0))
-      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no output", im->file, i, n->op_type);
-    for (size_t j = 0; j < n->n_output; j++) /* each value assigned once */
-      if (n->output[j][0] && has_name(im, n->output[j]))
-        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) writes \"%s\", which is already defined", im->file,
-                         i, n->op_type, n->output[j]);
-    for (size_t j = 0; j < n->n_input; j++) /* every input known by now */
-      if (n->input[j][0] && !has_name(im, n->input[j]))
-        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) reads \"%s\", which nothing before it computes",
-                         im->file, i, n->op_type, n->input[j]);
-    if (strcmp(n->op_type, "Constant") != 0 && !in_at(n, 0))
-      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no first input", im->file, i, n->op_type);
-    if ((st = fn(im, n))) return st;
-  }
-  im->node = NULL;
+  return PD_OK;
+}
+
+/* Node i, checked (its domain, a mapping for its type and opset, its
+ * inputs and outputs) and mapped. */
+static pd_status import_node(imp *im, size_t i) {
+  const Onnx__NodeProto *n = im->g->node[i];
+  im->node = n, im->node_index = (int)i;
+  if (!n->op_type) return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu has no op_type", im->file, i);
+  if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+    return unsupported(im, "domain \"%s\"", n->domain);
+  map_fn fn = NULL;
+  int since = 0, min_in = 0;
+  for (size_t j = 0; j < sizeof maps / sizeof maps[0]; j++)
+    if (strcmp(maps[j].type, n->op_type) == 0) fn = maps[j].fn, since = maps[j].since, min_in = maps[j].min_in;
+  if (!fn) return unsupported(im, "no mapping for op type %s", n->op_type);
+  if (im->opset < since)
+    return unsupported(im, "%s is mapped from opset %d on (its earlier versions differ)", n->op_type, since);
+  if ((int)n->n_input < min_in)
+    return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has %zu inputs; it needs at least %d", im->file, i,
+                     n->op_type, n->n_input, min_in);
+  for (int j = 0; j < min_in; j++)
+    if (!n->input[j][0])
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s): its input #%d is required but given as \"\"",
+                       im->file, i, n->op_type, j);
+  if (!out_at(n, 0))
+    return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no output", im->file, i, n->op_type);
+  for (size_t j = 0; j < n->n_output; j++) /* each value assigned once */
+    if (n->output[j][0] && has_name(im, n->output[j]))
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) writes \"%s\", which is already defined", im->file, i,
+                       n->op_type, n->output[j]);
+  for (size_t j = 0; j < n->n_input; j++) /* every input known by now */
+    if (n->input[j][0] && !has_name(im, n->input[j]))
+      return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) reads \"%s\", which nothing before it computes",
+                       im->file, i, n->op_type, n->input[j]);
+  if (strcmp(n->op_type, "Constant") != 0 && !in_at(n, 0))
+    return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no first input", im->file, i, n->op_type);
+  return fn(im, n);
+}
+
+/* The graph's outputs: each computed, and listed. */
+static pd_status import_outputs(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  pd_status st;
   for (size_t i = 0; i < g->n_output; i++) {
     const char *name = g->output[i]->name;
     if (!name || !has_name(im, name))
@@ -1343,8 +1357,14 @@ static pd_status run_import(imp *im) {
     if ((st = use_as(im, name, NULL))) return st;
     if (strlist_add(&im->out->outputs, &im->out->noutputs, name)) return oom(im);
   }
-  /* the whole net must build */
-  if ((st = build_net(im))) return st;
+  return PD_OK;
+}
+
+/* The NetDesc text: a header saying where it came from, then the net. */
+static pd_status write_text(imp *im) {
+  const Onnx__ModelProto *m = im->m;
+  const Onnx__GraphProto *g = im->g;
+  pd_status st;
   pd_buf all = {0};
   pd_buf_printf(&all, "# imported from ");
   put_comment(&all, im->file);
@@ -1368,6 +1388,25 @@ static pd_status run_import(imp *im) {
   im->out->text = all.data;
   im->out->len = all.len ? all.len - 1 : 0;
   return st;
+}
+
+static pd_status run_import(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  pd_status st;
+  if ((st = check_opset(im))) return st;
+  if (g->n_sparse_initializer) return unsupported(im, "sparse initializers");
+  if ((st = check_names(im))) return st;
+  for (size_t i = 0; i < g->n_input; i++)
+    if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
+      return oom(im);
+  if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = graph_inputs(im))) return st;
+  for (size_t i = 0; i < g->n_node; i++)
+    if ((st = import_node(im, i))) return st;
+  im->node = NULL;
+  if ((st = import_outputs(im))) return st;
+  /* the whole net must build */
+  if ((st = build_net(im))) return st;
+  return write_text(im);
 }
 
 pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err) {

@@ -870,6 +870,60 @@ static int record(parser *P, const ProtobufCMessage *msg, const ProtobufCFieldDe
 
 static int parse_body(parser *P, ProtobufCMessage *msg, const token *open, int entry, const token *at);
 
+/* A bool: true, True, t, false, False, f, 1 or 0. */
+static int parse_bool(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, value *v) {
+  uint64_t u;
+  const token *t = &P->tok;
+  if (t->type == TOK_INT) {
+    if (parse_integer(P, m, f, 0, 1, NULL, &u)) return -1;
+    v->b = u != 0;
+    return 0;
+  }
+  if (t->type == TOK_IDENT) {
+    static const char *const yes[] = {"true", "True", "t"}, *const no[] = {"false", "False", "f"};
+    for (int i = 0; i < 3; i++) {
+      if (!cmp_name(yes[i], t->s, t->len)) return v->b = 1, lex_next(P);
+      if (!cmp_name(no[i], t->s, t->len)) return v->b = 0, lex_next(P);
+    }
+  }
+  return fail_value(P, t, m, f, "true, false, 1 or 0");
+}
+
+/* An enum by name (an unknown one gets a did-you-mean) or by number. */
+static int parse_enum(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, value *v) {
+  int64_t s;
+  const ProtobufCEnumDescriptor *e = f->descriptor;
+  token t = P->tok;
+  if (t.type == TOK_IDENT) {
+    const ProtobufCEnumValue *ev = find_enum_name(e, t.s, t.len);
+    if (!ev) {
+      char word[128];
+      snprintf(word, sizeof word, "%.*s", (int)(t.len > 100 ? 100 : t.len), t.s);
+      const char **names = malloc(e->n_value_names * sizeof *names + 1);
+      const char *hint = NULL;
+      if (names) {
+        for (unsigned i = 0; i < e->n_value_names; i++) names[i] = e->values_by_name[i].name;
+        hint = pd_suggest(word, names, e->n_value_names);
+      }
+      fail_at(P, t.line, t.col, "unknown enum value \"%s\" for \"%s\" (%s) in %s%s%s%s", word, f->name, e->name,
+              msg_name(m), hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+      free(names);
+      return -1;
+    }
+    v->e = ev->value;
+    return lex_next(P);
+  }
+  if (t.type == TOK_INT || is_sym(&t, '-')) {
+    if (parse_integer(P, m, f, 1, INT32_MAX, &s, NULL)) return -1;
+    if (!find_enum_number(e, (int)s))
+      return fail_at(P, t.line, t.col, "unknown enum number %lld for \"%s\" (%s) in %s", (long long)s, f->name, e->name,
+                     msg_name(m));
+    v->e = (int)s;
+    return 0;
+  }
+  return fail_value(P, &t, m, f, "an enum name or number");
+}
+
 static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, value *v) {
   int64_t s;
   uint64_t u;
@@ -905,54 +959,10 @@ static int parse_scalar(parser *P, ProtobufCMessage *m, const ProtobufCFieldDesc
     v->f = double_to_float(d);
     return 0;
   }
-  case PROTOBUF_C_TYPE_BOOL: {
-    const token *t = &P->tok;
-    if (t->type == TOK_INT) {
-      if (parse_integer(P, m, f, 0, 1, NULL, &u)) return -1;
-      v->b = u != 0;
-      return 0;
-    }
-    if (t->type == TOK_IDENT) {
-      static const char *const yes[] = {"true", "True", "t"}, *const no[] = {"false", "False", "f"};
-      for (int i = 0; i < 3; i++) {
-        if (!cmp_name(yes[i], t->s, t->len)) return v->b = 1, lex_next(P);
-        if (!cmp_name(no[i], t->s, t->len)) return v->b = 0, lex_next(P);
-      }
-    }
-    return fail_value(P, t, m, f, "true, false, 1 or 0");
-  }
-  case PROTOBUF_C_TYPE_ENUM: {
-    const ProtobufCEnumDescriptor *e = f->descriptor;
-    token t = P->tok;
-    if (t.type == TOK_IDENT) {
-      const ProtobufCEnumValue *ev = find_enum_name(e, t.s, t.len);
-      if (!ev) {
-        char word[128];
-        snprintf(word, sizeof word, "%.*s", (int)(t.len > 100 ? 100 : t.len), t.s);
-        const char **names = malloc(e->n_value_names * sizeof *names + 1);
-        const char *hint = NULL;
-        if (names) {
-          for (unsigned i = 0; i < e->n_value_names; i++) names[i] = e->values_by_name[i].name;
-          hint = pd_suggest(word, names, e->n_value_names);
-        }
-        fail_at(P, t.line, t.col, "unknown enum value \"%s\" for \"%s\" (%s) in %s%s%s%s", word, f->name, e->name,
-                msg_name(m), hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
-        free(names);
-        return -1;
-      }
-      v->e = ev->value;
-      return lex_next(P);
-    }
-    if (t.type == TOK_INT || is_sym(&t, '-')) {
-      if (parse_integer(P, m, f, 1, INT32_MAX, &s, NULL)) return -1;
-      if (!find_enum_number(e, (int)s))
-        return fail_at(P, t.line, t.col, "unknown enum number %lld for \"%s\" (%s) in %s", (long long)s, f->name,
-                       e->name, msg_name(m));
-      v->e = (int)s;
-      return 0;
-    }
-    return fail_value(P, &t, m, f, "an enum name or number");
-  }
+  case PROTOBUF_C_TYPE_BOOL:
+    return parse_bool(P, m, f, v);
+  case PROTOBUF_C_TYPE_ENUM:
+    return parse_enum(P, m, f, v);
   case PROTOBUF_C_TYPE_STRING: {
     size_t len;
     return parse_string(P, m, f, &v->str, &len);
