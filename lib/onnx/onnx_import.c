@@ -1382,7 +1382,11 @@ static pd_status write_text(imp *im) {
   put_str(&all, g->name ? g->name : "");
   pd_buf_printf(&all, "\n");
   pd_buf body = {0};
-  if ((st = text(im, &body))) return st;
+  if ((st = text(im, &body))) {
+    pd_buf_free(&body);
+    pd_buf_free(&all);
+    return st;
+  }
   if (pd_buf_append(&all, body.data, body.len) || pd_buf_append(&all, "", 1)) st = oom(im);
   pd_buf_free(&body);
   im->out->text = all.data;
