@@ -503,7 +503,7 @@ static pd_status plan_loop(trainer *t, pd_checkpoint *ck, loop *L, pd_error *err
     if (st) return st;
   }
   L->lr_v = pd_net_var(net, "@lr"), L->step_v = pd_net_var(net, "@step");
-  while (L->reduce_op < net->nops && strcmp(net->ops[L->reduce_op].def->type, "allreduce")) L->reduce_op++;
+  while (L->reduce_op < net->nops && !(net->ops[L->reduce_op].def->flags & PD_OP_COLLECTIVE)) L->reduce_op++;
   L->sum = calloc((size_t)t->nmetrics + 1, sizeof *L->sum), L->ev = calloc((size_t)t->nmetrics + 1, sizeof *L->ev);
   L->avg = calloc((size_t)t->nmetrics + 1, sizeof *L->avg);
   if (!L->sum || !L->ev || !L->avg) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");

@@ -109,6 +109,7 @@ static const pd_kernel kernels[] = {
 
 const pd_op_def pd_op_adam = {
     .type = "adam",
+    .flags = PD_OP_UPDATE,
     .comment = "Adam step with bias correction at update count t (input Step, t >= 1): with "
                "g' = Grad + weight_decay Param, m = b1 m + (1 - b1) g', v = b2 v + (1 - b2) g'^2, "
                "ParamOut = Param - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). "

@@ -213,6 +213,7 @@ static const pd_kernel kernels[] = {
 
 const pd_op_def pd_op_allreduce = {
     .type = "allreduce",
+    .flags = PD_OP_COLLECTIVE,
     .comment = "Data-parallel training: each Out is the mean of its X over all MPI ranks, weighted by the rows "
                "each rank held in the step (so N ranks equal one process with the combined batch). On one "
                "machine the X live in memory the ranks share and each rank averages a share of the elements "

@@ -54,6 +54,7 @@ static const pd_kernel kernels[] = {
 
 const pd_op_def pd_op_clip_by_global_norm = {
     .type = "clip_by_global_norm",
+    .flags = PD_OP_GRAD_CLIP,
     .comment =
         "Gradient clipping by the global norm of all X together: if sqrt(sum of squares) > max_norm, "
         "every X is scaled by max_norm / norm (a NaN norm makes every Out NaN). Out may be the same variables as X.",

@@ -89,6 +89,7 @@ static const pd_kernel kernels[] = {
 
 const pd_op_def pd_op_momentum = {
     .type = "momentum",
+    .flags = PD_OP_UPDATE,
     .comment = "Momentum step: g' = Grad + weight_decay Param; v = mu v + g'; ParamOut = Param - lr v "
                "(use_nesterov: Param - lr (g' + mu v)). Outputs may be the same variables as the inputs.",
     .inputs = inputs,

@@ -68,6 +68,7 @@ static const pd_kernel kernels[] = {
 
 const pd_op_def pd_op_sgd = {
     .type = "sgd",
+    .flags = PD_OP_UPDATE,
     .comment = "Stochastic gradient descent step: ParamOut = Param - lr (Grad + weight_decay Param). "
                "ParamOut may be the same variable as Param.",
     .inputs = inputs,

@@ -344,9 +344,7 @@ pd_status pd_net_find_training(pd_net *net, const char *loss, pd_error *err) {
   if (g < 0 || net->vars[g].producer < 0) return PD_OK; /* a forward net */
   int first = net->vars[g].producer, opt = net->nops;
   for (int o = first; o < net->nops; o++) {
-    const char *t = net->ops[o].def->type;
-    if (!strcmp(t, "sgd") || !strcmp(t, "momentum") || !strcmp(t, "adam") || !strcmp(t, "clip_by_global_norm") ||
-        !strcmp(t, "allreduce")) {
+    if (net->ops[o].def->flags & PD_OP_OPTIMIZER_SECTION) {
       opt = o;
       break;
     }

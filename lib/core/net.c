@@ -470,10 +470,6 @@ static bool op_reads(const pd_op *op, int v) {
   return false;
 }
 
-static bool is_update_op(const char *type) {
-  return !strcmp(type, "sgd") || !strcmp(type, "momentum") || !strcmp(type, "adam");
-}
-
 /* Who writes what, and what each variable is. */
 static pd_status resolve_kinds(builder *b) {
   pd_net *net = b->net;
@@ -503,7 +499,7 @@ static pd_status resolve_kinds(builder *b) {
         /* a net printed with its update ops declares their state (@lr,
          * p@MOMENT1, ...) as STATE: it starts at zero, as AddOptimizerOps's */
         if (net->vars[v].kind == PD_VAR_STATE && !(op->def->inputs[s].flags & PD_SLOT_PARAM) &&
-            is_update_op(op->def->type))
+            (op->def->flags & PD_OP_UPDATE))
           net->vars[v].optimizer_state = true;
       }
     for (int s = 0; s < op->def->n_outputs && !st; s++)
@@ -708,7 +704,8 @@ static pd_status check_train(builder *b) {
   const Paddle__OptimizerDesc *o = t->optimizer;
   if (!o) return PD_OK;
   static const char *const types[] = {"sgd", "momentum", "adam"};
-  if (o->type && strcmp(o->type, "sgd") && strcmp(o->type, "momentum") && strcmp(o->type, "adam")) {
+  const pd_op_def *od = o->type ? pd_op_find(o->type) : NULL;
+  if (o->type && (!od || !(od->flags & PD_OP_UPDATE))) {
     const char *sug = pd_suggest(o->type, types, 3);
     return fail_field(b, o, "type", "unknown optimizer \"%s\"%s%s%s; use sgd, momentum or adam", o->type,
                       sug ? " (did you mean \"" : "", sug ? sug : "", sug ? "\"?)" : "");

@@ -98,6 +98,19 @@ typedef struct pd_kernel {
   { {PD_CPU, PD_F64}, fn }
 
 /* ---- the definition ---- */
+/* ---- what the core does with an op (pd_op_def.flags) ---- */
+enum {
+  PD_OP_UPDATE = 1 << 0,     /* an optimizer's update op (sgd, momentum, adam): what a user's optimizer
+                                name must map to; its state inputs are optimizer state; ends the backward */
+  PD_OP_COLLECTIVE = 1 << 1, /* averages gradients over the ranks (allreduce): what training on several
+                                ranks requires and times; ends the backward */
+  PD_OP_GRAD_CLIP = 1 << 2,  /* rewrites all gradients in place before the updates
+                                (clip_by_global_norm); ends the backward */
+};
+/* The ops that start a net's optimizer section: the backward ends at the
+ * first of them (pd_net_find_training). */
+#define PD_OP_OPTIMIZER_SECTION (PD_OP_UPDATE | PD_OP_COLLECTIVE | PD_OP_GRAD_CLIP)
+
 typedef struct pd_op_def pd_op_def;
 struct pd_op_def {
   const char *type;
@@ -160,6 +173,8 @@ struct pd_op_def {
    * initializer starts at (batch_norm's scale: 1); NaN or NULL: the default
    * initializer (xavier for matrices, zeros for vectors). */
   const double *param_init;
+  /* PD_OP_* bits: op behaviour the core must know, never a compare of type. */
+  unsigned flags;
 };
 
 /* Slot indices inside a generated grad op, for an op with NI inputs and NO

@@ -4,6 +4,7 @@
  * sets each step from the schedule, so a schedule needs no special op.
  * Training on several ranks (net->ranks > 1), an allreduce op first takes
  * every gradient to its mean over the ranks, in one fused buffer. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,49 +83,73 @@ static pd_status add_clip(pd_net *net, const int *grads, int n, double clip_norm
 }
 
 /* The update op `d` (sgd, momentum or adam) of parameter p from gradient g,
- * with the state variables it keeps. */
+ * with the state variables it keeps, wired by its slots: Param and Grad, the
+ * step's LearningRate (@lr) and Step (@step), and a state input S (Velocity,
+ * Moment1, ...) as the variable p@S in upper case, updated in place through
+ * output SOut. The optimizer's settings go to the attributes of their name
+ * the op has. */
 static pd_status add_update(pd_net *net, const pd_op_def *d, const Paddle__OptimizerDesc *opt, int p, int g,
                             pd_error *err) {
-  const char *type = opt->type ? opt->type : "sgd";
   pd_status st = PD_OK;
   pd_attr attrs[PD_MAX_ATTRS];
   for (int a = 0; a < d->n_attrs && !st; a++) st = pd_attr_parse_default(&d->attrs[a], &attrs[a], err);
-  if (!st) st = set_attr(d, attrs, "weight_decay", opt->weight_decay, false, err);
-  const char *pn = net->vars[p].name, *gn = net->vars[g].name;
+  const struct {
+    const char *name;
+    double f;
+    bool b;
+  } set[] = {{"weight_decay", opt->weight_decay, false},
+             {"mu", opt->momentum, false},
+             {"use_nesterov", 0, opt->nesterov},
+             {"beta1", opt->beta1, false},
+             {"beta2", opt->beta2, false},
+             {"epsilon", opt->epsilon, false}};
+  for (size_t i = 0; i < sizeof set / sizeof *set && !st; i++)
+    for (int a = 0; a < d->n_attrs; a++)
+      if (!strcmp(d->attrs[a].name, set[i].name)) st = set_attr(d, attrs, set[i].name, set[i].f, set[i].b, err);
   if (st) return st;
-  if (!strcmp(type, "sgd")) {
-    const char *ins[] = {pn, gn, "@lr"}, *outs[] = {pn};
-    return pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
+  int in[PD_MAX_SLOTS], out[PD_MAX_SLOTS];
+  for (int s = 0; s < d->n_inputs; s++) {
+    const char *sn = d->inputs[s].name;
+    if (!strcmp(sn, "Param"))
+      in[s] = p;
+    else if (!strcmp(sn, "Grad"))
+      in[s] = g;
+    else if (!strcmp(sn, "LearningRate"))
+      in[s] = pd_net_var(net, "@lr");
+    else if (!strcmp(sn, "Step"))
+      in[s] = pd_net_var(net, "@step");
+    else {
+      char suffix[64];
+      size_t k = 0;
+      for (; sn[k] && k + 1 < sizeof suffix; k++) suffix[k] = (char)toupper((unsigned char)sn[k]);
+      suffix[k] = 0;
+      in[s] = state_var(net, p, suffix);
+    }
+    if (in[s] < 0) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
-  if (!strcmp(type, "momentum")) {
-    st = set_attr(d, attrs, "mu", opt->momentum, false, err);
-    if (!st) st = set_attr(d, attrs, "use_nesterov", 0, opt->nesterov, err);
-    int v = state_var(net, p, "VELOCITY");
-    if (v < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-    if (st) return st;
-    pn = net->vars[p].name, gn = net->vars[g].name; /* add_var may move net->vars */
-    const char *vn = net->vars[v].name;
-    const char *ins[] = {pn, gn, vn, "@lr"}, *outs[] = {pn, vn};
-    return pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
+  for (int o = 0; o < d->n_outputs; o++) { /* SOut: the variable of input S */
+    out[o] = -1;
+    size_t n = strlen(d->outputs[o].name);
+    for (int s = 0; s < d->n_inputs; s++)
+      if (n == strlen(d->inputs[s].name) + 3 && !strncmp(d->outputs[o].name, d->inputs[s].name, n - 3) &&
+          !strcmp(d->outputs[o].name + n - 3, "Out"))
+        out[o] = in[s];
+    if (out[o] < 0)
+      return pd_errorf(err, PD_ERR_RUNTIME, "internal error: op %s output %s updates no input", d->type,
+                       d->outputs[o].name);
   }
-  st = set_attr(d, attrs, "beta1", opt->beta1, false, err);
-  if (!st) st = set_attr(d, attrs, "beta2", opt->beta2, false, err);
-  if (!st) st = set_attr(d, attrs, "epsilon", opt->epsilon, false, err);
-  int m1 = state_var(net, p, "MOMENT1"), m2 = state_var(net, p, "MOMENT2");
-  if (m1 < 0 || m2 < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-  if (st) return st;
-  pn = net->vars[p].name, gn = net->vars[g].name;
-  const char *ins[] = {pn, gn, net->vars[m1].name, net->vars[m2].name, "@lr", "@step"};
-  const char *outs[] = {pn, net->vars[m1].name, net->vars[m2].name};
+  const char *ins[PD_MAX_SLOTS], *outs[PD_MAX_SLOTS]; /* names once all are added: add_var may move net->vars */
+  for (int s = 0; s < d->n_inputs; s++) ins[s] = net->vars[in[s]].name;
+  for (int o = 0; o < d->n_outputs; o++) outs[o] = net->vars[out[o]].name;
   return pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
 }
 
 pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd_error *err) {
   if (net->loss < 0) return pd_errorf(err, PD_ERR_INPUT, "add the backward ops before the optimizer");
   const char *type = opt->type ? opt->type : "sgd";
-  const pd_op_def *d = NULL;
-  if (!strcmp(type, "sgd") || !strcmp(type, "momentum") || !strcmp(type, "adam")) d = pd_op_find(type);
-  if (!d) {
+  /* a name the user gave: it must be an update op's */
+  const pd_op_def *d = pd_op_find(type);
+  if (!d || !(d->flags & PD_OP_UPDATE)) {
     static const char *const names[] = {"sgd", "momentum", "adam"};
     const char *sug = pd_suggest(type, names, 3);
     return pd_errorf(err, PD_ERR_INPUT, "unknown optimizer \"%s\"%s%s%s; use sgd, momentum or adam", type,
@@ -160,7 +185,8 @@ pd_status pd_net_make_trainable(pd_net *net, const char *loss, const Paddle__Opt
   if (!st && net->loss < 0) st = pd_net_add_backward(net, loss, err);
   if (!st && opt && !net->n_optimizer) st = pd_net_add_optimizer(net, opt, err);
   bool reduced = false;
-  for (int o = net->nops - net->n_optimizer; o < net->nops; o++) reduced |= !strcmp(net->ops[o].def->type, "allreduce");
+  for (int o = net->nops - net->n_optimizer; o < net->nops; o++)
+    reduced |= (net->ops[o].def->flags & PD_OP_COLLECTIVE) != 0;
   if (!st && net->ranks > 1 && net->n_optimizer && !reduced)
     st = pd_errorf(err, PD_ERR_INPUT,
                    "%s: the net holds update ops but no allreduce op, so %d ranks would train apart; give it "

@@ -484,6 +484,33 @@ static void test_state_init(void **state) {
   pd_net_free(net);
 }
 
+/* The PD_OP_* flags the core acts on sit on exactly these ops of the
+ * registry (their generated grad ops carry none). */
+static void test_op_flags(void **state) {
+  (void)state;
+  static const struct {
+    unsigned flag;
+    const char *want;
+  } cases[] = {{PD_OP_UPDATE, "adam momentum sgd "},
+               {PD_OP_COLLECTIVE, "allreduce "},
+               {PD_OP_GRAD_CLIP, "clip_by_global_norm "}};
+  int n = 0;
+  const pd_op_def *const *all = pd_op_all(&n);
+  assert_true(n > 0);
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    char got[256] = "";
+    for (int i = 0; i < n; i++)
+      if (all[i]->flags & cases[c].flag) {
+        strncat(got, all[i]->type, sizeof got - strlen(got) - 2);
+        strcat(got, " ");
+      }
+    if (strcmp(got, cases[c].want)) fail_msg("flag %#x on \"%s\", expected \"%s\"", cases[c].flag, got, cases[c].want);
+  }
+  for (int i = 0; i < n; i++)
+    if (all[i]->flags & ~(unsigned)(PD_OP_UPDATE | PD_OP_COLLECTIVE | PD_OP_GRAD_CLIP))
+      fail_msg("op %s has an unknown flag %#x", all[i]->type, all[i]->flags);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_scope),
@@ -499,6 +526,7 @@ int main(void) {
       cmocka_unit_test(test_backward_errors),
       cmocka_unit_test(test_memory_plan),
       cmocka_unit_test(test_state_init),
+      cmocka_unit_test(test_op_flags),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
