@@ -701,6 +701,16 @@ pd_status pd_output_open_stream(const char *what, const char *path, bool append,
   const char *verb = "cannot open for writing";
   pd_status st = pd_output_check(path, verb, &kind, NULL, err);
   FILE *f = st ? NULL : fopen(path, append ? "a" : "w");
+  /* stdio writes a stream itself: for a FIFO whose reader may leave,
+   * SIGPIPE stays blocked in this thread from now on, so a write fails
+   * with EPIPE, which the stream's checks report, instead of ending the
+   * process (the signal stays pending, never delivered) */
+  if (f && kind == PD_OUT_THROUGH) {
+    sigset_t pipe_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
+  }
   if (!st && !f) {
     int e = errno;
     char eb[128];

@@ -127,8 +127,10 @@ pd_status pd_output_check(const char *path, const char *verb, pd_output_kind *ki
 
 /* A stream output (a log): checked as above, then opened for writing
  * (a regular file is truncated, or appended to with `append`; a device or
- * FIFO written through). The messages start with `what` (e.g. "--log"; may
- * be NULL) and the path. */
+ * FIFO written through, with SIGPIPE blocked in the calling thread from
+ * then on, so a reader that leaves is an EPIPE error, not the process's
+ * end). The messages start with `what` (e.g. "--log"; may be NULL) and the
+ * path. */
 pd_status pd_output_open_stream(const char *what, const char *path, bool append, FILE **out, pd_error *err);
 
 /* Atomic write: bytes go to a hidden temp file in the target's directory;

@@ -1,7 +1,7 @@
 # special_outputs.sh — outputs that are not plain files (issue 18.3): a
 # character device or FIFO is written through (never renamed over), a
-# symlink is followed (the link stays), a FIFO whose reader leaves gives an
-# error (exit 1), not a SIGPIPE death. Never touches a system file: /dev/null
+# symlink is followed (the link stays), a FIFO whose reader leaves (a
+# --fetch or a --log) gives an error (exit 1), not a SIGPIPE death. Never touches a system file: /dev/null
 # is reached only through a symlink here, and is checked to be the same
 # character device after.
 # Env: PR (the binary), ROOT (repo root), PYTHON (with NumPy).
@@ -60,6 +60,18 @@ wait $reader
 [ $rc -eq 1 ] || fail "--fetch into a FIFO whose reader left: expected exit 1, got $rc: $(cat out.log)"
 grep -qF "short: cannot write: Broken pipe" out.log || fail "expected \"short: cannot write: Broken pipe\" in: $(cat out.log)"
 [ -p short ] || fail "the FIFO whose reader left was replaced"
+
+# 3b. a --log FIFO whose reader leaves after the first record: the run ends
+# with exit 1 and the log's message, not a death by SIGPIPE
+mkfifo logpipe
+timeout 60 "$PYTHON" -c "f = open('logpipe', 'rb'); f.readline(); f.close()" &
+reader=$!
+timeout 60 "$PR" train net.pbtxt --iterations 2000 --log-every 1 --log logpipe >out.log 2>&1
+rc=$?
+wait $reader
+[ $rc -eq 1 ] || fail "--log into a FIFO whose reader left: expected exit 1, got $rc: $(tail -n 3 out.log)"
+grep -qF -- "--log logpipe: cannot write the log: Broken pipe" out.log ||
+  fail "expected \"--log logpipe: cannot write the log: Broken pipe\" in: $(tail -n 3 out.log)"
 
 # 4. a symlink to a regular file in another directory: that file is
 # replaced (atomically, beside itself), the link stays
