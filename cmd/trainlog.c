@@ -9,15 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "io/dataset.h"
 
 const char *pd_fmt_num(char *buf, size_t size, double v) {
-  if (isnan(v))
-    snprintf(buf, size, "nan");
-  else if (isinf(v))
-    snprintf(buf, size, "%s", v > 0 ? "inf" : "-inf");
-  else
+  if (isfinite(v))
     snprintf(buf, size, "%.5g", v);
+  else
+    snprintf(buf, size, "%s", pd_nonfinite_str(v));
   return buf;
 }
 
