@@ -5,11 +5,8 @@
  * of dPre, one thread per column adding the rows in order (deterministic). */
 #include "act.h"
 #include "gpu_common.cuh"
+#include "fc.h"
 #include "gpu_ops.h"
-
-enum { X, W, B, N_IN };
-enum { OUT, N_OUT };
-enum { A_SIZE, A_ACT };
 
 static __global__ void bias_act(float *out, const float *bias, pd_act a, int64_t n, int64_t m) {
   PD_GPU_FOR(i, n * m) out[i] = pd_act_float(a, bias ? out[i] + bias[i % m] : out[i]);
@@ -26,16 +23,10 @@ static __global__ void col_sums(const float *g, float *gb, int64_t n, int64_t m)
   }
 }
 
-static void flat(const pd_tensor *x, int64_t *n, int64_t *k) {
-  *n = x->dims[0];
-  *k = 1;
-  for (int i = 1; i < x->ndim; i++) *k *= x->dims[i];
-}
-
 extern "C" pd_status pd_gpu_fc_fwd(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X), *w = pd_in(c, W), *b = pd_in(c, B);
   int64_t n, k, m = pd_attr_i(c, A_SIZE);
-  flat(x, &n, &k);
+  pd_fc_flat(x, &n, &k);
   float *out = PD_DATA(pd_out(c, OUT), float);
   pd_act a = pd_act_parse(pd_attr_s(c, A_ACT));
   pd_status st = k == 0
@@ -47,11 +38,11 @@ extern "C" pd_status pd_gpu_fc_fwd(pd_ctx *c) {
 
 /* Grad op slots: inputs X W B Out dOut, outputs dX dW dB. */
 extern "C" pd_status pd_gpu_fc_bwd(pd_ctx *c) {
-  pd_tensor *x = pd_in(c, X), *w = pd_in(c, W), *y = pd_in(c, PD_GRAD_Y(N_IN, N_OUT, OUT));
-  pd_tensor *dy = pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT));
+  pd_tensor *x = pd_in(c, X), *w = pd_in(c, W), *y = pd_in(c, G_OUT);
+  pd_tensor *dy = pd_in(c, G_DOUT);
   pd_tensor *dx = pd_out(c, X), *dw = pd_out(c, W), *db = pd_out(c, B);
   int64_t n, k, m = pd_attr_i(c, A_SIZE);
-  flat(x, &n, &k);
+  pd_fc_flat(x, &n, &k);
   const float *g = PD_DATA(dy, float);
   pd_act a = pd_act_parse(pd_attr_s(c, A_ACT));
   pd_status st = PD_OK;

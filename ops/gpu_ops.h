@@ -7,9 +7,6 @@
 #include "gpu/gpu.h"
 #include "kmath.h"
 
-/* Entries in a kernel table. */
-#define PD_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,9 +25,6 @@ int pd_matmul_layout(const pd_tensor *x, const pd_tensor *y, pd_mm_layout *p);
 
 #ifdef PD_WITH_CUDA
 
-#define PD_GPU_F32(fn) \
-  { {PD_GPU, PD_F32}, fn }
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,8 +32,6 @@ extern "C" {
 /* fwd: the op's kernel; bwd: its grad op's. relu, sigmoid and tanh share act. */
 pd_status pd_gpu_act_fwd(pd_ctx *c);
 pd_status pd_gpu_act_bwd(pd_ctx *c);
-pd_status pd_gpu_fc_fwd(pd_ctx *c);
-pd_status pd_gpu_fc_bwd(pd_ctx *c);
 pd_status pd_gpu_mul_fwd(pd_ctx *c);
 pd_status pd_gpu_mul_bwd(pd_ctx *c);
 pd_status pd_gpu_elementwise_add_fwd(pd_ctx *c);

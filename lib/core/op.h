@@ -92,10 +92,15 @@ typedef struct pd_kernel {
   pd_kernel_fn fn;
 } pd_kernel;
 
+/* Entries in a static table (slots, attributes, kernels). */
+#define PD_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 #define PD_CPU_F32(fn) \
   { {PD_CPU, PD_F32}, fn }
 #define PD_CPU_F64(fn) \
   { {PD_CPU, PD_F64}, fn }
+#define PD_GPU_F32(fn) \
+  { {PD_GPU, PD_F32}, fn }
 
 /* ---- the definition ---- */
 /* ---- what the core does with an op (pd_op_def.flags) ---- */

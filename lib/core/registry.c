@@ -112,12 +112,29 @@ static void parse_defaults(const pd_op_def *d) {
   }
 }
 
+/* Every entry of the slot and attribute tables is named: a table written
+ * with designated initializers ([X] = {...}) that skips an enum value
+ * leaves a zeroed entry in its place. */
+static bool tables_whole(const pd_op_def *f) {
+  for (int s = 0; s < f->n_inputs; s++)
+    if (!f->inputs[s].name) return false;
+  for (int s = 0; s < f->n_outputs; s++)
+    if (!f->outputs[s].name) return false;
+  for (int a = 0; a < f->n_attrs; a++)
+    if (!f->attrs[a].name) return false;
+  return true;
+}
+
 static void build(void) {
   int total_attrs = 0;
   for (int i = 0; i < N_FORWARD; i++) {
     const pd_op_def *f = forward_defs[i];
     if (f->n_inputs > PD_MAX_SLOTS / 2 || f->n_outputs > PD_MAX_SLOTS / 4 || f->n_attrs > PD_MAX_ATTRS) {
       fprintf(stderr, "paddle-run: internal error: op \"%s\" has too many slots or attributes\n", f->type);
+      abort();
+    }
+    if (!tables_whole(f)) {
+      fprintf(stderr, "paddle-run: internal error: op \"%s\" has a slot or attribute without a name\n", f->type);
       abort();
     }
     total_attrs += f->n_attrs;
