@@ -2,7 +2,7 @@
  * its OpProto (slots and attributes with defaults and ranges), a shape
  * function, kernels keyed by KernelKey {place, dtype}, and a gradient.
  * Each file in ops/ defines one pd_op_def and lists it in ops/ops.def; the
- * registry (registry.c) is built from that list. An instance in a network is
+ * registry (registry.c) is built from the table ops/ops.c makes of that list. An instance in a network is
  * a pd_op; kernels and shape functions see it through a pd_ctx. */
 #ifndef PD_OP_H
 #define PD_OP_H
@@ -272,6 +272,11 @@ pd_dtype pd_op_key_dtype(pd_ctx *c);
 const pd_kernel *pd_op_kernel(const pd_op_def *def, pd_place_kind place, pd_dtype dtype);
 
 /* ---- registry ---- */
+/* The built-in ops, a table the op layer defines (ops/ops.c): the core names
+ * it and never includes the op layer. */
+extern const pd_op_def *const pd_builtin_ops[];
+extern const int pd_n_builtin_ops;
+
 const pd_op_def *pd_op_find(const char *type);
 /* All ops (forward and generated grad ops), sorted by type. */
 const pd_op_def *const *pd_op_all(int *n);

@@ -1,4 +1,5 @@
-/* registry.c — the operator registry: every pd_op_def listed in ops/ops.def,
+/* registry.c — the operator registry: every built-in pd_op_def (the table
+ * pd_builtin_ops, which ops/ops.c fills from ops/ops.def),
  * plus a "<type>_grad" def generated for each op with gradient kernels, and
  * attribute defaults parsed once from their text form. Built on first use. */
 #include <pthread.h>
@@ -9,17 +10,6 @@
 #include "core/op.h"
 #include "paddle.pb-c.h"
 #include "text/textformat.h"
-
-#define PD_OP(name) extern const pd_op_def pd_op_##name;
-#include "ops.def"
-#undef PD_OP
-
-static const pd_op_def *const forward_defs[] = {
-#define PD_OP(name) &pd_op_##name,
-#include "ops.def"
-#undef PD_OP
-};
-#define N_FORWARD ((int)(sizeof forward_defs / sizeof forward_defs[0]))
 
 /* A generated grad op: its def, the slot arrays it points to, and the
  * forward def it came from. */
@@ -39,11 +29,11 @@ typedef struct default_entry {
   Paddle__AttrValue *proto;
 } default_entry;
 
-static grad_entry grads[N_FORWARD];
+static grad_entry *grads;
 static int n_grads;
-static const pd_op_def *all_defs[2 * N_FORWARD];
+static const pd_op_def **all_defs;
 static int n_all;
-static const char *fwd_names[N_FORWARD];
+static const char **fwd_names;
 static default_entry *defaults;
 static int n_defaults;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -127,8 +117,12 @@ static bool tables_whole(const pd_op_def *f) {
 
 static void build(void) {
   int total_attrs = 0;
-  for (int i = 0; i < N_FORWARD; i++) {
-    const pd_op_def *f = forward_defs[i];
+  grads = calloc((size_t)pd_n_builtin_ops, sizeof *grads);
+  all_defs = calloc(2 * (size_t)pd_n_builtin_ops, sizeof *all_defs);
+  fwd_names = calloc((size_t)pd_n_builtin_ops, sizeof *fwd_names);
+  if (!grads || !all_defs || !fwd_names) abort();
+  for (int i = 0; i < pd_n_builtin_ops; i++) {
+    const pd_op_def *f = pd_builtin_ops[i];
     if (f->n_inputs > PD_MAX_SLOTS / 2 || f->n_outputs > PD_MAX_SLOTS / 4 || f->n_attrs > PD_MAX_ATTRS) {
       fprintf(stderr, "paddle-run: internal error: op \"%s\" has too many slots or attributes\n", f->type);
       abort();
@@ -144,10 +138,10 @@ static void build(void) {
   }
   for (int i = 0; i < n_grads; i++) all_defs[n_all++] = &grads[i].def;
   qsort(all_defs, (size_t)n_all, sizeof all_defs[0], cmp_def);
-  qsort(fwd_names, N_FORWARD, sizeof fwd_names[0], cmp_str);
+  qsort(fwd_names, (size_t)pd_n_builtin_ops, sizeof fwd_names[0], cmp_str);
   defaults = calloc((size_t)total_attrs + 1, sizeof *defaults);
   if (!defaults) abort();
-  for (int i = 0; i < N_FORWARD; i++) parse_defaults(forward_defs[i]);
+  for (int i = 0; i < pd_n_builtin_ops; i++) parse_defaults(pd_builtin_ops[i]);
 }
 
 static void ensure(void) { pthread_once(&once, build); }
@@ -174,7 +168,7 @@ const pd_op_def *const *pd_op_all(int *n) {
 
 const char *const *pd_op_names(int *n) {
   ensure();
-  *n = N_FORWARD;
+  *n = pd_n_builtin_ops;
   return fwd_names;
 }
 
