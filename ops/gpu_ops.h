@@ -64,8 +64,6 @@ pd_status pd_gpu_sgd_fwd(pd_ctx *c);
 pd_status pd_gpu_momentum_fwd(pd_ctx *c);
 pd_status pd_gpu_adam_fwd(pd_ctx *c);
 pd_status pd_gpu_clip_by_global_norm_fwd(pd_ctx *c);
-pd_status pd_gpu_conv2d_fwd(pd_ctx *c);
-pd_status pd_gpu_conv2d_bwd(pd_ctx *c);
 pd_status pd_gpu_pool2d_fwd(pd_ctx *c);
 pd_status pd_gpu_pool2d_bwd(pd_ctx *c);
 pd_status pd_gpu_batch_norm_fwd(pd_ctx *c);
