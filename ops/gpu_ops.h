@@ -34,8 +34,6 @@ pd_status pd_gpu_act_fwd(pd_ctx *c);
 pd_status pd_gpu_act_bwd(pd_ctx *c);
 pd_status pd_gpu_mul_fwd(pd_ctx *c);
 pd_status pd_gpu_mul_bwd(pd_ctx *c);
-pd_status pd_gpu_elementwise_add_fwd(pd_ctx *c);
-pd_status pd_gpu_elementwise_add_bwd(pd_ctx *c);
 pd_status pd_gpu_sum_fwd(pd_ctx *c);
 pd_status pd_gpu_sum_bwd(pd_ctx *c);
 pd_status pd_gpu_scale_fwd(pd_ctx *c);
@@ -58,16 +56,12 @@ pd_status pd_gpu_momentum_fwd(pd_ctx *c);
 pd_status pd_gpu_adam_fwd(pd_ctx *c);
 pd_status pd_gpu_pool2d_fwd(pd_ctx *c);
 pd_status pd_gpu_pool2d_bwd(pd_ctx *c);
-/* broadcast_add, _sub, _mul and _div share broadcast. */
-pd_status pd_gpu_broadcast_fwd(pd_ctx *c);
-pd_status pd_gpu_broadcast_bwd(pd_ctx *c);
 pd_status pd_gpu_transpose_fwd(pd_ctx *c);
 pd_status pd_gpu_transpose_bwd(pd_ctx *c);
 pd_status pd_gpu_matmul_fwd(pd_ctx *c);
 pd_status pd_gpu_matmul_bwd(pd_ctx *c);
 pd_status pd_gpu_log_softmax_fwd(pd_ctx *c);
 pd_status pd_gpu_log_softmax_bwd(pd_ctx *c);
-pd_status pd_gpu_identity_bwd(pd_ctx *c);
 
 /* cast, fill_constant: the kernel for every source / target dtype. */
 
