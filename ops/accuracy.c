@@ -1,29 +1,30 @@
 /* accuracy.c — top-k accuracy of scores Out [N, C] against class labels: a row counts as
  * correct when fewer than k of its scores are strictly greater than the label's score (so a
  * tie with the label's score is in its favour). Accuracy [1] = Correct / Total; Correct and
- * Total (int64 [1]) are there to be summed over an epoch. No gradient. */
+ * Total (int64 [1]) are there to be summed over an epoch. No gradient. The kernel is
+ * written once, for any element type, in accuracy_t.h. */
+#include "accuracy.h"
+
 #include <math.h>
 
-#include "label.h"
-#include "gpu_ops.h"
-#include "kmath.h"
+#include "base/tmpl.h"
 #include "core/op.h"
-
-enum { SCORES, LABEL, N_IN };
-enum { ACCURACY, CORRECT, TOTAL, N_OUT };
-enum { A_K, N_ATTR };
+#include "kmath.h"
+#include "label.h"
 
 static const pd_slot_def inputs[] = {
-    {"Out", "scores [N, C]: probabilities or logits, higher means more likely", PD_SLOT_NO_GRAD},
-    {"Label", "int64 [N, 1] or [N], the true class of each row", PD_SLOT_NO_GRAD},
+    [SCORES] = {"Out", "scores [N, C]: probabilities or logits, higher means more likely", PD_SLOT_NO_GRAD},
+    [LABEL] = {"Label", "int64 [N, 1] or [N], the true class of each row", PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
-    {"Accuracy", "fraction of rows whose label is among the k highest scores, [1], the dtype of the scores", 0},
-    {"Correct", "number of such rows, int64 [1]; may be left out", PD_SLOT_DISPENSABLE},
-    {"Total", "number of rows, int64 [1]; may be left out", PD_SLOT_DISPENSABLE},
+    [ACCURACY] = {"Accuracy",
+                  "fraction of rows whose label is among the k highest scores, [1], the dtype of the scores", 0},
+    [CORRECT] = {"Correct", "number of such rows, int64 [1]; may be left out", PD_SLOT_DISPENSABLE},
+    [TOTAL] = {"Total", "number of rows, int64 [1]; may be left out", PD_SLOT_DISPENSABLE},
 };
 static const pd_attr_def attrs[] = {
-    {"k", "how many of the highest scores may hold the label", PD_ATTR_INT, .def = "i: 1", .min_kind = PD_GE, .min = 1},
+    [A_K] = {"k", "how many of the highest scores may hold the label", PD_ATTR_INT, .def = "i: 1", .min_kind = PD_GE,
+             .min = 1},
 };
 
 static pd_status infer(pd_ctx *c) {
@@ -43,22 +44,12 @@ static pd_status infer(pd_ctx *c) {
   return st;
 }
 
-#define ACCURACY_FORWARD(T)                                                                  \
-  static pd_status forward_##T(pd_ctx *c) {                                                  \
-    pd_tensor *xt = pd_in(c, SCORES), *ct = pd_out(c, CORRECT), *tt = pd_out(c, TOTAL);      \
-    int64_t n = xt->dims[0], k = xt->dims[1], topk = pd_attr_i(c, A_K), correct = 0;         \
-    const int64_t *label = PD_DATA(pd_in(c, LABEL), int64_t);                                \
-    pd_status st = pd_label_check_range(c, label, n, k);                                     \
-    if (st) return st;                                                                       \
-    const T *x = PD_DATA(xt, T);                                                             \
-    for (int64_t i = 0; i < n; i++, x += k) correct += pd_acc_row_##T(x, k, label[i], topk); \
-    PD_DATA(pd_out(c, ACCURACY), T)[0] = (T)(n > 0 ? (double)correct / (double)n : 0);       \
-    if (ct) PD_DATA(ct, int64_t)[0] = correct;                                               \
-    if (tt) PD_DATA(tt, int64_t)[0] = n;                                                     \
-    return PD_OK;                                                                            \
-  }
-ACCURACY_FORWARD(float)
-ACCURACY_FORWARD(double)
+#define T float
+#include "accuracy_t.h"
+#undef T
+#define T double
+#include "accuracy_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
@@ -75,11 +66,11 @@ const pd_op_def pd_op_accuracy = {
                "and Total give the counts, for summing over an epoch. A NaN score ranks above every number (as "
                "torch.topk). A label outside [0, C) is an error.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTR,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

@@ -2,12 +2,9 @@
  * with kmath.h's pd_acc_row_float (the CPU kernel's rule), the count is a
  * block reduction (integers: exact in any order). A label outside [0, C)
  * makes Accuracy NaN (the CPU kernel fails; the device cannot report it). */
+#include "accuracy.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-
-enum { SCORES, LABEL, N_IN };
-enum { ACCURACY, CORRECT, TOTAL, N_OUT };
-enum { A_K };
 
 static __global__ void acc_k(const float *x, const int64_t *label, int64_t n, int64_t k, int64_t topk, float *acc,
                              int64_t *correct, int64_t *total) {

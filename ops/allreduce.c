@@ -21,22 +21,22 @@
  *   (on 2 ranks the same bits as the shared way: a + b either way).
  *
  * AddOptimizerOps puts it before the update ops when training on more than
- * one rank; on a single rank Out = X. No gradient. */
+ * one rank; on a single rank Out = X. No gradient. The kernels are written
+ * once, for any element type, in allreduce_t.h. */
+#include "allreduce.h"
+
 #include <string.h>
 
+#include "base/tmpl.h"
 #include "dist/dist.h"
-#include "gpu_ops.h"
 #include "optim.h"
 
-enum { X, N_IN };
-enum { OUT, N_OUT };
-
 static const pd_slot_def inputs[] = {
-    {"X", "the gradients of this rank, of one float dtype", PD_SLOT_DUPLICABLE | PD_SLOT_NO_GRAD},
+    [X] = {"X", "the gradients of this rank, of one float dtype", PD_SLOT_DUPLICABLE | PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
-    {"Out", "the means over all ranks, one per X in the same order; usually the X variables themselves",
-     PD_SLOT_DUPLICABLE},
+    [OUT] = {"Out", "the means over all ranks, one per X in the same order; usually the X variables themselves",
+             PD_SLOT_DUPLICABLE},
 };
 
 /* The fused buffer of the MPI way: op scratch work[0], grown once and kept. */
@@ -101,107 +101,16 @@ static void out_from_x(pd_ctx *c) {
   }
 }
 
-#define ALLREDUCE(T, DT)                                                                        \
-  /* The MPI way: w X into buf (zeros for a rank without rows), then w and                      \
-   * the stop request; returns where they are. */                                               \
-  static int64_t pack_##T(pd_ctx *c, T *buf, T w) {                                             \
-    int64_t k = 0;                                                                              \
-    for (int i = 0; i < pd_in_count(c, X); i++) {                                               \
-      const pd_tensor *xt = pd_in_at(c, X, i);                                                  \
-      const T *x = PD_DATA(xt, T);                                                              \
-      int64_t m = pd_tensor_numel(xt);                                                          \
-      if (w == 0)                                                                               \
-        memset(buf + k, 0, sizeof(T) * (size_t)m);                                              \
-      else                                                                                      \
-        for (int64_t j = 0; j < m; j++) buf[k + j] = x[j] * w;                                  \
-      k += m;                                                                                   \
-    }                                                                                           \
-    buf[k] = w, buf[k + 1] = pd_dist_local_stop() ? 1 : 0;                                      \
-    return k;                                                                                   \
-  }                                                                                             \
-                                                                                                \
-  static pd_status mpi_way_##T(pd_ctx *c, T w) {                                                \
-    int64_t len = 2;                                                                            \
-    for (int i = 0; i < pd_in_count(c, X); i++) len += pd_tensor_numel(pd_in_at(c, X, i));      \
-    pd_status st;                                                                               \
-    T *buf = fused(c, DT, len, &st);                                                            \
-    if (!buf) return st;                                                                        \
-    int64_t k = pack_##T(c, buf, w);                                                            \
-    st = pd_dist_allreduce_sum(buf, len, DT, "the gradients' allreduce", c->err);               \
-    if (st) return st;                                                                          \
-    T total = buf[k];                                                                           \
-    pd_dist_set_global_stop(buf[k + 1] > 0);                                                    \
-    if (!(total > 0)) return pd_ctx_fail(c, PD_ERR_RUNTIME, "no rank held a row of the batch"); \
-    k = 0;                                                                                      \
-    for (int i = 0; i < pd_in_count(c, X); i++) {                                               \
-      T *out = PD_DATA(pd_out_at(c, OUT, i), T);                                                \
-      int64_t m = pd_tensor_numel(pd_in_at(c, X, i));                                           \
-      for (int64_t j = 0; j < m; j++) out[j] = buf[k + j] / total;                              \
-      k += m;                                                                                   \
-    }                                                                                           \
-    return PD_OK;                                                                               \
-  }                                                                                             \
-                                                                                                \
-  /* The shared way: this rank's share of each X's elements, for all ranks. */                  \
-  static pd_status shared_way_##T(pd_ctx *c, char **bases, T w) {                               \
-    const int n = pd_dist_size(), me = pd_dist_rank();                                          \
-    const int64_t hdr = header_off(c);                                                          \
-    T *own = (T *)(bases[me] + hdr);                                                            \
-    own[0] = w, own[1] = pd_dist_local_stop() ? 1 : 0;                                          \
-    pd_status st = pd_dist_shared_wait("the gradients' allreduce", c->err);                     \
-    if (st) return st;                                                                          \
-    T ws[PD_DIST_MAX_SHARED], total = 0, stop = 0;                                              \
-    for (int r = 0; r < n; r++) {                                                               \
-      const T *h = (const T *)(bases[r] + hdr);                                                 \
-      ws[r] = h[0], total += h[0], stop += h[1];                                                \
-    }                                                                                           \
-    if (!(total > 0)) return pd_ctx_fail(c, PD_ERR_RUNTIME, "no rank held a row of the batch"); \
-    int64_t off = 0;                                                                            \
-    for (int i = 0; i < pd_in_count(c, X); i++) {                                               \
-      off = align64(off);                                                                       \
-      const int64_t m = pd_tensor_numel(pd_in_at(c, X, i));                                     \
-      /* this rank's share: 16-element (64-byte) blocks, so no two ranks                        \
-       * write one cache line */                                                                \
-      int64_t share = ((m + n - 1) / n + 15) / 16 * 16, lo = me * share, hi = lo + share;       \
-      if (lo > m) lo = m;                                                                       \
-      if (hi > m) hi = m;                                                                       \
-      T *x[PD_DIST_MAX_SHARED];                                                                 \
-      for (int r = 0; r < n; r++) x[r] = (T *)(bases[r] + off);                                 \
-      if (n == 2 && ws[0] != 0 && ws[1] != 0) {                                                 \
-        T *a = x[0], *b = x[1], wa = ws[0], wb = ws[1];                                         \
-        for (int64_t j = lo; j < hi; j++) {                                                     \
-          T v = (a[j] * wa + b[j] * wb) / total;                                                \
-          a[j] = v, b[j] = v;                                                                   \
-        }                                                                                       \
-      } else {                                                                                  \
-        for (int64_t j = lo; j < hi; j++) {                                                     \
-          T s = ws[0] != 0 ? x[0][j] * ws[0] : 0;                                               \
-          for (int r = 1; r < n; r++) s += ws[r] != 0 ? x[r][j] * ws[r] : 0;                    \
-          T v = s / total;                                                                      \
-          for (int r = 0; r < n; r++) x[r][j] = v;                                              \
-        }                                                                                       \
-      }                                                                                         \
-      off += m * (int64_t)sizeof(T);                                                            \
-    }                                                                                           \
-    st = pd_dist_shared_wait("the gradients' allreduce", c->err);                               \
-    if (st) return st;                                                                          \
-    pd_dist_set_global_stop(stop > 0);                                                          \
-    pd_dist_count_shared_step();                                                                \
-    out_from_x(c);                                                                              \
-    return PD_OK;                                                                               \
-  }                                                                                             \
-                                                                                                \
-  static pd_status forward_##T(pd_ctx *c) {                                                     \
-    if (pd_dist_size() == 1) { /* the mean over one rank: X itself */                           \
-      out_from_x(c);                                                                            \
-      return PD_OK;                                                                             \
-    }                                                                                           \
-    const T w = (T)pd_dist_local_rows();                                                        \
-    char *bases[PD_DIST_MAX_SHARED];                                                            \
-    return placed(c, bases) ? shared_way_##T(c, bases, w) : mpi_way_##T(c, w);                  \
-  }
-ALLREDUCE(float, PD_F32)
-ALLREDUCE(double, PD_F64)
+#define T float
+#define DT PD_F32
+#include "allreduce_t.h"
+#undef DT
+#undef T
+#define T double
+#define DT PD_F64
+#include "allreduce_t.h"
+#undef DT
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
@@ -220,11 +129,11 @@ const pd_op_def pd_op_allreduce = {
                "for all; between machines all X travel in one fused buffer, one MPI allreduce per step. On a "
                "single rank Out = X.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .infer_shape = pd_optim_infer_list,
     .kernels = kernels,
-    .n_kernels = sizeof kernels / sizeof kernels[0],
+    .n_kernels = PD_LEN(kernels),
     .bind = bind,
 };

@@ -8,13 +8,11 @@
  * more than one rank never captures a CUDA graph (gpu.c), since this host
  * part must run every step. Under mpirun it runs with NCCL even on one rank
  * (train.c); otherwise one rank copies X. */
+#include "allreduce.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
 #include "dist/gpunccl.h"
 #include "dist/dist.h"
-
-enum { X, N_IN };
-enum { OUT, N_OUT };
 
 static __global__ void pack_k(const float *x, float *buf, float w, int64_t n) {
   PD_GPU_FOR(i, n) buf[i] = w == 0 ? 0.0f : x[i] * w;
@@ -30,9 +28,9 @@ extern "C" pd_status pd_gpu_allreduce_fwd(pd_ctx *c) {
     for (int i = 0; i < n; i++) {
       const pd_tensor *xt = pd_in_at(c, X, i);
       float *out = PD_DATA(pd_out_at(c, OUT, i), float);
-      pd_status st = out == PD_DATA(xt, float) ? PD_OK
-                                                : pd_gpu_copy(c, out, PD_DATA(xt, float),
-                                                              sizeof(float) * (size_t)pd_tensor_numel(xt));
+      pd_status st = out == PD_DATA(xt, float)
+                         ? PD_OK
+                         : pd_gpu_copy(c, out, PD_DATA(xt, float), sizeof(float) * (size_t)pd_tensor_numel(xt));
       if (st) return st;
     }
     return PD_OK;

@@ -5,35 +5,34 @@
  * toward them; inference uses the running statistics and leaves them alone.
  * The backward pass recomputes the batch statistics from X (the grad op of
  * an op with five inputs and five outputs would exceed PD_MAX_SLOTS), so no
- * SavedMean/SavedInvStd outputs. One body for float and double; sums in
- * double. */
+ * SavedMean/SavedInvStd outputs. The kernels are written once, for any
+ * element type, in batch_norm_t.h; sums in double. */
+#include "batch_norm.h"
+
 #include <math.h>
 
-#include "gpu_ops.h"
-#include "kmath.h"
+#include "base/tmpl.h"
 #include "core/op.h"
-
-enum { X, SCALE, BIAS, MEAN, VAR, N_IN };
-enum { Y, MEAN_OUT, VAR_OUT, N_OUT };
-enum { A_MOMENTUM, A_EPSILON, N_ATTRS };
+#include "kmath.h"
 
 static const pd_slot_def inputs[] = {
-    {"X", "input [N, C] or [N, C, H, W] (any dims after C are spatial), float32 or float64", 0},
-    {"Scale", "per-channel scale (gamma) [C]; starts at 1", PD_SLOT_PARAM},
-    {"Bias", "per-channel shift (beta) [C]; starts at 0", PD_SLOT_PARAM},
-    {"Mean", "running mean [C], used for inference; state, starts at 0", PD_SLOT_STATE | PD_SLOT_NO_GRAD},
-    {"Variance", "running variance [C], used for inference; state, starts at 1", PD_SLOT_STATE | PD_SLOT_NO_GRAD},
+    [X] = {"X", "input [N, C] or [N, C, H, W] (any dims after C are spatial), float32 or float64", 0},
+    [SCALE] = {"Scale", "per-channel scale (gamma) [C]; starts at 1", PD_SLOT_PARAM},
+    [BIAS] = {"Bias", "per-channel shift (beta) [C]; starts at 0", PD_SLOT_PARAM},
+    [MEAN] = {"Mean", "running mean [C], used for inference; state, starts at 0", PD_SLOT_STATE | PD_SLOT_NO_GRAD},
+    [VAR] = {"Variance", "running variance [C], used for inference; state, starts at 1",
+             PD_SLOT_STATE | PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
-    {"Y", "(X - mean) / sqrt(var + epsilon) * Scale + Bias, X's shape", 0},
-    {"MeanOut", "the updated running mean: must be the Mean variable (updated in place)", 0},
-    {"VarianceOut", "the updated running variance: must be the Variance variable (updated in place)", 0},
+    [Y] = {"Y", "(X - mean) / sqrt(var + epsilon) * Scale + Bias, X's shape", 0},
+    [MEAN_OUT] = {"MeanOut", "the updated running mean: must be the Mean variable (updated in place)", 0},
+    [VAR_OUT] = {"VarianceOut", "the updated running variance: must be the Variance variable (updated in place)", 0},
 };
 static const pd_attr_def attrs[] = {
-    {"momentum", "running = momentum * running + (1 - momentum) * batch statistic", PD_ATTR_FLOAT, .def = "f: 0.9",
-     .min_kind = PD_GE, .min = 0, .max_kind = PD_GE, .max = 1},
-    {"epsilon", "added to the variance before the square root", PD_ATTR_FLOAT, .def = "f: 1e-5", .min_kind = PD_GT,
-     .min = 0},
+    [A_MOMENTUM] = {"momentum", "running = momentum * running + (1 - momentum) * batch statistic", PD_ATTR_FLOAT,
+                    .def = "f: 0.9", .min_kind = PD_GE, .min = 0, .max_kind = PD_GE, .max = 1},
+    [A_EPSILON] = {"epsilon", "added to the variance before the square root", PD_ATTR_FLOAT, .def = "f: 1e-5",
+                   .min_kind = PD_GT, .min = 0},
 };
 /* Initial values per input slot: Scale 1, Bias 0 (parameters); Mean 0, Variance 1 (state). */
 static const double param_init[] = {NAN, 1, 0, NAN, NAN};
@@ -78,104 +77,6 @@ static pd_status infer(pd_ctx *c) {
   return st;
 }
 
-/* Sums over one row p[0..n) of a channel, in double, as four interleaved
- * partial sums: four short dependency chains instead of one long one, in the
- * same order on every call. */
-#define BN_SUMS(T)                                                                                 \
-  static double sum_##T(const T *p, int64_t n) {                                                   \
-    double a[4] = {0, 0, 0, 0};                                                                    \
-    int64_t j = 0;                                                                                 \
-    for (; j + 4 <= n; j += 4)                                                                     \
-      for (int u = 0; u < 4; u++) a[u] += p[j + u];                                                \
-    for (; j < n; j++) a[0] += p[j];                                                               \
-    return (a[0] + a[1]) + (a[2] + a[3]);                                                          \
-  }                                                                                                \
-  static double sum_sq_##T(const T *p, int64_t n, double mean) {                                   \
-    double a[4] = {0, 0, 0, 0};                                                                    \
-    int64_t j = 0;                                                                                 \
-    for (; j + 4 <= n; j += 4)                                                                     \
-      for (int u = 0; u < 4; u++) a[u] += (p[j + u] - mean) * (p[j + u] - mean);                   \
-    for (; j < n; j++) a[0] += (p[j] - mean) * (p[j] - mean);                                      \
-    return (a[0] + a[1]) + (a[2] + a[3]);                                                          \
-  }                                                                                                \
-  /* adds Σ g and Σ g · (p - mean) */                                                           \
-  static void sum_g_##T(const T *g, const T *p, int64_t n, double mean, double *sg, double *sgx) { \
-    double a[4] = {0, 0, 0, 0}, b[4] = {0, 0, 0, 0};                                               \
-    int64_t j = 0;                                                                                 \
-    for (; j + 4 <= n; j += 4)                                                                     \
-      for (int u = 0; u < 4; u++) a[u] += g[j + u], b[u] += g[j + u] * (p[j + u] - mean);          \
-    for (; j < n; j++) a[0] += g[j], b[0] += g[j] * (p[j] - mean);                                 \
-    *sg += (a[0] + a[1]) + (a[2] + a[3]);                                                          \
-    *sgx += (b[0] + b[1]) + (b[2] + b[3]);                                                         \
-  }
-BN_SUMS(float)
-BN_SUMS(double)
-
-/* The statistics channel k of X [N, C, S] is normalised with: training, the
- * batch mean and biased variance over its M = N·S values (two passes);
- * inference, the running mean and variance. The forward and the backward
- * pass both call this, so they agree to the last bit. */
-#define BN_STATS(T)                                                                                        \
-  static void stats_##T(pd_ctx *c, const T *x, int64_t n, int64_t ch, int64_t sp, int64_t k, double *mean, \
-                        double *var) {                                                                     \
-    int64_t m = n * sp;                                                                                    \
-    if (!pd_ctx_training(c) || m == 0) {                                                                   \
-      *mean = PD_DATA(pd_in(c, MEAN), T)[k];                                                               \
-      *var = PD_DATA(pd_in(c, VAR), T)[k];                                                                 \
-      return;                                                                                              \
-    }                                                                                                      \
-    double s = 0, q = 0;                                                                                   \
-    for (int64_t i = 0; i < n; i++) s += sum_##T(x + (i * ch + k) * sp, sp);                               \
-    *mean = s / (double)m;                                                                                 \
-    for (int64_t i = 0; i < n; i++) q += sum_sq_##T(x + (i * ch + k) * sp, sp, *mean);                     \
-    *var = q / (double)m;                                                                                  \
-  }
-BN_STATS(float)
-BN_STATS(double)
-
-/* Y = (X - mean) · Scale / sqrt(var + epsilon) + Bias. Training then moves
- * the running statistics (in place): running = momentum · running +
- * (1 - momentum) · batch, with the unbiased batch variance M/(M-1) · var as
- * PyTorch does (with M = 1 the running variance stays). */
-#define BN_FORWARD(T)                                                                                      \
-  static pd_status forward_##T(pd_ctx *c) {                                                                \
-    pd_tensor *xt = pd_in(c, X);                                                                           \
-    int64_t n, ch, sp;                                                                                     \
-    split(xt, &n, &ch, &sp);                                                                               \
-    const T *x = PD_DATA(xt, T), *scale = PD_DATA(pd_in(c, SCALE), T), *bias = PD_DATA(pd_in(c, BIAS), T); \
-    T *y = PD_DATA(pd_out(c, Y), T), *rmean = PD_DATA(pd_out(c, MEAN_OUT), T);                             \
-    T *rvar = PD_DATA(pd_out(c, VAR_OUT), T);                                                              \
-    double mom = pd_attr_f(c, A_MOMENTUM), eps = pd_attr_f(c, A_EPSILON);                                  \
-    int64_t m = n * sp;                                                                                    \
-    bool update = pd_ctx_training(c) && m > 0;                                                             \
-    for (int64_t k = 0; k < ch; k++) {                                                                     \
-      double mean, var;                                                                                    \
-      stats_##T(c, x, n, ch, sp, k, &mean, &var);                                                          \
-      double a = scale[k] / sqrt(var + eps), b = bias[k];                                                  \
-      for (int64_t i = 0; i < n; i++) {                                                                    \
-        const T *p = x + (i * ch + k) * sp;                                                                \
-        T *q = y + (i * ch + k) * sp;                                                                      \
-        for (int64_t j = 0; j < sp; j++) q[j] = (T)((p[j] - mean) * a + b);                                \
-      }                                                                                                    \
-      if (update) {                                                                                        \
-        rmean[k] = (T)pd_bn_running_mean(rmean[k], mean, mom);                                             \
-        if (m > 1) rvar[k] = (T)pd_bn_running_var(rvar[k], var, mom, (double)m);                           \
-      }                                                                                                    \
-    }                                                                                                      \
-    return PD_OK;                                                                                          \
-  }
-BN_FORWARD(float)
-BN_FORWARD(double)
-
-/* Grad op slots (see op.h): inputs X Scale Bias Mean Variance, Y MeanOut
- * VarianceOut, dY dMeanOut dVarianceOut; outputs dX dScale dBias (dMean and
- * dVariance: none, no-grad slots). */
-enum {
-  G_X = PD_GRAD_X(N_IN, N_OUT, X),
-  G_SCALE = PD_GRAD_X(N_IN, N_OUT, SCALE),
-  G_DY = PD_GRAD_DY(N_IN, N_OUT, Y),
-};
-
 /* Only Y carries a gradient back: the running statistics are not
  * differentiated, so a loss that reads them is refused rather than given a
  * wrong gradient. */
@@ -193,46 +94,17 @@ static pd_status grad_infer(pd_ctx *c) {
   return st;
 }
 
-/* With xhat = (X - mean) · inv_std, inv_std = 1 / sqrt(var + epsilon), per
- * channel: dBias = Σ dY, dScale = Σ dY · xhat, and
- *   training:  dX = Scale · inv_std · (dY - dBias / M - xhat · dScale / M)
- *              (the batch statistics depend on X);
- *   inference: dX = Scale · inv_std · dY (the running ones do not). */
-#define BN_BACKWARD(T)                                                                                                 \
-  static pd_status backward_##T(pd_ctx *c) {                                                                           \
-    pd_tensor *xt = pd_in(c, G_X), *dxt = pd_out(c, X), *dst = pd_out(c, SCALE), *dbt = pd_out(c, BIAS);               \
-    int64_t n, ch, sp;                                                                                                 \
-    split(xt, &n, &ch, &sp);                                                                                           \
-    const T *x = PD_DATA(xt, T), *dy = PD_DATA(pd_in(c, G_DY), T), *scale = PD_DATA(pd_in(c, G_SCALE), T);             \
-    double m = (double)(n * sp), eps = pd_attr_f(c, A_EPSILON);                                                        \
-    bool training = pd_ctx_training(c);                                                                                \
-    for (int64_t k = 0; k < ch; k++) {                                                                                 \
-      double mean, var, sdy = 0, sdyx = 0;                                                                             \
-      stats_##T(c, x, n, ch, sp, k, &mean, &var);                                                                      \
-      double inv = 1 / sqrt(var + eps);                                                                                \
-      for (int64_t i = 0; i < n; i++) sum_g_##T(dy + (i * ch + k) * sp, x + (i * ch + k) * sp, sp, mean, &sdy, &sdyx); \
-      sdyx *= inv;                                                                                                     \
-      if (dst) PD_DATA(dst, T)[k] = (T)sdyx;                                                                           \
-      if (dbt) PD_DATA(dbt, T)[k] = (T)sdy;                                                                            \
-      if (!dxt) continue;                                                                                              \
-      /* dX = a · dY + b · X + d, the formula above multiplied out */                                                \
-      pd_bn_coef q = pd_bn_grad_coefs(scale[k], mean, inv, sdy, sdyx, m, training);                                    \
-      double a = q.a, b = q.b, d = q.d;                                                                                \
-      for (int64_t i = 0; i < n; i++) {                                                                                \
-        const T *p = x + (i * ch + k) * sp, *g = dy + (i * ch + k) * sp;                                               \
-        T *q = PD_DATA(dxt, T) + (i * ch + k) * sp;                                                                    \
-        for (int64_t j = 0; j < sp; j++) q[j] = (T)(a * g[j] + b * p[j] + d);                                          \
-      }                                                                                                                \
-    }                                                                                                                  \
-    return PD_OK;                                                                                                      \
-  }
-BN_BACKWARD(float)
-BN_BACKWARD(double)
-
 /* About 8 operations per element forward (two statistics passes, the affine
  * map) and 12 backward (the statistics again, two sums, dX). */
 static double flops(pd_ctx *c) { return 8.0 * (double)pd_tensor_numel(pd_in(c, X)); }
 static double grad_flops(pd_ctx *c) { return 12.0 * (double)pd_tensor_numel(pd_in(c, G_X)); }
+
+#define T float
+#include "batch_norm_t.h"
+#undef T
+#define T double
+#include "batch_norm_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
@@ -257,11 +129,11 @@ const pd_op_def pd_op_batch_norm = {
                "running statistics and leaves them unchanged. Scale and Bias are parameters (starting at 1 and 0), "
                "Mean and Variance state (starting at 0 and 1); all four have shape [C] and need not be declared.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .flops = flops,
     .grad_flops = grad_flops,

@@ -4,12 +4,9 @@
  * statistics (inference); then Y, and the running statistics moved in
  * place (kmath.h's pd_bn_running_*). Backward per channel: Σ dY and
  * Σ dY (X - mean) by block reductions, then dX from pd_bn_grad_coefs. */
+#include "batch_norm.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-
-enum { X, SCALE, BIAS, MEAN, VAR, N_IN };
-enum { Y, MEAN_OUT, VAR_OUT, N_OUT };
-enum { A_MOMENTUM, A_EPSILON };
 
 typedef struct bn_dims {
   int64_t n, ch, sp;
@@ -103,9 +100,8 @@ extern "C" pd_status pd_gpu_batch_norm_fwd(pd_ctx *c) {
 extern "C" pd_status pd_gpu_batch_norm_bwd(pd_ctx *c) {
   pd_tensor *xt = pd_in(c, X);
   bn_dims d = dims_of(xt);
-  return PD_GPU_LAUNCH_ROWS(c, d.ch, bn_bwd, d, PD_DATA(xt, float),
-                            PD_DATA(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, Y)), float), PD_DATA(pd_in(c, SCALE), float),
-                            PD_DATA(pd_in(c, MEAN), float), PD_DATA(pd_in(c, VAR), float), pd_gpu_f32(pd_out(c, X)),
-                            pd_gpu_f32(pd_out(c, SCALE)), pd_gpu_f32(pd_out(c, BIAS)), pd_attr_f(c, A_EPSILON),
-                            pd_ctx_training(c));
+  return PD_GPU_LAUNCH_ROWS(c, d.ch, bn_bwd, d, PD_DATA(xt, float), PD_DATA(pd_in(c, G_DY), float),
+                            PD_DATA(pd_in(c, SCALE), float), PD_DATA(pd_in(c, MEAN), float),
+                            PD_DATA(pd_in(c, VAR), float), pd_gpu_f32(pd_out(c, X)), pd_gpu_f32(pd_out(c, SCALE)),
+                            pd_gpu_f32(pd_out(c, BIAS)), pd_attr_f(c, A_EPSILON), pd_ctx_training(c));
 }

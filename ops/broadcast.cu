@@ -5,11 +5,9 @@
  * elements it was read by, in Out's order (pd_strided_gather): one thread
  * per element when it was read few times, else one block per element in a
  * fixed-order block reduction. No atomics, so every run gives the same bits. */
+#include "broadcast.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
 
 static pd_bc_kind kind_of(pd_ctx *c) { return *(const pd_bc_kind *)c->op->def->data; }
 
@@ -28,8 +26,8 @@ __device__ static inline float bc_term(const pd_bc_map &m, pd_bc_kind k, bool fo
 }
 
 /* Few reads per element: one thread each, adding them in Out's order. */
-static __global__ void bc_bwd_few(pd_bc_map m, pd_bc_kind k, bool for_y, const float *x, const float *y,
-                                  const float *g, float *d) {
+static __global__ void bc_bwd_few(pd_bc_map m, pd_bc_kind k, bool for_y, const float *x, const float *y, const float *g,
+                                  float *d) {
   int64_t n = for_y ? m.ny : m.nx, reps = n ? m.numel / n : 0;
   const int64_t *st = for_y ? m.ys : m.xs;
   PD_GPU_FOR(j, n) {
@@ -58,16 +56,14 @@ static pd_bc_map map_of(const pd_tensor *x, const pd_tensor *y, const pd_tensor 
 }
 
 extern "C" pd_status pd_gpu_broadcast_fwd(pd_ctx *c) {
-  pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y), *out = pd_out(c, OUT);
+  pd_tensor *x = pd_in(c, PD_BC_X), *y = pd_in(c, PD_BC_Y), *out = pd_out(c, PD_BC_OUT);
   pd_bc_map m = map_of(x, y, out);
-  return PD_GPU_LAUNCH_N(c, m.numel, bc_fwd, m, kind_of(c), PD_DATA(x, float), PD_DATA(y, float),
-                         PD_DATA(out, float));
+  return PD_GPU_LAUNCH_N(c, m.numel, bc_fwd, m, kind_of(c), PD_DATA(x, float), PD_DATA(y, float), PD_DATA(out, float));
 }
 
-/* Grad op slots: inputs X Y Out dOut, outputs dX dY. */
 extern "C" pd_status pd_gpu_broadcast_bwd(pd_ctx *c) {
-  pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y), *out = pd_in(c, PD_GRAD_Y(N_IN, N_OUT, OUT));
-  pd_tensor *g = pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT)), *d[2] = {pd_out(c, X), pd_out(c, Y)};
+  pd_tensor *x = pd_in(c, PD_BC_G_X), *y = pd_in(c, PD_BC_G_Y), *out = pd_in(c, PD_BC_G_OUT);
+  pd_tensor *g = pd_in(c, PD_BC_G_DOUT), *d[2] = {pd_out(c, PD_BC_X), pd_out(c, PD_BC_Y)};
   pd_bc_map m = map_of(x, y, out);
   pd_bc_kind k = kind_of(c);
   pd_status st = PD_OK;

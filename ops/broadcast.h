@@ -2,17 +2,41 @@
  * broadcast_add/sub/mul/div: one implementation, the def's `data` says which.
  * X and Y line up from their last dims; a missing or size-1 dim repeats, so
  * Out takes the larger of each pair. Backward sums each operand's gradient
- * over the dims it was repeated along. Included by the four ops' files. */
-#ifndef PD_BROADCAST_H
-#define PD_BROADCAST_H
+ * over the dims it was repeated along. The slots and the GPU kernels are
+ * shared with broadcast.cu; the four ops' files define PD_BC_OP for the
+ * implementation, whose kernels are written once, for any element type, in
+ * broadcast_fwd_t.h and broadcast_bwd_t.h. */
+#ifndef PD_OPS_BROADCAST_H
+#define PD_OPS_BROADCAST_H
 
-#include <string.h>
-
-#include "gpu_ops.h"
 #include "core/op.h"
 
 enum { PD_BC_X, PD_BC_Y, PD_BC_NIN };
 enum { PD_BC_OUT, PD_BC_NOUT };
+
+/* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
+enum {
+  PD_BC_G_X = PD_GRAD_X(PD_BC_NIN, PD_BC_NOUT, PD_BC_X),
+  PD_BC_G_Y = PD_GRAD_X(PD_BC_NIN, PD_BC_NOUT, PD_BC_Y),
+  PD_BC_G_OUT = PD_GRAD_Y(PD_BC_NIN, PD_BC_NOUT, PD_BC_OUT),
+  PD_BC_G_DOUT = PD_GRAD_DY(PD_BC_NIN, PD_BC_NOUT, PD_BC_OUT),
+};
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+pd_status pd_gpu_broadcast_fwd(pd_ctx *c);
+pd_status pd_gpu_broadcast_bwd(pd_ctx *c);
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- the ops (broadcast_add.c, _sub.c, _mul.c, _div.c) ---- */
+#ifdef PD_BC_OP
+#include <string.h>
+
+#include "base/tmpl.h"
+#include "kmath.h"
 
 static inline pd_bc_kind pd_bc_of(pd_ctx *c) { return *(const pd_bc_kind *)c->op->def->data; }
 
@@ -82,76 +106,55 @@ static void pd_bc_walk_step(pd_bc_walk *w) {
  * division, x / 0 = inf). Integers compute in the unsigned type U (wrapping
  * as NumPy does; no undefined overflow); division truncates toward zero and
  * guards the divisor (0 gives 0, and INT_MIN / -1 wraps to INT_MIN). */
-#define PD_BC_INT_OP(T, U, DIV)                          \
-  static inline T pd_bc_op_##T(pd_bc_kind k, T a, T b) { \
-    return k == PD_BC_ADD   ? (T)((U)a + (U)b)           \
-           : k == PD_BC_SUB ? (T)((U)a - (U)b)           \
-           : k == PD_BC_MUL ? (T)((U)a * (U)b)           \
-                            : DIV;                       \
-  }
-PD_BC_INT_OP(int32_t, uint32_t, b == 0 ? 0 : b == -1 ? (int32_t)(0u - (uint32_t)a) : a / b)
-PD_BC_INT_OP(int64_t, uint64_t, b == 0 ? 0 : b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b)
-PD_BC_INT_OP(uint8_t, uint32_t, b == 0 ? 0 : (uint8_t)(a / b))
+static inline int32_t pd_bc_op_int32_t(pd_bc_kind k, int32_t a, int32_t b) {
+  return k == PD_BC_ADD   ? (int32_t)((uint32_t)a + (uint32_t)b)
+         : k == PD_BC_SUB ? (int32_t)((uint32_t)a - (uint32_t)b)
+         : k == PD_BC_MUL ? (int32_t)((uint32_t)a * (uint32_t)b)
+         : b == 0         ? 0
+         : b == -1        ? (int32_t)(0u - (uint32_t)a)
+                          : a / b;
+}
+static inline int64_t pd_bc_op_int64_t(pd_bc_kind k, int64_t a, int64_t b) {
+  return k == PD_BC_ADD   ? (int64_t)((uint64_t)a + (uint64_t)b)
+         : k == PD_BC_SUB ? (int64_t)((uint64_t)a - (uint64_t)b)
+         : k == PD_BC_MUL ? (int64_t)((uint64_t)a * (uint64_t)b)
+         : b == 0         ? 0
+         : b == -1        ? (int64_t)(0u - (uint64_t)a)
+                          : a / b;
+}
+static inline uint8_t pd_bc_op_uint8_t(pd_bc_kind k, uint8_t a, uint8_t b) {
+  return k == PD_BC_ADD   ? (uint8_t)((uint32_t)a + (uint32_t)b)
+         : k == PD_BC_SUB ? (uint8_t)((uint32_t)a - (uint32_t)b)
+         : k == PD_BC_MUL ? (uint8_t)((uint32_t)a * (uint32_t)b)
+         : b == 0         ? 0
+                          : (uint8_t)(a / b);
+}
 
-#define PD_BC_FORWARD(T)                                                                           \
-  static pd_status pd_bc_forward_##T(pd_ctx *c) {                                                  \
-    pd_tensor *xt = pd_in(c, PD_BC_X), *yt = pd_in(c, PD_BC_Y), *ot = pd_out(c, PD_BC_OUT);        \
-    const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T);                                              \
-    T *o = PD_DATA(ot, T);                                                                         \
-    pd_bc_kind k = pd_bc_of(c);                                                                    \
-    pd_bc_walk w;                                                                                  \
-    pd_bc_walk_init(&w, xt, yt, ot);                                                               \
-    for (int64_t r = 0; r < w.rows; r++, pd_bc_walk_step(&w)) {                                    \
-      const T *xr = x + w.xo, *yr = y + w.yo;                                                      \
-      T *orow = o + r * w.inner;                                                                   \
-      for (int64_t j = 0; j < w.inner; j++) orow[j] = pd_bc_op_##T(k, xr[j * w.sx], yr[j * w.sy]); \
-    }                                                                                              \
-    return PD_OK;                                                                                  \
-  }
-PD_BC_FORWARD(float)
-PD_BC_FORWARD(double)
-PD_BC_FORWARD(int32_t)
-PD_BC_FORWARD(int64_t)
-PD_BC_FORWARD(uint8_t)
-
-/* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
-enum {
-  PD_BC_G_X = PD_GRAD_X(PD_BC_NIN, PD_BC_NOUT, PD_BC_X),
-  PD_BC_G_Y = PD_GRAD_X(PD_BC_NIN, PD_BC_NOUT, PD_BC_Y),
-  PD_BC_G_OUT = PD_GRAD_Y(PD_BC_NIN, PD_BC_NOUT, PD_BC_OUT),
-  PD_BC_G_DOUT = PD_GRAD_DY(PD_BC_NIN, PD_BC_NOUT, PD_BC_OUT),
-};
-
-/* dX and dY (kmath.h's pd_bc_dx, pd_bc_dy per element of dOut), each summed
- * over the dims its operand repeats along, in Out's order. */
-#define PD_BC_BACKWARD(T)                                                                         \
-  static pd_status pd_bc_backward_##T(pd_ctx *c) {                                                \
-    pd_tensor *xt = pd_in(c, PD_BC_G_X), *yt = pd_in(c, PD_BC_G_Y), *ot = pd_in(c, PD_BC_G_OUT);  \
-    pd_tensor *gt = pd_in(c, PD_BC_G_DOUT), *dxt = pd_out(c, PD_BC_X), *dyt = pd_out(c, PD_BC_Y); \
-    T *dx = dxt ? PD_DATA(dxt, T) : NULL, *dy = dyt ? PD_DATA(dyt, T) : NULL;                     \
-    if (dx) memset(dx, 0, (size_t)pd_tensor_numel(xt) * sizeof(T));                               \
-    if (dy) memset(dy, 0, (size_t)pd_tensor_numel(yt) * sizeof(T));                               \
-    if (!gt) return PD_OK;                                                                        \
-    const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T), *g = PD_DATA(gt, T);                        \
-    pd_bc_kind k = pd_bc_of(c);                                                                   \
-    pd_bc_walk w;                                                                                 \
-    pd_bc_walk_init(&w, xt, yt, ot);                                                              \
-    for (int64_t r = 0; r < w.rows; r++, pd_bc_walk_step(&w)) {                                   \
-      const T *gr = g + r * w.inner;                                                              \
-      for (int64_t j = 0; j < w.inner; j++) {                                                     \
-        int64_t xi = w.xo + j * w.sx, yi = w.yo + j * w.sy;                                       \
-        if (dx) dx[xi] += pd_bc_dx_##T(k, gr[j], y[yi]);                                          \
-        if (dy) dy[yi] += pd_bc_dy_##T(k, gr[j], x[xi], y[yi]);                                   \
-      }                                                                                           \
-    }                                                                                             \
-    return PD_OK;                                                                                 \
-  }
-PD_BC_BACKWARD(float)
-PD_BC_BACKWARD(double)
+#define T float
+#include "broadcast_fwd_t.h"
+#undef T
+#define T double
+#include "broadcast_fwd_t.h"
+#undef T
+#define T int32_t
+#include "broadcast_fwd_t.h"
+#undef T
+#define T int64_t
+#include "broadcast_fwd_t.h"
+#undef T
+#define T uint8_t
+#include "broadcast_fwd_t.h"
+#undef T
+#define T float
+#include "broadcast_bwd_t.h"
+#undef T
+#define T double
+#include "broadcast_bwd_t.h"
+#undef T
 
 static const pd_slot_def pd_bc_inputs[] = {
-    {"X", "first operand, any shape", 0},
-    {"Y", "second operand, of X's dtype and a shape that broadcasts with X's", 0},
+    [PD_BC_X] = {"X", "first operand, any shape", 0},
+    [PD_BC_Y] = {"Y", "second operand, of X's dtype and a shape that broadcasts with X's", 0},
 };
 static const pd_kernel pd_bc_kernels[] = {
     PD_CPU_F32(pd_bc_forward_float),           PD_CPU_F64(pd_bc_forward_double),
@@ -169,11 +172,15 @@ static const pd_kernel pd_bc_grad_kernels[] = {
 #endif
 };
 
-#define PD_BC_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                                     \
-  {                                                                                                                    \
-    .type = TYPE, .comment = COMMENT, .inputs = pd_bc_inputs, .n_inputs = PD_BC_NIN, .outputs = OUTPUTS,               \
-    .n_outputs = PD_BC_NOUT, .infer_shape = pd_bc_infer, .kernels = pd_bc_kernels, .n_kernels = PD_LEN(pd_bc_kernels), \
-    .grad_kernels = pd_bc_grad_kernels, .n_grad_kernels = PD_LEN(pd_bc_grad_kernels), .data = KIND,                    \
+/* The def of a broadcast op: its type, comment, output slot and kind. */
+#define PD_BC_OP_DEF(TYPE, COMMENT, OUTPUTS, KIND)                                                                  \
+  {                                                                                                                 \
+    .type = TYPE, .comment = COMMENT, .inputs = pd_bc_inputs, .n_inputs = PD_LEN(pd_bc_inputs), .outputs = OUTPUTS, \
+    .n_outputs = PD_LEN(OUTPUTS), .infer_shape = pd_bc_infer, .kernels = pd_bc_kernels,                             \
+    .n_kernels = PD_LEN(pd_bc_kernels), .grad_kernels = pd_bc_grad_kernels,                                         \
+    .n_grad_kernels = PD_LEN(pd_bc_grad_kernels), .data = KIND,                                                     \
   }
+
+#endif /* PD_BC_OP */
 
 #endif

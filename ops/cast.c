@@ -2,23 +2,21 @@
  * uint8), any to any. Floats become integers by truncation toward zero,
  * saturated to the target's range (NaN gives 0); so do integers narrowed.
  * Backward (float X only): dX = dOut converted back to X's dtype. */
+#include "cast.h"
+
 #include <math.h>
 #include <string.h>
 
-#include "gpu_ops.h"
 #include "core/op.h"
 #include "cpu/parallel.h"
-
-enum { X, N_IN };
-enum { OUT, N_OUT };
-enum { A_DTYPE, N_ATTRS };
+#include "kmath.h"
 
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64", "uint8", 0};
 
-static const pd_slot_def inputs[] = {{"X", "input tensor of any dtype", 0}};
-static const pd_slot_def outputs[] = {{"Out", "X's values as `dtype`, X's shape", 0}};
+static const pd_slot_def inputs[] = {[X] = {"X", "input tensor of any dtype", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "X's values as `dtype`, X's shape", 0}};
 static const pd_attr_def attrs[] = {
-    {"dtype", "the dtype of Out", PD_ATTR_STRING, .required = true, .one_of = dtype_names},
+    [A_DTYPE] = {"dtype", "the dtype of Out", PD_ATTR_STRING, .required = true, .one_of = dtype_names},
 };
 
 static pd_dtype out_dtype(pd_ctx *c) {
@@ -98,9 +96,6 @@ static pd_status forward(pd_ctx *c) {
   return PD_OK;
 }
 
-/* Grad op slots (see op.h): inputs X Out dOut, output dX (X's dtype). */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
-
 static pd_status backward(pd_ctx *c) {
   pd_tensor *dx = pd_out(c, X);
   if (dx) convert(pd_in(c, G_DOUT), dx);
@@ -129,11 +124,11 @@ const pd_op_def pd_op_cast = {
     .comment = "Out = X converted to `dtype`. To an integer dtype values truncate toward zero and saturate "
                "at the type's range (NaN gives 0). The gradient converts dOut back to X's dtype.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
     .kernels = kernels,

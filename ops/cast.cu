@@ -3,11 +3,9 @@
  * double, saturated: kmath.h's pd_sat_*). The gradient converts dOut back. */
 #include <type_traits>
 
+#include "cast.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-
-enum { X, N_IN };
-enum { OUT, N_OUT };
 
 /* To a float type a plain conversion, to an integer one saturated through double. */
 template <typename D, typename S> __device__ static inline D cvt(S v) {
@@ -70,5 +68,5 @@ extern "C" pd_status pd_gpu_cast_fwd(pd_ctx *c) { return convert(c, pd_in(c, X),
 /* Grad op slots: inputs X Out dOut, output dX (X's dtype). */
 extern "C" pd_status pd_gpu_cast_bwd(pd_ctx *c) {
   pd_tensor *dx = pd_out(c, X);
-  return dx ? convert(c, pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT)), dx) : PD_OK;
+  return dx ? convert(c, pd_in(c, G_DOUT), dx) : PD_OK;
 }

@@ -2,12 +2,9 @@
  * double by gpu_reduce.cuh's deterministic sum (one tensor after another,
  * in order), the factor from kmath.h's pd_clip_scale on the device, then
  * every X scaled into Out. */
+#include "clip_by_global_norm.h"
 #include "gpu_ops.h"
 #include "gpu_reduce.cuh"
-
-enum { X, N_IN };
-enum { OUT, N_OUT };
-enum { A_MAX_NORM };
 
 struct square {
   __device__ double operator()(int64_t i, const float *x, const float *) const { return (double)x[i] * x[i]; }

@@ -2,20 +2,20 @@
  * match. Viewed as [outer, dims[axis] · inner], each input contributes one
  * contiguous block per outer row, so the kernel is a series of copies (any
  * dtype). Backward: dOut split back into the blocks. */
+#include "concat.h"
+
 #include <string.h>
 
-#include "gpu_ops.h"
 #include "core/op.h"
-
-enum { X, N_IN };
-enum { OUT, N_OUT };
-enum { A_AXIS, N_ATTRS };
+#include "gpu_ops.h" /* pd_gpu_copy2d */
 
 static const pd_slot_def inputs[] = {
-    {"X", "the tensors to join, of one dtype and rank, equal in every dim but `axis`", PD_SLOT_DUPLICABLE}};
-static const pd_slot_def outputs[] = {{"Out", "the inputs joined along `axis` (its dim is the sum of theirs)", 0}};
+    [X] = {"X", "the tensors to join, of one dtype and rank, equal in every dim but `axis`", PD_SLOT_DUPLICABLE}};
+static const pd_slot_def outputs[] = {
+    [OUT] = {"Out", "the inputs joined along `axis` (its dim is the sum of theirs)", 0}};
 static const pd_attr_def attrs[] = {
-    {"axis", "the dim to join along; negative counts from the end (-1: the last)", PD_ATTR_INT, .def = "i: 0"},
+    [A_AXIS] = {"axis", "the dim to join along; negative counts from the end (-1: the last)", PD_ATTR_INT,
+                .def = "i: 0"},
 };
 
 /* `axis` as an index in [0, ndim), or -1 when out of range. */
@@ -113,9 +113,6 @@ static pd_status run_forward(pd_ctx *c, copy2d_fn copy) {
 }
 static pd_status forward(pd_ctx *c) { return run_forward(c, cpu_copy2d); }
 
-/* Grad op slots (see op.h): inputs X... Out dOut, outputs dX... */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
-
 /* "h@GRAD" or "h@GRAD@RENAME@k" (a partial gradient) is a gradient of "h". */
 static bool is_grad_of(const char *g, const char *x) {
   size_t n = strlen(x);
@@ -200,11 +197,11 @@ const pd_op_def pd_op_concat = {
     .comment = "Out = the inputs X[0], X[1], ... joined along `axis` (negative counts from the end); all other "
                "dims must be equal. Any dtype.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .flops = no_flops,
     .grad_flops = no_flops,

@@ -7,11 +7,9 @@
  * dFilter += dOut_g col_g^T per chunk (products in a fixed order, no
  * atomics); dcol = Filter_g^T dOut_g, then dX by the gather
  * pd_col2im_at; dBias one block per filter, a fixed-order reduction. */
+#include "conv2d.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-
-enum { INPUT, FILTER, BIAS, N_IN };
-enum { OUTPUT, N_OUT };
 
 /* Scratch for the column matrix and the staging buffer together. */
 #define CONV_GPU_SCRATCH ((int64_t)64 << 20)
@@ -103,7 +101,7 @@ extern "C" pd_status pd_gpu_conv2d_bwd(pd_ctx *c) {
   pd_status st = pd_conv2d_geom(c, xt, &g);
   if (st) return st;
   const float *x = PD_DATA(xt, float), *w = PD_DATA(pd_in(c, FILTER), float);
-  const float *dy = PD_DATA(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUTPUT)), float);
+  const float *dy = PD_DATA(pd_in(c, G_DOUT), float);
   float *dx = pd_gpu_f32(dxt), *dw = pd_gpu_f32(dwt);
   const int64_t chw = g.c * g.h * g.w;
   if (dbt) st = PD_GPU_LAUNCH_ROWS(c, g.m, bias_grad_k, g, dy, PD_DATA(dbt, float));

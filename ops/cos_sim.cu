@@ -3,12 +3,9 @@
  * pd_cos_out / pd_cos_coefs. A broadcast Y [1, D] collects its gradient
  * over the rows: the per-row coefficients go to scratch and one thread per
  * column adds the rows in order (as the CPU kernel), so no atomics. */
+#include "cos_sim.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-
-enum { X, Y, N_IN };
-enum { OUT, XNORM, YNORM, N_OUT };
-enum { A_SCALE };
 
 /* <a, b>, <a, a>, <b, b> of one row of d, in double, every thread gets them. */
 __device__ static void dot3(const float *a, const float *b, int64_t d, double *ab, double *aa, double *bb) {
@@ -76,14 +73,13 @@ extern "C" pd_status pd_gpu_cos_sim_fwd(pd_ctx *c) {
 extern "C" pd_status pd_gpu_cos_sim_bwd(pd_ctx *c) {
   pd_tensor *xt = pd_in(c, X), *yt = pd_in(c, Y), *gyt = pd_out(c, Y);
   int64_t n = xt->dims[0], d = xt->dims[1], ystride = yt->dims[0] == 1 ? 0 : d;
-  const float *dyn = pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, YNORM)));
+  const float *dyn = pd_gpu_f32(pd_in(c, G_DYNORM));
   double *coef = NULL;
   if (!ystride && gyt && !(coef = (double *)pd_gpu_work(c, 0, (size_t)(2 * (n > 0 ? n : 1)) * sizeof(double))))
     return PD_ERR_RUNTIME;
-  pd_status st = PD_GPU_LAUNCH_ROWS(c, n, cos_bwd, PD_DATA(xt, float), PD_DATA(yt, float),
-                                    pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT))),
-                                    pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, XNORM))), dyn, pd_gpu_f32(pd_out(c, X)),
-                                    pd_gpu_f32(gyt), coef, n, d, ystride, pd_attr_f(c, A_SCALE));
+  pd_status st = PD_GPU_LAUNCH_ROWS(c, n, cos_bwd, PD_DATA(xt, float), PD_DATA(yt, float), pd_gpu_f32(pd_in(c, G_DOUT)),
+                                    pd_gpu_f32(pd_in(c, G_DXNORM)), dyn, pd_gpu_f32(pd_out(c, X)), pd_gpu_f32(gyt),
+                                    coef, n, d, ystride, pd_attr_f(c, A_SCALE));
   if (!st && coef)
     st = PD_GPU_LAUNCH_N(c, d, cos_bwd_bcast, PD_DATA(xt, float), PD_DATA(yt, float), coef, dyn, PD_DATA(gyt, float), n,
                          d);

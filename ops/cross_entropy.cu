@@ -2,12 +2,9 @@
  * (forward) or element (backward), the math kmath.h's pd_ce_*. A label
  * outside [0, C) cannot be reported from the device without a host copy:
  * its row's loss and gradient become NaN instead (the CPU kernel fails). */
+#include "cross_entropy.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-
-enum { X, LABEL, N_IN };
-enum { OUT, N_OUT };
-enum { A_SOFT };
 
 static __global__ void ce_fwd(const float *x, const int64_t *label, const float *soft, float *out, int64_t n,
                               int64_t k) {
@@ -50,6 +47,5 @@ extern "C" pd_status pd_gpu_cross_entropy_bwd(pd_ctx *c) {
   int64_t n = xt->dims[0], k = xt->dims[1];
   bool soft = pd_attr_b(c, A_SOFT);
   return PD_GPU_LAUNCH_N(c, n * k, ce_bwd, PD_DATA(xt, float), soft ? NULL : PD_DATA(lt, int64_t),
-                         soft ? PD_DATA(lt, float) : NULL, pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT))),
-                         PD_DATA(dx, float), n, k);
+                         soft ? PD_DATA(lt, float) : NULL, pd_gpu_f32(pd_in(c, G_DOUT)), PD_DATA(dx, float), n, k);
 }

@@ -2,12 +2,9 @@
  * number i of the op's stream (rng.h's pd_rng_uniform_at) is >= p, the
  * CPU kernel's mask bit for bit; inference copies X and sets Mask to 1.
  * Backward: dX = dOut Mask / (1 - p) (training) or dOut. */
+#include "dropout.h"
 #include "gpu_ops.h"
 #include "random.cuh"
-
-enum { X, N_IN };
-enum { OUT, MASK, N_OUT };
-enum { A_PROB };
 
 static __global__ void dropout_fwd(const float *x, float *out, float *mask, uint64_t s, double p, float keep_scale,
                                    bool training, int64_t n) {
@@ -37,6 +34,6 @@ extern "C" pd_status pd_gpu_dropout_bwd(pd_ctx *c) {
   if (!dxt) return PD_OK;
   int64_t n = pd_tensor_numel(dxt);
   float scale = (float)(pd_ctx_training(c) ? 1 / (1 - pd_attr_f(c, A_PROB)) : 1);
-  return PD_GPU_LAUNCH_N(c, n, dropout_bwd, PD_DATA(pd_in(c, PD_GRAD_Y(N_IN, N_OUT, MASK)), float),
-                         pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT))), PD_DATA(dxt, float), scale, n);
+  return PD_GPU_LAUNCH_N(c, n, dropout_bwd, PD_DATA(pd_in(c, G_MASK), float), pd_gpu_f32(pd_in(c, G_DOUT)),
+                         PD_DATA(dxt, float), scale, n);
 }

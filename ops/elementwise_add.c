@@ -1,24 +1,24 @@
 /* elementwise_add.c — Out = X + Y, where Y's dims line up with X's dims
  * axis, axis+1, ... (axis -1: Y's dims are X's trailing dims) and a Y dim of
  * 1 repeats along X's; Out has X's shape. A bias [C] added to [N, C] is the
- * common case. Backward: dX = dOut, dY = dOut summed over the repeated dims. */
+ * common case. Backward: dX = dOut, dY = dOut summed over the repeated dims.
+ * The kernels are written once, for any element type, in elementwise_add_t.h. */
+#include "elementwise_add.h"
+
 #include <string.h>
 
-#include "gpu_ops.h"
+#include "base/tmpl.h"
 #include "core/op.h"
-
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
-enum { A_AXIS, N_ATTRS };
+#include "kmath.h"
 
 static const pd_slot_def inputs[] = {
-    {"X", "first operand; Out has its shape", 0},
-    {"Y", "second operand; its dims match a run of X's dims starting at `axis`, or are 1", 0},
+    [X] = {"X", "first operand; Out has its shape", 0},
+    [Y] = {"Y", "second operand; its dims match a run of X's dims starting at `axis`, or are 1", 0},
 };
-static const pd_slot_def outputs[] = {{"Out", "X + Y broadcast to X's shape", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "X + Y broadcast to X's shape", 0}};
 static const pd_attr_def attrs[] = {
-    {"axis", "the dim of X that Y's first dim lines up with; -1: align Y with X's trailing dims", PD_ATTR_INT,
-     .def = "i: -1", .min_kind = PD_GE, .min = -1},
+    [A_AXIS] = {"axis", "the dim of X that Y's first dim lines up with; -1: align Y with X's trailing dims",
+                PD_ATTR_INT, .def = "i: -1", .min_kind = PD_GE, .min = -1},
 };
 
 static int start_axis(pd_ctx *c, const pd_tensor *x, const pd_tensor *y) {
@@ -107,58 +107,12 @@ static void walk_step(walk *w) {
   }
 }
 
-#define ADD_FORWARD(T)                                                 \
-  static pd_status forward_##T(pd_ctx *c) {                            \
-    pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y);                      \
-    const T *xs = PD_DATA(x, T), *ys = PD_DATA(y, T);                  \
-    T *out = PD_DATA(pd_out(c, OUT), T);                               \
-    walk w;                                                            \
-    walk_init(c, x, y, &w);                                            \
-    for (int64_t o = 0; o < w.rows; o++, walk_step(&w)) {              \
-      const T *xr = xs + o * w.inner, *yr = ys + w.yoff;               \
-      T *orow = out + o * w.inner;                                     \
-      if (w.inner_rep) {                                               \
-        T v = yr[0];                                                   \
-        for (int64_t k = 0; k < w.inner; k++) orow[k] = xr[k] + v;     \
-      } else {                                                         \
-        for (int64_t k = 0; k < w.inner; k++) orow[k] = xr[k] + yr[k]; \
-      }                                                                \
-    }                                                                  \
-    return PD_OK;                                                      \
-  }
-ADD_FORWARD(float)
-ADD_FORWARD(double)
-
-/* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
-
-#define ADD_BACKWARD(T)                                                                      \
-  static pd_status backward_##T(pd_ctx *c) {                                                 \
-    pd_tensor *x = pd_in(c, G_X), *y = pd_in(c, G_Y), *dout = pd_in(c, G_DOUT);              \
-    pd_tensor *dx = pd_out(c, X), *dy = pd_out(c, Y);                                        \
-    const T *g = PD_DATA(dout, T);                                                           \
-    walk w;                                                                                  \
-    walk_init(c, x, y, &w);                                                                  \
-    if (dx && PD_DATA(dx, T) != g) memcpy(PD_DATA(dx, T), g, (size_t)w.b.numel * sizeof(T)); \
-    if (!dy) return PD_OK;                                                                   \
-    T *gy = PD_DATA(dy, T);                                                                  \
-    int64_t ny = pd_tensor_numel(y);                                                         \
-    for (int64_t j = 0; j < ny; j++) gy[j] = 0;                                              \
-    for (int64_t o = 0; o < w.rows; o++, walk_step(&w)) {                                    \
-      const T *gr = g + o * w.inner;                                                         \
-      T *yr = gy + w.yoff;                                                                   \
-      if (w.inner_rep) {                                                                     \
-        T s = 0;                                                                             \
-        for (int64_t k = 0; k < w.inner; k++) s += gr[k];                                    \
-        yr[0] += s;                                                                          \
-      } else {                                                                               \
-        for (int64_t k = 0; k < w.inner; k++) yr[k] += gr[k];                                \
-      }                                                                                      \
-    }                                                                                        \
-    return PD_OK;                                                                            \
-  }
-ADD_BACKWARD(float)
-ADD_BACKWARD(double)
+#define T float
+#include "elementwise_add_t.h"
+#undef T
+#define T double
+#include "elementwise_add_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
@@ -180,11 +134,11 @@ const pd_op_def pd_op_elementwise_add = {
     .comment = "Out = X + Y, Y broadcast to X's shape: Y's dims line up with X's from `axis` on (-1: with "
                "X's trailing dims), and a Y dim of 1 repeats. E.g. a bias [C] added to every row of [N, C].",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

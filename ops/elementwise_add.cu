@@ -4,11 +4,9 @@
  * copy when Y has X's shape, one thread per element of Y adding in order
  * when it repeats few times, else one block per element of Y in a
  * fixed-order reduction. */
+#include "elementwise_add.h"
 #include "gpu_common.cuh"
 #include "gpu_ops.h"
-
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
 
 static __global__ void add_fwd(pd_bcast b, const float *x, const float *y, float *out) {
   PD_GPU_FOR(i, b.numel) out[i] = x[i] + y[pd_bcast_yoff(&b, i)];
@@ -42,7 +40,7 @@ extern "C" pd_status pd_gpu_elementwise_add_fwd(pd_ctx *c) {
 
 /* Grad op slots: inputs X Y Out dOut, outputs dX dY. */
 extern "C" pd_status pd_gpu_elementwise_add_bwd(pd_ctx *c) {
-  pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y), *dout = pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT));
+  pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y), *dout = pd_in(c, G_DOUT);
   pd_tensor *dx = pd_out(c, X), *dy = pd_out(c, Y);
   pd_bcast b;
   pd_elementwise_add_bcast(c, x, y, &b);

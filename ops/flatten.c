@@ -2,21 +2,19 @@
  * d(n-1)], the same elements in the same order. Out shares X's storage, so
  * nothing is copied; a -1 (the batch) in either part makes that dim -1.
  * Backward: dX = dOut viewed with X's dims. */
+#include "flatten.h"
+
 #include <string.h>
 
-#include "gpu_ops.h"
 #include "core/op.h"
+#include "gpu_ops.h" /* pd_gpu_copy2d */
 
-enum { X, N_IN };
-enum { OUT, N_OUT };
-enum { A_AXIS, N_ATTRS };
-
-static const pd_slot_def inputs[] = {{"X", "input tensor of any dtype, rank >= axis", 0}};
+static const pd_slot_def inputs[] = {[X] = {"X", "input tensor of any dtype, rank >= axis", 0}};
 static const pd_slot_def outputs[] = {
-    {"Out", "[product of X's dims before axis, product of the rest] (shares X's storage)", 0}};
+    [OUT] = {"Out", "[product of X's dims before axis, product of the rest] (shares X's storage)", 0}};
 static const pd_attr_def attrs[] = {
-    {"axis", "the first dim of the second part (0: [1, all]; rank of X: [all, 1])", PD_ATTR_INT, .def = "i: 1",
-     .min_kind = PD_GE, .min = 0},
+    [A_AXIS] = {"axis", "the first dim of the second part (0: [1, all]; rank of X: [all, 1])", PD_ATTR_INT,
+                .def = "i: 1", .min_kind = PD_GE, .min = 0},
 };
 
 /* Product of dims [from, to): -1 when one of them is -1; false on overflow. */
@@ -52,9 +50,6 @@ static pd_status forward(pd_ctx *c) {
   pd_tensor_view(pd_out(c, OUT), pd_in(c, X));
   return PD_OK;
 }
-
-/* Grad op slots (see op.h): inputs X Out dOut, output dX (X's dims). */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 
 static pd_status backward(pd_ctx *c) {
   pd_tensor *dx = pd_out(c, X), *dy = pd_in(c, G_DOUT);
@@ -101,11 +96,11 @@ const pd_op_def pd_op_flatten = {
     .comment = "Out = X as a matrix [d0 * ... * d(axis-1), d(axis) * ... * d(n-1)] (axis 1: [N, C*H*W]); the "
                "batch -1 carries through. Out shares X's storage.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .flops = no_flops,
     .grad_flops = no_flops,

@@ -1,15 +1,13 @@
 /* identity.c — Out = X, sharing X's storage (nothing is copied); ONNX's
  * Identity. Backward: dX = dOut. */
+#include "identity.h"
+
 #include <string.h>
 
-#include "gpu_ops.h"
 #include "core/op.h"
 
-enum { X, N_IN };
-enum { OUT, N_OUT };
-
-static const pd_slot_def inputs[] = {{"X", "input tensor of any dtype", 0}};
-static const pd_slot_def outputs[] = {{"Out", "X itself (shares X's storage)", 0}};
+static const pd_slot_def inputs[] = {[X] = {"X", "input tensor of any dtype", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "X itself (shares X's storage)", 0}};
 
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X);
@@ -20,9 +18,6 @@ static pd_status forward(pd_ctx *c) {
   pd_tensor_share(pd_out(c, OUT), pd_in(c, X));
   return PD_OK;
 }
-
-/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 
 static pd_status backward(pd_ctx *c) {
   pd_tensor *dx = pd_out(c, X), *dout = pd_in(c, G_DOUT);
@@ -54,9 +49,9 @@ const pd_op_def pd_op_identity = {
     .type = "identity",
     .comment = "Out = X (shares X's storage; nothing is copied). Any dtype.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),
