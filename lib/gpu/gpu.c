@@ -15,6 +15,7 @@
 
 #include "gpu/gpu.h"
 #include "core/net.h"
+#include "core/runner.h"
 
 bool pd_place_parse(const char *s, pd_place *place) {
   if (strcmp(s, "cpu") == 0) {
