@@ -1,6 +1,7 @@
-/* runner.c — a net bound to a Scope and run: per-batch shapes and
- * allocation, the memory plan, the kernels in order; on a GPU the GPU
- * runner (gpu/gpurt.h) does the work. */
+/* runner.c — a net bound to a Scope and run on a place. The CPU's runner is
+ * here (its hooks below run the kernels on the scope's tensors, with the
+ * memory plan); any other place runs through the hooks its layer registered
+ * (place.h), so nothing here knows of a GPU. */
 #include "core/runner.h"
 
 #include <stdlib.h>
@@ -10,14 +11,17 @@
 #include "core/memplan.h"
 #include "cpu/blisarch.h"
 #include "cpu/parallel.h"
-#include "gpu/gpurt.h"
+
+static const pd_place_runner cpu_runner;
 
 pd_status pd_runner_init(pd_runner *r, pd_net *net, pd_scope *scope, const bool *active, pd_error *err) {
   memset(r, 0, sizeof *r);
   r->net = net;
   r->scope = scope;
   r->exec.threads = pd_get_threads();
+  r->hooks = &cpu_runner;
   r->t = calloc((size_t)net->nvars + 1, sizeof *r->t);
+  r->vars = r->t;
   r->active = calloc((size_t)net->nops + 1, sizeof *r->active);
   r->shape_key = calloc((size_t)(net->nvars + 1) * (PD_MAX_DIMS + 1), sizeof *r->shape_key);
   if (!r->t || !r->active || !r->shape_key) {
@@ -63,7 +67,7 @@ static void drop_plan(pd_runner *r) {
 }
 
 void pd_runner_free(pd_runner *r) {
-  if (r->gpu || r->d) pd_gpu_runner_detach(r);
+  if (r->hooks) r->hooks->detach(r); /* NULL: a runner never initialised */
   drop_plan(r);
   free(r->t);
   free(r->active);
@@ -86,28 +90,15 @@ static void tell_blis(const pd_runner *r, pd_tensor **vars) {
   if (n) pd_blis_arch_workload(total / n);
 }
 
-pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
+/* Shape functions of the active ops over r->vars, and their outputs
+ * allocated, except the temporaries of `plan` (the caller gives them their
+ * buffers). */
+static pd_status alloc_outputs(pd_runner *r, const pd_memplan *plan, pd_error *err) {
   pd_net *net = r->net;
-  pd_tensor **vars = r->d ? r->d : r->t; /* on a GPU, the device copies */
-  /* key: dims of every data tensor; re-infer only when they change */
-  bool same = r->shapes_ok;
-  int64_t *k = r->shape_key;
-  for (int v = 0; v < net->nvars; v++) {
-    if (net->vars[v].kind != PD_VAR_DATA) continue;
-    const pd_tensor *t = vars[v];
-    if (k[0] != t->ndim || memcmp(k + 1, t->dims, sizeof(int64_t) * (size_t)(t->ndim > 0 ? t->ndim : 0)) != 0)
-      same = false;
-    k[0] = t->ndim;
-    memcpy(k + 1, t->dims, sizeof(int64_t) * PD_MAX_DIMS);
-    k += PD_MAX_DIMS + 1;
-  }
-  if (same && pd_scope_shaped_by(r->scope) == r) return PD_OK;
-  r->shapes_ok = false;
-  pd_memplan *plan = r->d ? NULL : r->plan; /* on a GPU: one tensor per variable */
   for (int o = 0; o < net->nops; o++) {
     if (!r->active[o]) continue;
     pd_op *op = &net->ops[o];
-    pd_ctx c = {.op = op, .vars = vars, .exec = &r->exec, .err = err};
+    pd_ctx c = {.op = op, .vars = r->vars, .exec = &r->exec, .err = err};
     pd_status st = pd_op_infer_shape(&c);
     for (int s = 0; s < op->def->n_outputs && !st; s++)
       for (int i = 0; i < op->out[s].n && !st; i++)
@@ -118,26 +109,29 @@ pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
         }
     if (st) return st;
   }
-  if (!r->d) tell_blis(r, vars);
-  if (plan) {
-    pd_memplan_assign(plan, vars);
-    for (int b = 0; b < plan->nbufs; b++) {
-      pd_tensor *buf = &r->bufs[b];
-      int64_t bytes = (int64_t)(plan->bytes[b] ? plan->bytes[b] : 1);
-      pd_status st = pd_tensor_set_dims(buf, 1, &bytes, err);
-      if (!st) st = pd_tensor_alloc(buf, err);
-      if (st) return st;
-      buf->storage->plan_buffer = true;
-    }
-    for (int v = 0; v < net->nvars; v++)
-      if (plan->group[v] >= 0) pd_tensor_set_storage(vars[v], r->bufs[plan->buf[plan->group[v]]].storage);
+  return PD_OK;
+}
+
+pd_status pd_runner_alloc_outputs(pd_runner *r, pd_error *err) { return alloc_outputs(r, NULL, err); }
+
+pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
+  pd_net *net = r->net;
+  /* key: dims of every data tensor; re-infer only when they change */
+  bool same = r->shapes_ok;
+  int64_t *k = r->shape_key;
+  for (int v = 0; v < net->nvars; v++) {
+    if (net->vars[v].kind != PD_VAR_DATA) continue;
+    const pd_tensor *t = r->vars[v];
+    if (k[0] != t->ndim || memcmp(k + 1, t->dims, sizeof(int64_t) * (size_t)(t->ndim > 0 ? t->ndim : 0)) != 0)
+      same = false;
+    k[0] = t->ndim;
+    memcpy(k + 1, t->dims, sizeof(int64_t) * PD_MAX_DIMS);
+    k += PD_MAX_DIMS + 1;
   }
-  for (int o = 0; o < net->nops && !r->d; o++) { /* ops that place their inputs (op.h) */
-    if (!r->active[o] || !net->ops[o].def->bind) continue;
-    pd_ctx c = {.op = &net->ops[o], .vars = vars, .exec = &r->exec, .err = err};
-    pd_status st = net->ops[o].def->bind(&c);
-    if (st) return st;
-  }
+  if (same && pd_scope_shaped_by(r->scope) == r) return PD_OK;
+  r->shapes_ok = false;
+  pd_status st = r->hooks->prepare(r, err);
+  if (st) return st;
   r->shapes_ok = true;
   pd_scope_set_shaped_by(r->scope, r);
   return PD_OK;
@@ -165,15 +159,93 @@ pd_status pd_runner_plan_memory(pd_runner *r, const int *keep, int nkeep, bool k
 }
 
 pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
-  pd_net *net = r->net;
   if (begin < 0) begin = 0;
-  if (end < 0 || end > net->nops) end = net->nops;
-  pd_status st = r->d && !r->staged ? pd_gpu_runner_stage(r, err) : PD_OK;
+  if (end < 0 || end > r->net->nops) end = r->net->nops;
+  pd_status st = r->staged ? PD_OK : r->hooks->stage(r, err);
   r->staged = false;
   if (!st) st = pd_runner_prepare(r, err);
   if (st) return st;
-  if (r->d) return pd_gpu_runner_run(r, begin, end, err);
-  pd_ctx c = {.vars = r->t, .exec = &r->exec, .err = err};
+  return r->hooks->run(r, begin, end, err);
+}
+
+pd_status pd_runner_stage(pd_runner *r, pd_error *err) {
+  pd_status st = r->hooks->stage(r, err);
+  r->staged = !st;
+  return st;
+}
+
+pd_status pd_runner_set_place(pd_runner *r, pd_place place, pd_error *err) {
+  if (place.kind == r->exec.place.kind && place.device == r->exec.place.device) return PD_OK;
+  const pd_place_ops *p = pd_place_ops_of(place.kind);
+  const char *name = pd_place_kind_name(place.kind);
+  if (!p) return pd_errorf(err, PD_ERR_RUNTIME, "a runner was placed on a %s that is not open", name);
+  r->hooks->detach(r);
+  r->vars = r->t;
+  r->exec.place = place;
+  r->shapes_ok = false;
+  r->hooks = p->runner ? p->runner : &cpu_runner;
+  return r->hooks->attach(r, err);
+}
+
+pd_status pd_runner_fetch(pd_runner *r, int v, pd_error *err) { return v >= 0 ? r->hooks->fetch(r, v, err) : PD_OK; }
+
+pd_status pd_runner_fetch_persistables(pd_runner *r, pd_error *err) {
+  pd_status st = PD_OK;
+  for (int v = 0; v < r->net->nvars && !st; v++)
+    if (r->net->vars[v].kind == PD_VAR_PARAM || r->net->vars[v].kind == PD_VAR_STATE) st = r->hooks->fetch(r, v, err);
+  return st;
+}
+
+/* ---- the CPU: kernels on the scope's own tensors ---- */
+
+static pd_status cpu_attach(pd_runner *r, pd_error *err) {
+  (void)err;
+  r->vars = r->t;
+  return PD_OK;
+}
+
+static void cpu_detach(pd_runner *r) { (void)r; }
+
+/* the host-fed variables are where the kernels read them already */
+static pd_status cpu_stage(pd_runner *r, pd_error *err) {
+  (void)r, (void)err;
+  return PD_OK;
+}
+
+/* the outputs, the memory plan's buffers, BLIS's kernel choice, and the ops
+ * that place their inputs (op.h's bind) */
+static pd_status cpu_prepare(pd_runner *r, pd_error *err) {
+  pd_net *net = r->net;
+  pd_tensor **vars = r->vars;
+  pd_memplan *plan = r->plan;
+  pd_status st = alloc_outputs(r, plan, err);
+  if (st) return st;
+  tell_blis(r, vars);
+  if (plan) {
+    pd_memplan_assign(plan, vars);
+    for (int b = 0; b < plan->nbufs; b++) {
+      pd_tensor *buf = &r->bufs[b];
+      int64_t bytes = (int64_t)(plan->bytes[b] ? plan->bytes[b] : 1);
+      st = pd_tensor_set_dims(buf, 1, &bytes, err);
+      if (!st) st = pd_tensor_alloc(buf, err);
+      if (st) return st;
+      buf->storage->plan_buffer = true;
+    }
+    for (int v = 0; v < net->nvars; v++)
+      if (plan->group[v] >= 0) pd_tensor_set_storage(vars[v], r->bufs[plan->buf[plan->group[v]]].storage);
+  }
+  for (int o = 0; o < net->nops; o++) {
+    if (!r->active[o] || !net->ops[o].def->bind) continue;
+    pd_ctx c = {.op = &net->ops[o], .vars = vars, .exec = &r->exec, .err = err};
+    if ((st = net->ops[o].def->bind(&c))) return st;
+  }
+  return PD_OK;
+}
+
+static pd_status cpu_run(pd_runner *r, int begin, int end, pd_error *err) {
+  pd_net *net = r->net;
+  pd_ctx c = {.vars = r->vars, .exec = &r->exec, .err = err};
+  pd_status st;
   if (r->op_seconds) {
     for (int o = begin; o < end; o++) {
       if (!r->active[o]) continue;
@@ -195,29 +267,10 @@ pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   return PD_OK;
 }
 
-pd_status pd_runner_stage(pd_runner *r, pd_error *err) {
-  if (!r->d) return PD_OK;
-  pd_status st = pd_gpu_runner_stage(r, err);
-  r->staged = !st;
-  return st;
+/* the host tensors are the values */
+static pd_status cpu_fetch(pd_runner *r, int v, pd_error *err) {
+  (void)r, (void)v, (void)err;
+  return PD_OK;
 }
 
-pd_status pd_runner_set_place(pd_runner *r, pd_place place, pd_error *err) {
-  if (place.kind == r->exec.place.kind && place.device == r->exec.place.device) return PD_OK;
-  if (r->d) pd_gpu_runner_detach(r);
-  r->exec.place = place;
-  r->shapes_ok = false;
-  return place.kind == PD_GPU ? pd_gpu_runner_attach(r, err) : PD_OK;
-}
-
-pd_status pd_runner_fetch(pd_runner *r, int v, pd_error *err) {
-  return r->d && v >= 0 ? pd_gpu_runner_fetch(r, v, err) : PD_OK;
-}
-
-pd_status pd_runner_fetch_persistables(pd_runner *r, pd_error *err) {
-  pd_status st = PD_OK;
-  for (int v = 0; v < r->net->nvars && !st && r->d; v++)
-    if (r->net->vars[v].kind == PD_VAR_PARAM || r->net->vars[v].kind == PD_VAR_STATE)
-      st = pd_gpu_runner_fetch(r, v, err);
-  return st;
-}
+static const pd_place_runner cpu_runner = {cpu_attach, cpu_detach, cpu_stage, cpu_prepare, cpu_run, cpu_fetch};
