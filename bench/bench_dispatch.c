@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/net.h"
+#include "core/runner.h"
 
 static double now(void) {
   struct timespec ts;

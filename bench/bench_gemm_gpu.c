@@ -11,6 +11,7 @@
 
 #include "gpu/gpurt.h"
 #include "core/net.h"
+#include "core/runner.h"
 
 #ifdef PD_WITH_CUDA
 #include "gpu/gpu.h"

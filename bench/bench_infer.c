@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/net.h"
+#include "core/runner.h"
 #include "io/params.h"
 #include "cpu/parallel.h"
 

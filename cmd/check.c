@@ -11,6 +11,7 @@
 #include "gpu/gpurt.h"
 #include "core/memplan.h"
 #include "core/net.h"
+#include "core/runner.h"
 #include "base/util.h"
 #include "core/optimizer.h"
 

@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "io/feed.h"
-#include "core/net.h"
+#include "core/runner.h"
 
 /* Joins MPI when launched by mpirun; on ranks other than 0, stderr goes to
  * a temporary file until pd_cli_dist_agree. Returns 0 or an exit code. */

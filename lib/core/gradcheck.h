@@ -13,7 +13,7 @@
 #ifndef PD_GRADCHECK_H
 #define PD_GRADCHECK_H
 
-#include "core/net.h"
+#include "core/runner.h"
 
 #define PD_GRADCHECK_ULPS 16.0
 

@@ -1,16 +1,12 @@
 /* net.c — building a network from a NetDesc (variables, ops matched against
  * their OpProto, attributes checked, kinds resolved, shapes inferred with -1
- * for the batch), pruning, and running it over a Scope. Every message about
- * the file points at the op or variable in it. */
+ * for the batch), pruning, shapes and FLOPs at a batch. Every message
+ * about the file points at the op or variable in it. Running is runner.c's. */
 #include "core/net.h"
-#include "core/memplan.h"
 
-#include "cpu/blisarch.h"
-#include "gpu/gpurt.h"
 #include "core/initializer.h"
 #include "text/pbset.h"
 #include "base/util.h"
-#include "cpu/parallel.h"
 
 #include <errno.h>
 #include <float.h>
@@ -20,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char *const kind_names[] = {"temp", "data", "param", "state"};
 const char *pd_var_kind_name(pd_var_kind k) { return (unsigned)k < 4 ? kind_names[k] : "?"; }
@@ -913,218 +908,6 @@ void pd_net_prune(const pd_net *net, const int *targets, int ntargets, bool *nee
       for (int i = 0; i < op->in[s].n; i++) want[op->in[s].vars[i]] = true;
   }
   free(want);
-}
-
-/* ---- running ---- */
-
-pd_status pd_runner_init(pd_runner *r, pd_net *net, pd_scope *scope, const bool *active, pd_error *err) {
-  memset(r, 0, sizeof *r);
-  r->net = net;
-  r->scope = scope;
-  r->exec.threads = pd_get_threads();
-  r->t = calloc((size_t)net->nvars + 1, sizeof *r->t);
-  r->active = calloc((size_t)net->nops + 1, sizeof *r->active);
-  r->shape_key = calloc((size_t)(net->nvars + 1) * (PD_MAX_DIMS + 1), sizeof *r->shape_key);
-  if (!r->t || !r->active || !r->shape_key) {
-    pd_runner_free(r);
-    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-  }
-  for (int o = 0; o < net->nops; o++) r->active[o] = active ? active[o] : true;
-  for (int v = 0; v < net->nvars; v++) {
-    pd_var_info *vi = &net->vars[v];
-    pd_var *var = pd_scope_var(scope, vi->name);
-    if (!var) {
-      pd_runner_free(r);
-      return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-    }
-    r->t[v] = &var->tensor;
-    if (vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE) {
-      pd_tensor *t = r->t[v];
-      if (t->storage && pd_dims_equal(t->ndim, t->dims, vi->meta.ndim, vi->meta.dims) && t->dtype == vi->meta.dtype)
-        continue; /* already loaded */
-      t->dtype = vi->meta.dtype;
-      pd_status st = pd_tensor_set_dims(t, vi->meta.ndim, vi->meta.dims, err);
-      if (!st) st = pd_tensor_alloc(t, err);
-      if (st) {
-        pd_runner_free(r);
-        return st;
-      }
-    } else if (vi->kind == PD_VAR_DATA) {
-      r->t[v]->dtype = vi->meta.dtype;
-    }
-  }
-  return PD_OK;
-}
-
-/* The memory plan and its buffers (whose storage lives on while variables
- * still use it). */
-static void drop_plan(pd_runner *r) {
-  if (r->plan) {
-    for (int b = 0; b < r->net->nvars; b++) pd_tensor_release(&r->bufs[b]);
-    pd_memplan_free(r->plan);
-  }
-  free(r->plan), free(r->bufs);
-  r->plan = NULL, r->bufs = NULL;
-}
-
-void pd_runner_free(pd_runner *r) {
-  if (r->gpu || r->d) pd_gpu_runner_detach(r);
-  drop_plan(r);
-  free(r->t);
-  free(r->active);
-  free(r->shape_key);
-  memset(r, 0, sizeof *r);
-}
-
-/* BLIS's kernels are chosen at the first product, by the size of the work:
- * the mean FLOPs of the ops that count theirs (those with matrix products,
- * convolutions, pooling and the like; blisarch.h). */
-static void tell_blis(const pd_runner *r, pd_tensor **vars) {
-  double total = 0;
-  int n = 0;
-  for (int o = 0; o < r->net->nops; o++) {
-    const pd_op *op = &r->net->ops[o];
-    if (!r->active[o] || !op->def->flops) continue;
-    pd_ctx c = {.op = (pd_op *)op, .vars = vars};
-    total += op->def->flops(&c), n++;
-  }
-  if (n) pd_blis_arch_workload(total / n);
-}
-
-pd_status pd_runner_prepare(pd_runner *r, pd_error *err) {
-  pd_net *net = r->net;
-  pd_tensor **vars = r->d ? r->d : r->t; /* on a GPU, the device copies */
-  /* key: dims of every data tensor; re-infer only when they change */
-  bool same = r->shapes_ok;
-  int64_t *k = r->shape_key;
-  for (int v = 0; v < net->nvars; v++) {
-    if (net->vars[v].kind != PD_VAR_DATA) continue;
-    const pd_tensor *t = vars[v];
-    if (k[0] != t->ndim || memcmp(k + 1, t->dims, sizeof(int64_t) * (size_t)(t->ndim > 0 ? t->ndim : 0)) != 0)
-      same = false;
-    k[0] = t->ndim;
-    memcpy(k + 1, t->dims, sizeof(int64_t) * PD_MAX_DIMS);
-    k += PD_MAX_DIMS + 1;
-  }
-  if (same && pd_scope_shaped_by(r->scope) == r) return PD_OK;
-  r->shapes_ok = false;
-  pd_memplan *plan = r->d ? NULL : r->plan; /* on a GPU: one tensor per variable */
-  for (int o = 0; o < net->nops; o++) {
-    if (!r->active[o]) continue;
-    pd_op *op = &net->ops[o];
-    pd_ctx c = {.op = op, .vars = vars, .exec = &r->exec, .err = err};
-    pd_status st = pd_op_infer_shape(&c);
-    for (int s = 0; s < op->def->n_outputs && !st; s++)
-      for (int i = 0; i < op->out[s].n && !st; i++)
-        if (!plan || op->out[s].vars[i] < 0 || plan->group[op->out[s].vars[i]] < 0) { /* planned: below */
-          pd_tensor *t = pd_out_at(&c, s, i);
-          if (t && t->storage && t->storage->plan_buffer) pd_tensor_release(t); /* a plan's, not this run's */
-          st = pd_ctx_alloc(&c, t);
-        }
-    if (st) return st;
-  }
-  if (!r->d) tell_blis(r, vars);
-  if (plan) {
-    pd_memplan_assign(plan, vars);
-    for (int b = 0; b < plan->nbufs; b++) {
-      pd_tensor *buf = &r->bufs[b];
-      int64_t bytes = (int64_t)(plan->bytes[b] ? plan->bytes[b] : 1);
-      pd_status st = pd_tensor_set_dims(buf, 1, &bytes, err);
-      if (!st) st = pd_tensor_alloc(buf, err);
-      if (st) return st;
-      buf->storage->plan_buffer = true;
-    }
-    for (int v = 0; v < net->nvars; v++)
-      if (plan->group[v] >= 0) pd_tensor_set_storage(vars[v], r->bufs[plan->buf[plan->group[v]]].storage);
-  }
-  for (int o = 0; o < net->nops && !r->d; o++) { /* ops that place their inputs (op.h) */
-    if (!r->active[o] || !net->ops[o].def->bind) continue;
-    pd_ctx c = {.op = &net->ops[o], .vars = vars, .exec = &r->exec, .err = err};
-    pd_status st = net->ops[o].def->bind(&c);
-    if (st) return st;
-  }
-  r->shapes_ok = true;
-  pd_scope_set_shaped_by(r->scope, r);
-  return PD_OK;
-}
-
-pd_status pd_runner_plan_memory(pd_runner *r, const int *keep, int nkeep, bool keep_forward, pd_error *err) {
-  int n = r->net->nvars;
-  bool *kept = calloc((size_t)n + 1, 1);
-  pd_memplan *plan = calloc(1, sizeof *plan);
-  pd_tensor *bufs = calloc((size_t)n + 1, sizeof *bufs);
-  pd_status st = kept && plan && bufs ? PD_OK : pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-  for (int i = 0; i < nkeep && !st; i++)
-    if (keep[i] >= 0 && keep[i] < n) kept[keep[i]] = true;
-  if (!st) st = pd_memplan_init(plan, r->net, r->active, kept, keep_forward, err);
-  free(kept);
-  if (st) {
-    free(plan), free(bufs);
-    return st;
-  }
-  for (int b = 0; b < n; b++) pd_tensor_init(&bufs[b], PD_U8);
-  drop_plan(r); /* planned again: the old buffers go once no variable uses them */
-  r->plan = plan, r->bufs = bufs;
-  r->shapes_ok = false;
-  return PD_OK;
-}
-
-pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
-  pd_net *net = r->net;
-  if (begin < 0) begin = 0;
-  if (end < 0 || end > net->nops) end = net->nops;
-  pd_status st = r->d && !r->staged ? pd_gpu_runner_stage(r, err) : PD_OK;
-  r->staged = false;
-  if (!st) st = pd_runner_prepare(r, err);
-  if (st) return st;
-  if (r->d) return pd_gpu_runner_run(r, begin, end, err);
-  pd_ctx c = {.vars = r->t, .exec = &r->exec, .err = err};
-  if (r->op_seconds) {
-    for (int o = begin; o < end; o++) {
-      if (!r->active[o]) continue;
-      c.op = &net->ops[o];
-      struct timespec t0, t1;
-      clock_gettime(CLOCK_MONOTONIC, &t0);
-      st = c.op->kernel->fn(&c);
-      clock_gettime(CLOCK_MONOTONIC, &t1);
-      r->op_seconds[o] = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-      if (st) return st;
-    }
-    return PD_OK;
-  }
-  for (int o = begin; o < end; o++) {
-    if (!r->active[o]) continue;
-    c.op = &net->ops[o];
-    if ((st = c.op->kernel->fn(&c))) return st;
-  }
-  return PD_OK;
-}
-
-pd_status pd_runner_stage(pd_runner *r, pd_error *err) {
-  if (!r->d) return PD_OK;
-  pd_status st = pd_gpu_runner_stage(r, err);
-  r->staged = !st;
-  return st;
-}
-
-pd_status pd_runner_set_place(pd_runner *r, pd_place place, pd_error *err) {
-  if (place.kind == r->exec.place.kind && place.device == r->exec.place.device) return PD_OK;
-  if (r->d) pd_gpu_runner_detach(r);
-  r->exec.place = place;
-  r->shapes_ok = false;
-  return place.kind == PD_GPU ? pd_gpu_runner_attach(r, err) : PD_OK;
-}
-
-pd_status pd_runner_fetch(pd_runner *r, int v, pd_error *err) {
-  return r->d && v >= 0 ? pd_gpu_runner_fetch(r, v, err) : PD_OK;
-}
-
-pd_status pd_runner_fetch_persistables(pd_runner *r, pd_error *err) {
-  pd_status st = PD_OK;
-  for (int v = 0; v < r->net->nvars && !st && r->d; v++)
-    if (r->net->vars[v].kind == PD_VAR_PARAM || r->net->vars[v].kind == PD_VAR_STATE)
-      st = pd_gpu_runner_fetch(r, v, err);
-  return st;
 }
 
 pd_status pd_net_shapes_at(const pd_net *net, int64_t batch, pd_tensor *shapes, pd_error *err) {

@@ -2,7 +2,7 @@
  * variables as the file describes them (kind, dtype, shape with -1 for the
  * batch) and the ops in order. Building checks every op against its OpProto
  * and infers every shape before anything is allocated. Running happens in a
- * pd_runner, which binds the net to a Scope. */
+ * pd_runner (core/runner.h), which binds the net to a Scope. */
 #ifndef PD_NET_H
 #define PD_NET_H
 
@@ -121,58 +121,5 @@ pd_status pd_net_shapes_at(const pd_net *net, int64_t batch, pd_tensor *shapes, 
 /* FLOPs of ops [begin, end) for those shapes (def->flops, else one per
  * output element). */
 double pd_net_flops(const pd_net *net, const pd_tensor *shapes, int begin, int end);
-
-/* ---- running ---- */
-typedef struct pd_runner {
-  pd_net *net;
-  pd_scope *scope;
-  pd_exec exec;
-  pd_tensor **t;      /* per variable: the tensor in the scope */
-  bool *active;       /* per op: part of this run (pruning) */
-  int64_t *shape_key; /* data dims the shapes were last inferred for */
-  bool shapes_ok;
-  double *op_seconds; /* when set (nops entries): each op's kernel time is stored here */
-  /* On a GPU place (pd_runner_set_place): per variable, its device copy,
-   * which kernels see; t[] stays the host side (data fed in, values
-   * fetched, parameters initialised, loaded and saved). NULL on the CPU. */
-  pd_tensor **d;
-  struct pd_gpu_run *gpu; /* staging buffers and the CUDA graph (gpu.c) */
-  bool staged;            /* the host-fed variables were staged ahead (pd_runner_stage) */
-  /* The memory plan (pd_runner_plan_memory), on the CPU: the planned
-   * temporaries use bufs[their buffer]'s storage. */
-  struct pd_memplan *plan;
-  pd_tensor *bufs;
-} pd_runner;
-
-/* Binds the net to a scope: every variable gets a tensor there (persistable
- * ones keep what the scope already holds). active may be NULL (all ops). */
-pd_status pd_runner_init(pd_runner *r, pd_net *net, pd_scope *scope, const bool *active, pd_error *err);
-void pd_runner_free(pd_runner *r);
-/* After data tensors were set: infers shapes for the batch (only when the
- * data dims changed) and allocates outputs (grow-only). */
-pd_status pd_runner_prepare(pd_runner *r, pd_error *err);
-/* Plans this runner's memory (lib/core/memplan.h): from the next prepare on, the
- * temporaries whose lifetimes do not overlap share buffers. keep[0..nkeep):
- * variables read after a run (fetched); keep_forward: every forward output
- * stays readable after a training step (to name the op of a non-finite
- * loss). CPU only: a runner on a GPU place keeps one tensor per variable. */
-pd_status pd_runner_plan_memory(pd_runner *r, const int *keep, int nkeep, bool keep_forward, pd_error *err);
-/* Run(scope, begin, end) of seed 004: runs the active ops in [begin, end).
- * On a GPU it only queues the work: read results through pd_runner_fetch. */
-pd_status pd_runner_run(pd_runner *r, int begin, int end, pd_error *err);
-/* On a GPU: starts copying the host-fed variables (data, @lr, @step), as
- * they are now, to the device for the next pd_runner_run, which then does
- * not copy them again; the copy overlaps the step still running. The host
- * tensors may be refilled right after. On the CPU: nothing. */
-pd_status pd_runner_stage(pd_runner *r, pd_error *err);
-/* Places the runner (before its first run; the GPU must be open, see
- * gpurt.h): on a GPU every op runs its {GPU, dtype} kernel on device copies
- * of the variables; persistables are uploaded once from the host tensors. */
-pd_status pd_runner_set_place(pd_runner *r, pd_place place, pd_error *err);
-/* Makes the host tensor t[v] hold the variable's current value: on a GPU a
- * copy back from the device (waiting for the step), on the CPU nothing. */
-pd_status pd_runner_fetch(pd_runner *r, int v, pd_error *err);
-/* The same for every parameter and state variable (before a save). */
-pd_status pd_runner_fetch_persistables(pd_runner *r, pd_error *err);
 
 #endif

@@ -1,13 +1,12 @@
-/* tensor.c — tensors, their storage and dtype helpers. Storage is allocated
- * 64-byte aligned (BLIS and the vectorised loops like that) and only grows. */
+/* tensor.c — tensors, their storage and dtype helpers. Storage only grows;
+ * it is allocated, freed and copied through its place's table (place.h). */
 #include "core/tensor.h"
+#include "core/place.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "gpu/gpurt.h"
 
 static const char *const dtype_names[PD_NUM_DTYPES] = {"float32", "float64", "int32", "int64", "uint8"};
 static const size_t dtype_sizes[PD_NUM_DTYPES] = {4, 8, 4, 8, 1};
@@ -33,12 +32,8 @@ void pd_tensor_init(pd_tensor *t, pd_dtype dtype) {
 
 static void storage_unref(pd_storage *s) {
   if (s && --s->refs == 0) {
-    if (s->borrowed)
-      ;
-    else if (s->place.kind == PD_GPU)
-      pd_gpu_mem_free(s->data, s->cap);
-    else
-      free(s->data);
+    const pd_place_ops *p = s->borrowed ? NULL : pd_place_ops_of(s->place.kind);
+    if (p) p->free(s->data, s->cap);
     free(s);
   }
 }
@@ -98,33 +93,21 @@ pd_status pd_tensor_alloc(pd_tensor *t, pd_error *err) {
     return pd_errorf(err, PD_ERR_INPUT, "cannot allocate a tensor of shape %s",
                      pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
   if (t->storage && t->storage->cap >= bytes && t->storage->place.kind == t->place.kind) return PD_OK;
-  if (t->place.kind == PD_GPU) {
-    char what[160];
-    snprintf(what, sizeof what, "a tensor of shape %s", pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
-    pd_storage *s = malloc(sizeof *s);
-    size_t cap = 0;
-    void *data = s ? pd_gpu_mem_alloc(bytes, &cap, what, err) : NULL;
-    if (!data) {
-      if (!s) pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-      free(s);
-      return PD_ERR_RUNTIME;
-    }
-    *s = (pd_storage){.data = data, .cap = cap, .refs = 1, .place = t->place};
-    storage_unref(t->storage);
-    t->storage = s;
-    return PD_OK;
+  char what[160];
+  snprintf(what, sizeof what, "a tensor of shape %s", pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
+  const pd_place_ops *p = pd_place_ops_of(t->place.kind);
+  if (!p) {
+    const char *name = pd_place_kind_name(t->place.kind);
+    return pd_errorf(err, PD_ERR_RUNTIME, "allocating %s on a %s before the %s was opened", what, name, name);
   }
-  size_t cap = (bytes + 63) & ~(size_t)63;
-  if (cap == 0) cap = 64;
   pd_storage *s = malloc(sizeof *s);
-  void *data = s ? aligned_alloc(64, cap) : NULL;
-  if (!s || !data) {
+  size_t cap = 0;
+  void *data = s ? p->alloc(bytes, &cap, what, err) : NULL;
+  if (!data) {
+    if (!s) pd_errorf(err, PD_ERR_RUNTIME, "out of memory allocating %zu bytes for %s", bytes, what);
     free(s);
-    free(data);
-    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory allocating %zu bytes for a tensor of shape %s", bytes,
-                     pd_dims_str(t->ndim, t->dims, dbuf, sizeof dbuf));
+    return PD_ERR_RUNTIME;
   }
-  memset(data, 0, cap);
   *s = (pd_storage){.data = data, .cap = cap, .refs = 1, .place = t->place};
   storage_unref(t->storage);
   t->storage = s;
@@ -175,10 +158,11 @@ pd_status pd_tensor_copy(pd_tensor *dst, const pd_tensor *src, pd_error *err) {
   if ((st = pd_tensor_alloc(dst, err))) return st;
   size_t bytes = pd_tensor_bytes(src);
   if (!bytes || !src->storage) return PD_OK;
-  if (src->storage->place.kind == PD_GPU || dst->storage->place.kind == PD_GPU)
-    return pd_gpu_copy(dst->storage->data, dst->storage->place, src->storage->data, src->storage->place, bytes, err);
-  memcpy(dst->storage->data, src->storage->data, bytes);
-  return PD_OK;
+  /* the host's copy, or the device's on whichever side is one */
+  pd_place dp = dst->storage->place, sp = src->storage->place;
+  const pd_place_ops *p = pd_place_ops_of(dp.kind != PD_CPU ? dp.kind : sp.kind);
+  if (!p) return pd_errorf(err, PD_ERR_RUNTIME, "copying a tensor from a place that is not open");
+  return p->copy(dst->storage->data, dp, src->storage->data, sp, bytes, err);
 }
 
 const char *pd_dims_str(int ndim, const int64_t *dims, char *buf, size_t size) {

@@ -3,9 +3,10 @@
  * copy stream for inputs, a cuBLAS handle bound to the compute stream,
  * device memory through the caching allocator, and runners on a GPU:
  * host-fed variables copied in through pinned buffers, the step captured in
- * a CUDA graph and replayed. Plain C against the CUDA runtime API; the few
- * kernels it needs are in gpu_util.cu. Without CUDA only the stubs at the
- * end are built. */
+ * a CUDA graph and replayed; the core reaches them through the GPU place's
+ * table (core/place.h), registered when the device is opened. Plain C
+ * against the CUDA runtime API; the few kernels it needs are in
+ * gpu_util.cu. Without CUDA only the stubs at the end are built. */
 #include "gpu/gpurt.h"
 
 #include <stdio.h>
@@ -15,6 +16,8 @@
 
 #include "gpu/gpu.h"
 #include "core/net.h"
+#include "core/place.h"
+#include "core/runner.h"
 
 bool pd_place_parse(const char *s, pd_place *place) {
   if (strcmp(s, "cpu") == 0) {
@@ -58,6 +61,8 @@ cudaError_t pd_gpu_launch_fill_f32(float *p, size_t n, float v, cudaStream_t s);
 cudaError_t pd_gpu_launch_count_nonfinite(const void *p, size_t n, int f64, unsigned long long *count, cudaStream_t s);
 
 #define BLAS_WORKSPACE ((size_t)32 << 20) /* cuBLAS's recommendation for Hopper, set once (graph capture) */
+
+static const pd_place_ops gpu_place; /* the GPU's table for the core (place.h), at the end of the CUDA part */
 
 static struct {
   bool open;
@@ -188,6 +193,7 @@ pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err) {
     pd_gpu_close();
     return pd_errorf(err, PD_ERR_RUNTIME, "%s: cannot set up cuBLAS's %zu-byte workspace", what, BLAS_WORKSPACE);
   }
+  pd_place_register(PD_GPU, &gpu_place); /* tensors and runners on the GPU now reach this file */
   return PD_OK;
 }
 
@@ -208,6 +214,7 @@ void pd_gpu_close(void) {
   cudaStreamDestroy(g.stream);
   cudaStreamDestroy(g.copy);
   memset(&g, 0, sizeof g);
+  pd_place_register(PD_GPU, NULL);
 }
 
 const char *pd_gpu_describe(char *buf, size_t size) {
@@ -360,7 +367,7 @@ pd_status pd_gpu_runner_attach(pd_runner *r, pd_error *err) {
   pd_net *net = r->net;
   if (!g.open) return pd_errorf(err, PD_ERR_RUNTIME, "a runner was placed on a GPU that is not open");
   struct pd_gpu_run *gr = calloc(1, sizeof *gr);
-  r->gpu = gr;
+  r->place_data = gr;
   r->d = calloc((size_t)net->nvars + 1, sizeof *r->d);
   if (!gr || !r->d || !(gr->fed = calloc((size_t)net->nvars + 1, sizeof *gr->fed)) ||
       !(gr->g_key = calloc(key_len(r), sizeof *gr->g_key)) ||
@@ -401,7 +408,7 @@ static void drop_graph(struct pd_gpu_run *gr) {
 }
 
 void pd_gpu_runner_detach(pd_runner *r) {
-  struct pd_gpu_run *gr = r->gpu;
+  struct pd_gpu_run *gr = r->place_data;
   if (gr) {
     if (g.open) cudaStreamSynchronize(g.stream);
     drop_graph(gr);
@@ -418,7 +425,7 @@ void pd_gpu_runner_detach(pd_runner *r) {
   }
   free(r->d);
   r->d = NULL;
-  r->gpu = NULL;
+  r->place_data = NULL;
 }
 
 #define ALIGN_UP(x) (((x) + 255) & ~(size_t)255)
@@ -431,7 +438,7 @@ static size_t fed_bytes(const pd_tensor *h) {
 
 /* The host-fed variables into their device copies, through the next slot. */
 pd_status pd_gpu_runner_stage(pd_runner *r, pd_error *err) {
-  struct pd_gpu_run *gr = r->gpu;
+  struct pd_gpu_run *gr = r->place_data;
   stage_slot *sl = &gr->slot[gr->next];
   gr->next ^= 1;
   size_t total = 0;
@@ -535,7 +542,7 @@ static bool graph_allowed(const pd_runner *r, int begin, int end) {
 /* Compares the runner's shapes (key) and every device buffer with those
  * remembered, and remembers the current ones when `store`. */
 static void snapshot(pd_runner *r, bool store, bool *key_eq, bool *ptr_eq) {
-  struct pd_gpu_run *gr = r->gpu;
+  struct pd_gpu_run *gr = r->place_data;
   bool keq = memcmp(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key) == 0, peq = true;
   if (store) memcpy(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key);
   for (int v = 0; v < r->net->nvars; v++) {
@@ -554,7 +561,7 @@ static void snapshot(pd_runner *r, bool store, bool *key_eq, bool *ptr_eq) {
 }
 
 static pd_status capture(pd_runner *r, int begin, int end, pd_error *err) {
-  struct pd_gpu_run *gr = r->gpu;
+  struct pd_gpu_run *gr = r->place_data;
   drop_graph(gr);
   cudaError_t e = cudaStreamBeginCapture(g.stream, cudaStreamCaptureModeRelaxed);
   if (e != cudaSuccess) return cuda_fail(err, PD_ERR_RUNTIME, e, "starting a CUDA graph capture");
@@ -582,7 +589,7 @@ static pd_status capture(pd_runner *r, int begin, int end, pd_error *err) {
 }
 
 pd_status pd_gpu_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
-  struct pd_gpu_run *gr = r->gpu;
+  struct pd_gpu_run *gr = r->place_data;
   if (!graph_allowed(r, begin, end) || gr->graph_broken) return run_ops(r, begin, end, err);
   bool key_eq = false, ptr_eq = false;
   snapshot(r, false, &key_eq, &ptr_eq);
@@ -620,9 +627,26 @@ pd_status pd_gpu_runner_fetch(pd_runner *r, int v, pd_error *err) {
 }
 
 void pd_gpu_runner_graph_stats(const pd_runner *r, long *replays, long *captures) {
-  *replays = r->gpu ? r->gpu->replays : 0;
-  *captures = r->gpu ? r->gpu->captures : 0;
+  const struct pd_gpu_run *gr = r->place_data;
+  *replays = gr ? gr->replays : 0;
+  *captures = gr ? gr->captures : 0;
 }
+
+/* ---- the GPU place: what core/ calls (place.h) ---- */
+
+static pd_status place_attach(pd_runner *r, pd_error *err) {
+  pd_status st = pd_gpu_runner_attach(r, err);
+  if (!st) r->vars = r->d; /* the kernels see the device copies */
+  return st;
+}
+
+/* one tensor per variable: no memory plan (the caching allocator reuses
+ * memory here), no BLIS, no op binding its inputs in host memory */
+static pd_status place_prepare(pd_runner *r, pd_error *err) { return pd_runner_alloc_outputs(r, err); }
+
+static const pd_place_runner gpu_runner = {place_attach,  pd_gpu_runner_detach, pd_gpu_runner_stage,
+                                           place_prepare, pd_gpu_runner_run,    pd_gpu_runner_fetch};
+static const pd_place_ops gpu_place = {"GPU", pd_gpu_mem_alloc, pd_gpu_mem_free, pd_gpu_copy, &gpu_runner};
 
 #else /* no CUDA: the runtime's entry points say so */
 

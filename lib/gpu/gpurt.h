@@ -3,8 +3,10 @@
  * caching allocator (devalloc.h), copies between places, and what a runner
  * does on a GPU (inputs staged through pinned buffers on a copy stream,
  * the step captured in a CUDA graph and replayed, fetches back to the host).
- * Declared in every build; without CUDA, opening fails with "built without
- * CUDA" and nothing else can be reached. */
+ * pd_gpu_open registers the GPU's table of these with the core (place.h),
+ * which tensors and runners on a GPU call through; pd_gpu_close withdraws
+ * it. Declared in every build; without CUDA, opening fails with "built
+ * without CUDA" and nothing else can be reached. */
 #ifndef PD_GPURT_H
 #define PD_GPURT_H
 
@@ -63,7 +65,8 @@ pd_status pd_gpu_copy(void *dst, pd_place dplace, const void *src, pd_place spla
  * kernel surfaces here, with `what` in the message. */
 pd_status pd_gpu_sync(const char *what, pd_error *err);
 
-/* ---- runners on a GPU (net.c calls these when exec.place is GPU) ---- */
+/* ---- runners on a GPU: the GPU place's runner hooks (core/place.h),
+ * which the core's runner calls once pd_gpu_open has registered them ---- */
 struct pd_runner;
 /* Gives the runner device copies of its variables (kept in the scope's
  * variables, so runners on one scope share parameters) and uploads the

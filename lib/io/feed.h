@@ -5,7 +5,7 @@
 #define PD_FEED_H
 
 #include "io/dataset.h"
-#include "core/net.h"
+#include "core/runner.h"
 
 typedef struct pd_feed_bind {
   int var;

@@ -24,6 +24,7 @@
 #include "gpu/gpurt.h"
 #include "core/initializer.h"
 #include "core/net.h"
+#include "core/runner.h"
 #include "core/optimizer.h"
 #include "base/util.h"
 

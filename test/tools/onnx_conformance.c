@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "core/net.h"
+#include "core/runner.h"
 #include "onnx/onnx_import.h"
 
 typedef struct result {
