@@ -29,45 +29,19 @@ int pd_matmul_layout(const pd_tensor *x, const pd_tensor *y, pd_mm_layout *p);
 extern "C" {
 #endif
 
-/* fwd: the op's kernel; bwd: its grad op's. relu, sigmoid and tanh share act. */
-pd_status pd_gpu_act_fwd(pd_ctx *c);
-pd_status pd_gpu_act_bwd(pd_ctx *c);
-pd_status pd_gpu_mul_fwd(pd_ctx *c);
-pd_status pd_gpu_mul_bwd(pd_ctx *c);
+/* fwd: the op's kernel; bwd: its grad op's. */
 pd_status pd_gpu_elementwise_add_fwd(pd_ctx *c);
 pd_status pd_gpu_elementwise_add_bwd(pd_ctx *c);
-pd_status pd_gpu_sum_fwd(pd_ctx *c);
-pd_status pd_gpu_sum_bwd(pd_ctx *c);
-pd_status pd_gpu_scale_fwd(pd_ctx *c);
-pd_status pd_gpu_scale_bwd(pd_ctx *c);
 pd_status pd_gpu_cast_fwd(pd_ctx *c);
 pd_status pd_gpu_cast_bwd(pd_ctx *c);
-pd_status pd_gpu_softmax_fwd(pd_ctx *c);
-pd_status pd_gpu_softmax_bwd(pd_ctx *c);
 pd_status pd_gpu_cross_entropy_fwd(pd_ctx *c);
 pd_status pd_gpu_cross_entropy_bwd(pd_ctx *c);
-pd_status pd_gpu_softmax_with_cross_entropy_fwd(pd_ctx *c);
-pd_status pd_gpu_softmax_with_cross_entropy_bwd(pd_ctx *c);
-pd_status pd_gpu_square_error_fwd(pd_ctx *c);
-pd_status pd_gpu_square_error_bwd(pd_ctx *c);
-pd_status pd_gpu_mse_fwd(pd_ctx *c);
-pd_status pd_gpu_mse_bwd(pd_ctx *c);
-pd_status pd_gpu_mean_fwd(pd_ctx *c);
-pd_status pd_gpu_mean_bwd(pd_ctx *c);
 pd_status pd_gpu_cos_sim_fwd(pd_ctx *c);
 pd_status pd_gpu_cos_sim_bwd(pd_ctx *c);
 pd_status pd_gpu_accuracy_fwd(pd_ctx *c);
-pd_status pd_gpu_fill_constant_fwd(pd_ctx *c);
-pd_status pd_gpu_uniform_random_fwd(pd_ctx *c);
-pd_status pd_gpu_gaussian_random_fwd(pd_ctx *c);
-pd_status pd_gpu_sgd_fwd(pd_ctx *c);
-pd_status pd_gpu_momentum_fwd(pd_ctx *c);
-pd_status pd_gpu_adam_fwd(pd_ctx *c);
 pd_status pd_gpu_clip_by_global_norm_fwd(pd_ctx *c);
 pd_status pd_gpu_conv2d_fwd(pd_ctx *c);
 pd_status pd_gpu_conv2d_bwd(pd_ctx *c);
-pd_status pd_gpu_pool2d_fwd(pd_ctx *c);
-pd_status pd_gpu_pool2d_bwd(pd_ctx *c);
 pd_status pd_gpu_batch_norm_fwd(pd_ctx *c);
 pd_status pd_gpu_batch_norm_bwd(pd_ctx *c);
 pd_status pd_gpu_dropout_fwd(pd_ctx *c);
@@ -76,12 +50,6 @@ pd_status pd_gpu_dropout_bwd(pd_ctx *c);
 /* broadcast_add, _sub, _mul and _div share broadcast. */
 pd_status pd_gpu_broadcast_fwd(pd_ctx *c);
 pd_status pd_gpu_broadcast_bwd(pd_ctx *c);
-pd_status pd_gpu_transpose_fwd(pd_ctx *c);
-pd_status pd_gpu_transpose_bwd(pd_ctx *c);
-pd_status pd_gpu_matmul_fwd(pd_ctx *c);
-pd_status pd_gpu_matmul_bwd(pd_ctx *c);
-pd_status pd_gpu_log_softmax_fwd(pd_ctx *c);
-pd_status pd_gpu_log_softmax_bwd(pd_ctx *c);
 pd_status pd_gpu_identity_bwd(pd_ctx *c);
 
 /* cast, fill_constant: the kernel for every source / target dtype. */
