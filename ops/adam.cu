@@ -3,12 +3,8 @@
  * Step and the learning rate, which stay in device memory. A Step below 1,
  * which the CPU kernel reports, leaves Param unchanged here (NaN factors are
  * not applied): the device cannot report it without a host copy. */
-#include "gpu_ops.h"
+#include "adam.h"
 #include "optim.cuh"
-
-enum { PARAM, GRAD, MOMENT1, MOMENT2, LR, STEP, N_IN };
-enum { PARAM_OUT, MOMENT1_OUT, MOMENT2_OUT, N_OUT };
-enum { A_BETA1, A_BETA2, A_EPS, A_WD };
 
 static __global__ void adam_k(const float *p, const float *g, const float *m, const float *v, float *p_out,
                               float *m_out, float *v_out, pd_gpu_scalar lr, const double *step, double b1, double b2,

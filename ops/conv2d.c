@@ -18,6 +18,7 @@
 #include "base/util.h"
 #include "conv2d_avx512.h"
 #include "conv_util.h"
+#include "op_helpers.h"
 #include "core/op.h"
 #include "cpu/blas.h"
 #include "cpu/features.h"

@@ -23,8 +23,6 @@ enum {
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Reads and checks the sizes from the attributes and Input x. */
-pd_status pd_conv2d_geom(pd_ctx *c, const pd_tensor *x, pd_conv_geom *g);
 pd_status pd_gpu_conv2d_fwd(pd_ctx *c);
 pd_status pd_gpu_conv2d_bwd(pd_ctx *c);
 #ifdef __cplusplus

@@ -10,6 +10,7 @@
 #include "base/tmpl.h"
 #include "core/op.h"
 #include "kmath.h"
+#include "op_helpers.h"
 
 static const pd_slot_def inputs[] = {
     [X] = {"X", "first operand; Out has its shape", 0},

@@ -19,8 +19,6 @@ enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* How X's elements map to Y's (kmath.h's pd_bcast), which the GPU kernels index. */
-void pd_elementwise_add_bcast(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, pd_bcast *b);
 pd_status pd_gpu_elementwise_add_fwd(pd_ctx *c);
 pd_status pd_gpu_elementwise_add_bwd(pd_ctx *c);
 #ifdef __cplusplus

@@ -1,21 +1,20 @@
 /* fill_constant.c — Out = a tensor of dims `shape` and dtype `dtype` with
  * every element equal to `value`. No inputs; the kernel is chosen by the
  * `dtype` attribute. An integer dtype needs a whole `value` in its range. */
+#include "fill_constant.h"
+
 #include <math.h>
 
-#include "gpu_ops.h"
+#include "base/tmpl.h"
 #include "core/op.h"
-
-enum { OUT, N_OUT };
-enum { A_SHAPE, A_DTYPE, A_VALUE, N_ATTRS };
 
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64", "uint8", 0};
 
-static const pd_slot_def outputs[] = {{"Out", "the filled tensor", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "the filled tensor", 0}};
 static const pd_attr_def attrs[] = {
-    {"shape", "dims of Out, each >= 0", PD_ATTR_INTS, .required = true, .min_kind = PD_GE, .min = 0},
-    {"dtype", "dtype of Out", PD_ATTR_STRING, .def = "s: \"float32\"", .one_of = dtype_names},
-    {"value", "the value of every element", PD_ATTR_FLOAT, .def = "f: 0.0"},
+    [A_SHAPE] = {"shape", "dims of Out, each >= 0", PD_ATTR_INTS, .required = true, .min_kind = PD_GE, .min = 0},
+    [A_DTYPE] = {"dtype", "dtype of Out", PD_ATTR_STRING, .def = "s: \"float32\"", .one_of = dtype_names},
+    [A_VALUE] = {"value", "the value of every element", PD_ATTR_FLOAT, .def = "f: 0.0"},
 };
 
 static pd_dtype key_dtype(pd_ctx *c) {
@@ -36,19 +35,21 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), dt, shape->n, shape->ints);
 }
 
-#define FILL(T)                                           \
-  static pd_status fill_##T(pd_ctx *c) {                  \
-    pd_tensor *y = pd_out(c, OUT);                        \
-    T *out = PD_DATA(y, T), v = (T)pd_attr_f(c, A_VALUE); \
-    int64_t n = pd_tensor_numel(y);                       \
-    for (int64_t i = 0; i < n; i++) out[i] = v;           \
-    return PD_OK;                                         \
-  }
-FILL(float)
-FILL(double)
-FILL(int32_t)
-FILL(int64_t)
-FILL(uint8_t)
+#define T float
+#include "fill_constant_t.h"
+#undef T
+#define T double
+#include "fill_constant_t.h"
+#undef T
+#define T int32_t
+#include "fill_constant_t.h"
+#undef T
+#define T int64_t
+#include "fill_constant_t.h"
+#undef T
+#define T uint8_t
+#include "fill_constant_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     {{PD_CPU, PD_F32}, fill_float},
@@ -69,9 +70,9 @@ const pd_op_def pd_op_fill_constant = {
     .type = "fill_constant",
     .comment = "Out = a tensor of dims `shape` and dtype `dtype`, every element `value`.",
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
     .kernels = kernels,

@@ -1,8 +1,6 @@
 /* fill_constant.cu — GPU kernel of fill_constant, for every dtype. */
+#include "fill_constant.h"
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
-
-enum { A_SHAPE, A_DTYPE, A_VALUE };
 
 template <typename T> static __global__ void fill_k(T *out, T v, int64_t n) { PD_GPU_FOR(i, n) out[i] = v; }
 
@@ -14,7 +12,7 @@ template <typename T> static pd_status fill(pd_ctx *c, pd_tensor *y) {
 }
 
 extern "C" pd_status pd_gpu_fill_constant_fwd(pd_ctx *c) {
-  pd_tensor *y = pd_out(c, 0);
+  pd_tensor *y = pd_out(c, OUT);
   switch (y->dtype) {
   case PD_F32:
     return fill<float>(c, y);

@@ -2,25 +2,25 @@
  * independently from the normal distribution N(mean, std^2). The stream comes
  * from the run's seed (per op and step), or from `seed` when it is not 0;
  * either way the same seed gives the same numbers on every run and machine. */
+#include "gaussian_random.h"
+
 #include <math.h>
 
-#include "gpu_ops.h"
-#include "core/op.h"
 #include "base/rng.h"
-
-enum { OUT, N_OUT };
-enum { A_SHAPE, A_DTYPE, A_P1, A_P2, A_SEED, N_ATTRS };
+#include "base/tmpl.h"
+#include "core/op.h"
 
 static const char *const dtype_names[] = {"float32", "float64", 0};
 
-static const pd_slot_def outputs[] = {{"Out", "values drawn from N(mean, std^2)", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "values drawn from N(mean, std^2)", 0}};
 static const pd_attr_def attrs[] = {
-    {"shape", "dims of Out, each >= 0", PD_ATTR_INTS, .required = true, .min_kind = PD_GE, .min = 0},
-    {"dtype", "dtype of Out", PD_ATTR_STRING, .def = "s: \"float32\"", .one_of = dtype_names},
-    {"mean", "mean of the distribution", PD_ATTR_FLOAT, .def = "f: 0.0"},
-    {"std", "standard deviation of the distribution", PD_ATTR_FLOAT, .def = "f: 1.0", .min_kind = PD_GT, .min = 0},
-    {"seed", "0: use the run's seed; otherwise this seed, the same numbers every time", PD_ATTR_INT, .def = "i: 0",
-     .min_kind = PD_GE, .min = 0},
+    [A_SHAPE] = {"shape", "dims of Out, each >= 0", PD_ATTR_INTS, .required = true, .min_kind = PD_GE, .min = 0},
+    [A_DTYPE] = {"dtype", "dtype of Out", PD_ATTR_STRING, .def = "s: \"float32\"", .one_of = dtype_names},
+    [A_P1] = {"mean", "mean of the distribution", PD_ATTR_FLOAT, .def = "f: 0.0"},
+    [A_P2] = {"std", "standard deviation of the distribution", PD_ATTR_FLOAT, .def = "f: 1.0", .min_kind = PD_GT,
+              .min = 0},
+    [A_SEED] = {"seed", "0: use the run's seed; otherwise this seed, the same numbers every time", PD_ATTR_INT,
+                .def = "i: 0", .min_kind = PD_GE, .min = 0},
 };
 
 static pd_dtype key_dtype(pd_ctx *c) {
@@ -37,18 +37,12 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), key_dtype(c), shape->n, shape->ints);
 }
 
-#define DRAW(T)                                                                               \
-  static pd_status draw_##T(pd_ctx *c) {                                                      \
-    pd_tensor *y = pd_out(c, OUT);                                                            \
-    T *out = PD_DATA(y, T);                                                                   \
-    int64_t seed = pd_attr_i(c, A_SEED), n = pd_tensor_numel(y);                              \
-    uint64_t s = seed ? (uint64_t)seed : pd_ctx_rng_seed(c);                                  \
-    double a = pd_attr_f(c, A_P1), b = pd_attr_f(c, A_P2);                                    \
-    for (int64_t i = 0; i < n; i++) out[i] = (T)(a + b * pd_rng_gaussian_at(s, (uint64_t)i)); \
-    return PD_OK;                                                                             \
-  }
-DRAW(float)
-DRAW(double)
+#define T float
+#include "gaussian_random_t.h"
+#undef T
+#define T double
+#include "gaussian_random_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(draw_float),
@@ -64,9 +58,9 @@ const pd_op_def pd_op_gaussian_random = {
                "`seed` 0 uses the run's seed (different per op and step); another value gives the same "
                "numbers every time.",
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernel_dtype = key_dtype,
     .kernels = kernels,

@@ -1,70 +1,19 @@
-/* gpu_ops.h — the GPU float32 kernels (ops/NAME.cu), which the op tables
- * in ops/NAME.c register under {PD_GPU, PD_F32}, and the few C helpers
- * of the op files that the .cu files call back into. */
+/* gpu_ops.h — what the GPU kernels of ops/NAME.cu share beyond their op's
+ * own header (which declares them for ops/NAME.c to register): the GPU
+ * layer, the element math, the C helpers of the op files (op_helpers.h)
+ * and a strided copy on the op's stream. */
 #ifndef PD_GPU_OPS_H
 #define PD_GPU_OPS_H
 
 #include "gpu/gpu.h"
 #include "kmath.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* C helpers of the op files that the GPU kernels (and test_kmath) call. */
-void pd_elementwise_add_bcast(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, pd_bcast *b);
-pd_status pd_conv2d_geom(pd_ctx *c, const pd_tensor *x, pd_conv_geom *g);
-pd_status pd_pool2d_geom(pd_ctx *c, const pd_tensor *x, pd_pool_geom *g);
-/* matmul's batch layout of X and Y; 0, the 1-based batch dim that does not
- * broadcast, or -1 when X's K differs from Y's. */
-/* transpose's permutation for X's rank (perm, or the dims reversed). */
-void pd_transpose_perm(pd_ctx *c, int ndim, int *perm);
-int pd_matmul_layout(const pd_tensor *x, const pd_tensor *y, pd_mm_layout *p);
-#ifdef __cplusplus
-}
-#endif
+#include "op_helpers.h"
 
 #ifdef PD_WITH_CUDA
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* fwd: the op's kernel; bwd: its grad op's. relu, sigmoid and tanh share act. */
-pd_status pd_gpu_act_fwd(pd_ctx *c);
-pd_status pd_gpu_act_bwd(pd_ctx *c);
-pd_status pd_gpu_mul_fwd(pd_ctx *c);
-pd_status pd_gpu_mul_bwd(pd_ctx *c);
-pd_status pd_gpu_sum_fwd(pd_ctx *c);
-pd_status pd_gpu_sum_bwd(pd_ctx *c);
-pd_status pd_gpu_scale_fwd(pd_ctx *c);
-pd_status pd_gpu_scale_bwd(pd_ctx *c);
-pd_status pd_gpu_softmax_fwd(pd_ctx *c);
-pd_status pd_gpu_softmax_bwd(pd_ctx *c);
-pd_status pd_gpu_softmax_with_cross_entropy_fwd(pd_ctx *c);
-pd_status pd_gpu_softmax_with_cross_entropy_bwd(pd_ctx *c);
-pd_status pd_gpu_square_error_fwd(pd_ctx *c);
-pd_status pd_gpu_square_error_bwd(pd_ctx *c);
-pd_status pd_gpu_mse_fwd(pd_ctx *c);
-pd_status pd_gpu_mse_bwd(pd_ctx *c);
-pd_status pd_gpu_mean_fwd(pd_ctx *c);
-pd_status pd_gpu_mean_bwd(pd_ctx *c);
-pd_status pd_gpu_fill_constant_fwd(pd_ctx *c);
-pd_status pd_gpu_uniform_random_fwd(pd_ctx *c);
-pd_status pd_gpu_gaussian_random_fwd(pd_ctx *c);
-pd_status pd_gpu_sgd_fwd(pd_ctx *c);
-pd_status pd_gpu_momentum_fwd(pd_ctx *c);
-pd_status pd_gpu_adam_fwd(pd_ctx *c);
-pd_status pd_gpu_pool2d_fwd(pd_ctx *c);
-pd_status pd_gpu_pool2d_bwd(pd_ctx *c);
-pd_status pd_gpu_transpose_fwd(pd_ctx *c);
-pd_status pd_gpu_transpose_bwd(pd_ctx *c);
-pd_status pd_gpu_matmul_fwd(pd_ctx *c);
-pd_status pd_gpu_matmul_bwd(pd_ctx *c);
-pd_status pd_gpu_log_softmax_fwd(pd_ctx *c);
-pd_status pd_gpu_log_softmax_bwd(pd_ctx *c);
-
-/* cast, fill_constant: the kernel for every source / target dtype. */
-
 /* A strided 2-D copy on the op's stream (rows of `width` bytes; src NULL: zeros). */
 pd_status pd_gpu_copy2d(pd_ctx *c, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                         size_t height);

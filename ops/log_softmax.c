@@ -3,40 +3,26 @@
  * overflows and a huge logit gives an exact 0. Backward in terms of the
  * output: dX = dOut - exp(Out) * sum_k dOut[r, k]. The per-element math is
  * kmath.h's, shared with log_softmax.cu. */
+#include "log_softmax.h"
+
 #include <tgmath.h>
 
-#include "gpu_ops.h"
+#include "base/tmpl.h"
+#include "core/op.h"
+#include "kmath.h"
 #include "lastdim.h"
 
-enum { X, N_IN };
-enum { OUT, N_OUT };
+static const pd_slot_def inputs[] = {[X] = {"X", "input [..., D]; each row along the last dim is normalised", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "log softmax of X, same shape; exp of every row sums to 1", 0}};
 
-static const pd_slot_def inputs[] = {{"X", "input [..., D]; each row along the last dim is normalised", 0}};
-static const pd_slot_def outputs[] = {{"Out", "log softmax of X, same shape; exp of every row sums to 1", 0}};
-
-#define LOG_SOFTMAX_FORWARD(T)                                                 \
-  static pd_status forward_##T(pd_ctx *c) {                                    \
-    int64_t rows, d;                                                           \
-    pd_lastdim_rows(pd_in(c, X), &rows, &d);                                   \
-    const T *x = PD_DATA(pd_in(c, X), T);                                      \
-    T *y = PD_DATA(pd_out(c, OUT), T);                                         \
-    for (int64_t r = 0; r < rows; r++, x += d, y += d) {                       \
-      T m = x[0], sum = 0;                                                     \
-      for (int64_t j = 1; j < d; j++) m = x[j] > m ? x[j] : m;                 \
-      for (int64_t j = 0; j < d; j++) sum += exp(x[j] - m);                    \
-      T lse = log(sum); /* sum >= 1: the max's own term is 1 */                \
-      for (int64_t j = 0; j < d; j++) y[j] = pd_log_softmax_##T(x[j], m, lse); \
-    }                                                                          \
-    return PD_OK;                                                              \
-  }
-LOG_SOFTMAX_FORWARD(float)
-LOG_SOFTMAX_FORWARD(double)
-
-/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
-enum { G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
-
-PD_LASTDIM_BACKWARD(float, pd_log_softmax_grad_float, dy[j])
-PD_LASTDIM_BACKWARD(double, pd_log_softmax_grad_double, dy[j])
+#define T float
+#include "log_softmax_t.h"
+#include "lastdim_t.h"
+#undef T
+#define T double
+#include "log_softmax_t.h"
+#include "lastdim_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
@@ -58,9 +44,9 @@ const pd_op_def pd_op_log_softmax = {
     .comment = "Log of the softmax over the last dim, Out = X - max - log(sum(exp(X - max))) per row: finite for "
                "any finite X (where log(softmax(X)) would give -inf).",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .infer_shape = pd_lastdim_infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

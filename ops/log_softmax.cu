@@ -4,8 +4,8 @@
  * Backward: the row's sum of dOut by a block reduction, then dX = dOut -
  * exp(Out) sum (pd_log_softmax_grad_float); zeros when no dOut reaches Out. */
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
 #include "lastdim.h"
+#include "log_softmax.h"
 
 static __global__ void log_softmax_fwd(const float *x, float *y, int64_t rows, int64_t d) {
   PD_GPU_FOR_ROWS(r, rows) {
@@ -29,14 +29,14 @@ static __global__ void log_softmax_bwd(const float *y, const float *dy, float *d
 
 extern "C" pd_status pd_gpu_log_softmax_fwd(pd_ctx *c) {
   int64_t rows, d;
-  pd_lastdim_rows(pd_in(c, 0), &rows, &d);
-  return PD_GPU_LAUNCH_ROWS(c, rows, log_softmax_fwd, PD_DATA(pd_in(c, 0), float), PD_DATA(pd_out(c, 0), float), rows,
+  pd_lastdim_rows(pd_in(c, X), &rows, &d);
+  return PD_GPU_LAUNCH_ROWS(c, rows, log_softmax_fwd, PD_DATA(pd_in(c, X), float), PD_DATA(pd_out(c, OUT), float), rows,
                             d);
 }
 
 /* Grad op slots: inputs X Out dOut, output dX. */
 extern "C" pd_status pd_gpu_log_softmax_bwd(pd_ctx *c) {
-  pd_tensor *dx = pd_out(c, 0), *y = pd_in(c, PD_GRAD_Y(1, 1, 0)), *dy = pd_in(c, PD_GRAD_DY(1, 1, 0));
+  pd_tensor *dx = pd_out(c, G_DX), *y = pd_in(c, G_OUT), *dy = pd_in(c, G_DOUT);
   if (!dx) return PD_OK;
   if (!dy) return pd_gpu_zero(c, PD_DATA(dx, float), pd_tensor_bytes(y));
   int64_t rows, d;

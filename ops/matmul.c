@@ -4,21 +4,21 @@
  * dim then dropped from Out. Each matrix product runs on BLIS.
  * Backward: dX = dOut Y^T and dY = X^T dOut per batch, summed over the
  * batch dims the operand was repeated along. */
+#include "matmul.h"
+
 #include <string.h>
 
-#include "cpu/blas.h"
-#include "gpu_ops.h"
+#include "base/tmpl.h"
 #include "core/op.h"
-
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
+#include "cpu/blas.h"
+#include "op_helpers.h"
 
 static const pd_slot_def inputs[] = {
-    {"X", "left operand [..., M, K] (1-D [K]: one row), float32 or float64", 0},
-    {"Y", "right operand [..., K, N] (1-D [K]: one column), X's dtype", 0},
+    [X] = {"X", "left operand [..., M, K] (1-D [K]: one row), float32 or float64", 0},
+    [Y] = {"Y", "right operand [..., K, N] (1-D [K]: one column), X's dtype", 0},
 };
 static const pd_slot_def outputs[] = {
-    {"Out", "X Y, [batch..., M, N] with the batch dims of X and Y broadcast; the 1-D sides' dims dropped", 0}};
+    [OUT] = {"Out", "X Y, [batch..., M, N] with the batch dims of X and Y broadcast; the 1-D sides' dims dropped", 0}};
 
 /* Fills *p (kmath.h's pd_mm_layout, which the GPU kernels use too) from the
  * shapes; 0, or the dim index (1-based) whose batch sizes disagree, or -1
@@ -73,50 +73,12 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, nd, dims);
 }
 
-#define MATMUL_FORWARD(T)                                                                              \
-  static pd_status forward_##T(pd_ctx *c) {                                                            \
-    pd_mm_layout p;                                                                                    \
-    pd_matmul_layout(pd_in(c, X), pd_in(c, Y), &p);                                                    \
-    const T *x = PD_DATA(pd_in(c, X), T), *y = PD_DATA(pd_in(c, Y), T);                                \
-    T *out = PD_DATA(pd_out(c, OUT), T);                                                               \
-    for (int64_t b = 0; b < p.nbatch; b++) {                                                           \
-      int64_t xo, yo;                                                                                  \
-      pd_mm_batch_offsets(&p, b, &xo, &yo);                                                            \
-      pd_gemm_##T(false, false, p.m, p.n, p.k, 1, x + xo * p.m * p.k, p.k, y + yo * p.k * p.n, p.n, 0, \
-                  out + b * p.m * p.n, p.n);                                                           \
-    }                                                                                                  \
-    return PD_OK;                                                                                      \
-  }
-MATMUL_FORWARD(float)
-MATMUL_FORWARD(double)
-
-/* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
-
-#define MATMUL_BACKWARD(T)                                                                                         \
-  static pd_status backward_##T(pd_ctx *c) {                                                                       \
-    pd_tensor *xt = pd_in(c, G_X), *yt = pd_in(c, G_Y), *gt = pd_in(c, G_DOUT);                                    \
-    pd_tensor *dxt = pd_out(c, X), *dyt = pd_out(c, Y);                                                            \
-    pd_mm_layout p;                                                                                                \
-    pd_matmul_layout(xt, yt, &p);                                                                                  \
-    T *dx = dxt ? PD_DATA(dxt, T) : NULL, *dy = dyt ? PD_DATA(dyt, T) : NULL;                                      \
-    if (dx) memset(dx, 0, pd_tensor_bytes(xt));                                                                    \
-    if (dy) memset(dy, 0, pd_tensor_bytes(yt));                                                                    \
-    if (!gt) return PD_OK;                                                                                         \
-    const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T), *g = PD_DATA(gt, T);                                         \
-    for (int64_t b = 0; b < p.nbatch; b++) {                                                                       \
-      int64_t xo, yo;                                                                                              \
-      pd_mm_batch_offsets(&p, b, &xo, &yo);                                                                        \
-      const T *gb = g + b * p.m * p.n;                                                                             \
-      if (dx) /* dX[M, K] += dOut[M, N] Y[K, N]^T */                                                               \
-        pd_gemm_##T(false, true, p.m, p.k, p.n, 1, gb, p.n, y + yo * p.k * p.n, p.n, 1, dx + xo * p.m * p.k, p.k); \
-      if (dy) /* dY[K, N] += X[M, K]^T dOut[M, N] */                                                               \
-        pd_gemm_##T(true, false, p.k, p.n, p.m, 1, x + xo * p.m * p.k, p.k, gb, p.n, 1, dy + yo * p.k * p.n, p.n); \
-    }                                                                                                              \
-    return PD_OK;                                                                                                  \
-  }
-MATMUL_BACKWARD(float)
-MATMUL_BACKWARD(double)
+#define T float
+#include "matmul_t.h"
+#undef T
+#define T double
+#include "matmul_t.h"
+#undef T
 
 /* 2 M N K per product. */
 static double flops(pd_ctx *c) {
@@ -152,9 +114,9 @@ const pd_op_def pd_op_matmul = {
                "M, N], the batch dims broadcast; a 1-D X is one row and a 1-D Y one column, that dim dropped from "
                "Out.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

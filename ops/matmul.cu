@@ -10,10 +10,8 @@
  * when the other operand's batches are dense. No atomics: every run gives
  * the same bits. */
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
-
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
+#include "gpu_ops.h" /* pd_matmul_layout */
+#include "matmul.h"
 
 /* One operand of the products: data, batch strides (in matrices), elements
  * per matrix, leading dim. */
@@ -60,8 +58,8 @@ extern "C" pd_status pd_gpu_matmul_fwd(pd_ctx *c) {
 
 /* Grad op slots: inputs X Y Out dOut, outputs dX dY. */
 extern "C" pd_status pd_gpu_matmul_bwd(pd_ctx *c) {
-  pd_tensor *xt = pd_in(c, X), *yt = pd_in(c, Y), *gt = pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT));
-  pd_tensor *dxt = pd_out(c, X), *dyt = pd_out(c, Y);
+  pd_tensor *xt = pd_in(c, G_X), *yt = pd_in(c, G_Y), *gt = pd_in(c, G_DOUT);
+  pd_tensor *dxt = pd_out(c, G_DX), *dyt = pd_out(c, G_DY);
   pd_mm_layout p;
   pd_matmul_layout(xt, yt, &p);
   float *dx = pd_gpu_f32(dxt), *dy = pd_gpu_f32(dyt);

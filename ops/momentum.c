@@ -1,31 +1,30 @@
 /* momentum.c — gradient descent with momentum (heavy ball or Nesterov), per element:
  * g' = g + weight_decay p;  v = mu v + g';  p -= lr (nesterov ? g' + mu v : v).
  * ParamOut and VelocityOut may be Param and Velocity themselves. No gradient. */
-#include "gpu_ops.h"
+#include "momentum.h"
+
+#include "base/tmpl.h"
 #include "kmath.h"
 #include "optim.h"
 #include "cpu/parallel.h"
 
-enum { PARAM, GRAD, VELOCITY, LR, N_IN };
-enum { PARAM_OUT, VELOCITY_OUT, N_OUT };
-enum { A_MU, A_NESTEROV, A_WD, N_ATTR };
-
 static const pd_slot_def inputs[] = {
-    {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
-    {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
-    {"Velocity", "the running velocity v, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
-    {"LearningRate", "the step size lr, [1], float32 or float64", PD_SLOT_NO_GRAD},
+    [PARAM] = {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
+    [GRAD] = {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
+    [VELOCITY] = {"Velocity", "the running velocity v, the shape of Param (zeros at the start)", PD_SLOT_NO_GRAD},
+    [LR] = {"LearningRate", "the step size lr, [1], float32 or float64", PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {
-    {"ParamOut", "the updated parameter; usually Param itself", 0},
-    {"VelocityOut", "the updated velocity; usually Velocity itself", 0},
+    [PARAM_OUT] = {"ParamOut", "the updated parameter; usually Param itself", 0},
+    [VELOCITY_OUT] = {"VelocityOut", "the updated velocity; usually Velocity itself", 0},
 };
 static const pd_attr_def attrs[] = {
-    {"mu", "momentum: the fraction of the velocity kept each step", PD_ATTR_FLOAT, .def = "f: 0.9", .min_kind = PD_GE,
-     .min = 0},
-    {"use_nesterov", "Nesterov's variant: step along g' + mu v instead of v", PD_ATTR_BOOL, .def = "b: false"},
-    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT, .def = "f: 0.0",
-     .min_kind = PD_GE, .min = 0},
+    [A_MU] = {"mu", "momentum: the fraction of the velocity kept each step", PD_ATTR_FLOAT, .def = "f: 0.9",
+              .min_kind = PD_GE, .min = 0},
+    [A_NESTEROV] = {"use_nesterov", "Nesterov's variant: step along g' + mu v instead of v", PD_ATTR_BOOL,
+                    .def = "b: false"},
+    [A_WD] = {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
+              .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
 };
 
 static pd_status infer(pd_ctx *c) {
@@ -46,38 +45,12 @@ typedef struct job {
   bool nesterov;
 } job;
 
-#define MOMENTUM_UPDATE(T)                                                                                           \
-  static void range_##T(void *arg, int64_t lo, int64_t hi) {                                                         \
-    const job *j = arg;                                                                                              \
-    const T *p = j->p, *g = j->g, *v = j->v;                                                                         \
-    T *p_out = j->p_out, *v_out = j->v_out, lr = (T)j->lr, mu = (T)j->mu, wd = (T)j->wd;                             \
-    if (p_out == p && v_out == v) { /* in place, as the optimizer pass makes it: vectorizable */                     \
-      T *restrict pp = p_out, *restrict vv = v_out;                                                                  \
-      const T *restrict gg = g;                                                                                      \
-      if (j->nesterov)                                                                                               \
-        for (int64_t i = lo; i < hi; i++) pd_momentum_##T(pp[i], gg[i], vv[i], lr, mu, wd, true, &pp[i], &vv[i]);    \
-      else                                                                                                           \
-        for (int64_t i = lo; i < hi; i++) pd_momentum_##T(pp[i], gg[i], vv[i], lr, mu, wd, false, &pp[i], &vv[i]);   \
-      return;                                                                                                        \
-    }                                                                                                                \
-    const bool nesterov = j->nesterov;                                                                               \
-    for (int64_t i = lo; i < hi; i++) pd_momentum_##T(p[i], g[i], v[i], lr, mu, wd, nesterov, &p_out[i], &v_out[i]); \
-  }                                                                                                                  \
-  static pd_status update_##T(pd_ctx *c) {                                                                           \
-    job j = {PD_DATA(pd_in(c, PARAM), T),                                                                            \
-             PD_DATA(pd_in(c, GRAD), T),                                                                             \
-             PD_DATA(pd_in(c, VELOCITY), T),                                                                         \
-             PD_DATA(pd_out(c, PARAM_OUT), T),                                                                       \
-             PD_DATA(pd_out(c, VELOCITY_OUT), T),                                                                    \
-             (T)pd_tensor_get(pd_in(c, LR), 0),                                                                      \
-             pd_attr_f(c, A_MU),                                                                                     \
-             pd_attr_f(c, A_WD),                                                                                     \
-             pd_attr_b(c, A_NESTEROV)};                                                                              \
-    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);                               \
-    return PD_OK;                                                                                                    \
-  }
-MOMENTUM_UPDATE(float)
-MOMENTUM_UPDATE(double)
+#define T float
+#include "momentum_t.h"
+#undef T
+#define T double
+#include "momentum_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(update_float),
@@ -93,11 +66,11 @@ const pd_op_def pd_op_momentum = {
     .comment = "Momentum step: g' = Grad + weight_decay Param; v = mu v + g'; ParamOut = Param - lr v "
                "(use_nesterov: Param - lr (g' + mu v)). Outputs may be the same variables as the inputs.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTR,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

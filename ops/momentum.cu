@@ -1,11 +1,7 @@
 /* momentum.cu — GPU kernel of momentum (and Nesterov) per element, the
  * math kmath.h's pd_momentum_float; lr read on the device. */
-#include "gpu_ops.h"
+#include "momentum.h"
 #include "optim.cuh"
-
-enum { PARAM, GRAD, VELOCITY, LR, N_IN };
-enum { PARAM_OUT, VELOCITY_OUT, N_OUT };
-enum { A_MU, A_NESTEROV, A_WD };
 
 static __global__ void momentum_k(const float *p, const float *g, const float *v, float *p_out, float *v_out,
                                   pd_gpu_scalar lr, float mu, float wd, bool nesterov, int64_t n) {

@@ -1,17 +1,16 @@
 /* mse.c — mean squared error: Out [1] = mean((X - Y)^2) over all n elements,
  * X and Y of one shape, summed in double in a fixed order. Backward:
  * dX = 2 (X - Y) dOut / n, dY = -dX. An empty X gives 0. */
-#include "gpu_ops.h"
+#include "mse.h"
+
+#include "base/tmpl.h"
 #include "core/op.h"
 
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
-
 static const pd_slot_def inputs[] = {
-    {"X", "prediction, any shape", 0},
-    {"Y", "target, the shape of X", 0},
+    [X] = {"X", "prediction, any shape", 0},
+    [Y] = {"Y", "target, the shape of X", 0},
 };
-static const pd_slot_def outputs[] = {{"Out", "mean of (X - Y)^2 over every element, [1]", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "mean of (X - Y)^2 over every element, [1]", 0}};
 
 /* Dims agree unless both are known and differ (-1: the batch, not known yet). */
 static bool dim_fits(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
@@ -30,40 +29,12 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, 1, (int64_t[]){1});
 }
 
-#define MSE_FORWARD(T)                                                  \
-  static pd_status forward_##T(pd_ctx *c) {                             \
-    int64_t n = pd_tensor_numel(pd_in(c, X));                           \
-    const T *x = PD_DATA(pd_in(c, X), T), *y = PD_DATA(pd_in(c, Y), T); \
-    double sum = 0;                                                     \
-    for (int64_t i = 0; i < n; i++) {                                   \
-      double d = (double)x[i] - (double)y[i];                           \
-      sum += d * d;                                                     \
-    }                                                                   \
-    PD_DATA(pd_out(c, OUT), T)[0] = (T)(n > 0 ? sum / (double)n : 0);   \
-    return PD_OK;                                                       \
-  }
-MSE_FORWARD(float)
-MSE_FORWARD(double)
-
-/* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X), G_DY = PD_GRAD_DX(N_IN, N_OUT, Y) };
-
-#define MSE_BACKWARD(T)                                                                \
-  static pd_status backward_##T(pd_ctx *c) {                                           \
-    int64_t n = pd_tensor_numel(pd_in(c, X));                                          \
-    const T *x = PD_DATA(pd_in(c, X), T), *y = PD_DATA(pd_in(c, Y), T);                \
-    pd_tensor *dyt = pd_in(c, G_DOUT), *gxt = pd_out(c, G_DX), *gyt = pd_out(c, G_DY); \
-    T k = dyt && n > 0 ? (T)(2 * (double)PD_DATA(dyt, T)[0] / (double)n) : 0;          \
-    T *gx = gxt ? PD_DATA(gxt, T) : NULL, *gy = gyt ? PD_DATA(gyt, T) : NULL;          \
-    for (int64_t i = 0; i < n; i++) {                                                  \
-      T g = k * (x[i] - y[i]);                                                         \
-      if (gx) gx[i] = g;                                                               \
-      if (gy) gy[i] = -g;                                                              \
-    }                                                                                  \
-    return PD_OK;                                                                      \
-  }
-MSE_BACKWARD(float)
-MSE_BACKWARD(double)
+#define T float
+#include "mse_t.h"
+#undef T
+#define T double
+#include "mse_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
@@ -85,9 +56,9 @@ const pd_op_def pd_op_mse = {
     .comment = "Mean squared error Out [1] = mean((X - Y)^2) over every element; X and Y have the same "
                "shape. Gradients flow to both.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

@@ -2,11 +2,8 @@
  * gpu_reduce.cuh's deterministic two-pass sum; dX = 2 (X - Y) dOut / n,
  * dY = -dX. */
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
 #include "gpu_reduce.cuh"
-
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
+#include "mse.h"
 
 struct sq_diff {
   __device__ double operator()(int64_t i, const float *x, const float *y) const {
@@ -38,6 +35,5 @@ extern "C" pd_status pd_gpu_mse_fwd(pd_ctx *c) {
 extern "C" pd_status pd_gpu_mse_bwd(pd_ctx *c) {
   int64_t n = pd_tensor_numel(pd_in(c, X));
   return PD_GPU_LAUNCH_N(c, n, mse_bwd, PD_DATA(pd_in(c, X), float), PD_DATA(pd_in(c, Y), float),
-                         pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT))), pd_gpu_f32(pd_out(c, X)),
-                         pd_gpu_f32(pd_out(c, Y)), n);
+                         pd_gpu_f32(pd_in(c, G_DOUT)), pd_gpu_f32(pd_out(c, G_DX)), pd_gpu_f32(pd_out(c, G_DY)), n);
 }

@@ -1,33 +1,25 @@
 /* mul.c — matrix product Out = X · Y, Paddle style: X is read as a matrix
  * [M, K] whose rows are its first x_num_col_dims dims, Y as [K, N] whose rows
  * are its first y_num_col_dims dims; Out has shape X.dims[:xc] ++ Y.dims[yc:].
- * Backward: dX = dOut · Yᵀ, dY = Xᵀ · dOut. One body for float and double. */
-#include "cpu/blas.h"
-#include "gpu_ops.h"
-#include "core/op.h"
+ * Backward: dX = dOut · Yᵀ, dY = Xᵀ · dOut. The kernels are in mul_t.h. */
+#include "mul.h"
 
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
-enum { A_XCOLS, A_YCOLS, N_ATTRS };
+#include "base/tmpl.h"
+#include "core/op.h"
+#include "cpu/blas.h"
 
 static const pd_slot_def inputs[] = {
-    {"X", "left operand; its first x_num_col_dims dims are the rows (M), the rest the columns (K)", 0},
-    {"Y", "right operand; its first y_num_col_dims dims are the rows (K), the rest the columns (N)", 0},
+    [X] = {"X", "left operand; its first x_num_col_dims dims are the rows (M), the rest the columns (K)", 0},
+    [Y] = {"Y", "right operand; its first y_num_col_dims dims are the rows (K), the rest the columns (N)", 0},
 };
-static const pd_slot_def outputs[] = {{"Out", "X · Y, shape X.dims[:x_num_col_dims] ++ Y.dims[y_num_col_dims:]", 0}};
+static const pd_slot_def outputs[] = {
+    [OUT] = {"Out", "X · Y, shape X.dims[:x_num_col_dims] ++ Y.dims[y_num_col_dims:]", 0}};
 static const pd_attr_def attrs[] = {
-    {"x_num_col_dims", "how many leading dims of X form the rows of the matrix", PD_ATTR_INT, .def = "i: 1",
-     .min_kind = PD_GE, .min = 1},
-    {"y_num_col_dims", "how many leading dims of Y form the rows of the matrix", PD_ATTR_INT, .def = "i: 1",
-     .min_kind = PD_GE, .min = 1},
+    [A_XCOLS] = {"x_num_col_dims", "how many leading dims of X form the rows of the matrix", PD_ATTR_INT, .def = "i: 1",
+                 .min_kind = PD_GE, .min = 1},
+    [A_YCOLS] = {"y_num_col_dims", "how many leading dims of Y form the rows of the matrix", PD_ATTR_INT, .def = "i: 1",
+                 .min_kind = PD_GE, .min = 1},
 };
-
-/* Product of dims[from, to); -1 when any of them is unknown. */
-static int64_t span(const int64_t *dims, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; i++) p = (p < 0 || dims[i] < 0) ? -1 : p * dims[i];
-  return p;
-}
 
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y);
@@ -45,7 +37,7 @@ static pd_status infer(pd_ctx *c) {
   if (xc + y->ndim - yc > PD_MAX_DIMS)
     return pd_ctx_fail(c, PD_ERR_INPUT, "Out would have %d dims; at most %d are supported", xc + y->ndim - yc,
                        PD_MAX_DIMS);
-  int64_t kx = span(x->dims, xc, x->ndim), ky = span(y->dims, 0, yc);
+  int64_t kx = pd_mul_span(x->dims, xc, x->ndim), ky = pd_mul_span(y->dims, 0, yc);
   if (kx >= 0 && ky >= 0 && kx != ky)
     return pd_ctx_fail(c, PD_ERR_INPUT,
                        "X of shape %s has %lld columns (dims after the first %d) but Y of shape %s has %lld rows "
@@ -59,56 +51,26 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x->dtype, nd, dims);
 }
 
-/* The matrix sizes M, K, N for the current shapes. */
-static void sizes(pd_ctx *c, const pd_tensor *x, const pd_tensor *y, int64_t *m, int64_t *k, int64_t *n) {
-  int xc = (int)pd_attr_i(c, A_XCOLS), yc = (int)pd_attr_i(c, A_YCOLS);
-  *m = span(x->dims, 0, xc);
-  *k = span(x->dims, xc, x->ndim);
-  *n = span(y->dims, yc, y->ndim);
-}
-
 static double flops(pd_ctx *c) {
   int64_t m, k, n;
-  sizes(c, pd_in(c, X), pd_in(c, Y), &m, &k, &n);
+  pd_mul_sizes(c, pd_in(c, X), pd_in(c, Y), &m, &k, &n);
   return m < 0 || k < 0 || n < 0 ? 0 : 2.0 * (double)m * (double)k * (double)n;
 }
-
-#define MUL_FORWARD(T)                                                                    \
-  static pd_status forward_##T(pd_ctx *c) {                                               \
-    pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y);                                         \
-    int64_t m, k, n;                                                                      \
-    sizes(c, x, y, &m, &k, &n);                                                           \
-    T *out = PD_DATA(pd_out(c, OUT), T);                                                  \
-    pd_gemm_##T(false, false, m, n, k, 1, PD_DATA(x, T), k, PD_DATA(y, T), n, 0, out, n); \
-    return PD_OK;                                                                         \
-  }
-MUL_FORWARD(float)
-MUL_FORWARD(double)
-
-/* Grad op slots (see op.h): inputs X Y Out dOut, outputs dX dY. */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_Y = PD_GRAD_X(N_IN, N_OUT, Y), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
 
 /* Backward: a product for dX and one for dY, each when wanted. */
 static double grad_flops(pd_ctx *c) {
   int64_t m, k, n;
-  sizes(c, pd_in(c, G_X), pd_in(c, G_Y), &m, &k, &n);
+  pd_mul_sizes(c, pd_in(c, G_X), pd_in(c, G_Y), &m, &k, &n);
   double one = m < 0 || k < 0 || n < 0 ? 0 : 2.0 * (double)m * (double)k * (double)n;
-  return one * ((pd_out(c, X) != NULL) + (pd_out(c, Y) != NULL));
+  return one * ((pd_out(c, G_DX) != NULL) + (pd_out(c, G_DY) != NULL));
 }
 
-#define MUL_BACKWARD(T)                                                                         \
-  static pd_status backward_##T(pd_ctx *c) {                                                    \
-    pd_tensor *x = pd_in(c, G_X), *y = pd_in(c, G_Y), *dy = pd_in(c, G_DOUT);                   \
-    pd_tensor *gx = pd_out(c, X), *gy = pd_out(c, Y);                                           \
-    int64_t m, k, n;                                                                            \
-    sizes(c, x, y, &m, &k, &n);                                                                 \
-    const T *g = PD_DATA(dy, T);                                                                \
-    if (gx) pd_gemm_##T(false, true, m, k, n, 1, g, n, PD_DATA(y, T), n, 0, PD_DATA(gx, T), k); \
-    if (gy) pd_gemm_##T(true, false, k, n, m, 1, PD_DATA(x, T), k, g, n, 0, PD_DATA(gy, T), n); \
-    return PD_OK;                                                                               \
-  }
-MUL_BACKWARD(float)
-MUL_BACKWARD(double)
+#define T float
+#include "mul_t.h"
+#undef T
+#define T double
+#include "mul_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
@@ -130,11 +92,11 @@ const pd_op_def pd_op_mul = {
     .comment = "Matrix product Out = X · Y, with X read as [M, K] (its first x_num_col_dims dims are the "
                "rows) and Y as [K, N] (its first y_num_col_dims dims are the rows).",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .flops = flops,
     .grad_flops = grad_flops,

@@ -5,10 +5,8 @@
  * window's first largest element in row-major order, as on the CPU), so no
  * atomics and the same result every run. */
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
-
-enum { X, N_IN };
-enum { OUT, N_OUT };
+#include "gpu_ops.h" /* pd_pool2d_geom */
+#include "pool2d.h"
 
 static __global__ void pool_fwd(pd_pool_geom g, const float *x, float *y) {
   int64_t per = g.ho * g.wo;
@@ -36,9 +34,9 @@ extern "C" pd_status pd_gpu_pool2d_fwd(pd_ctx *c) {
 /* Grad op slots: inputs X Out dOut, output dX. */
 extern "C" pd_status pd_gpu_pool2d_bwd(pd_ctx *c) {
   pd_pool_geom g;
-  pd_tensor *dx = pd_out(c, X);
-  pd_status st = pd_pool2d_geom(c, pd_in(c, X), &g);
+  pd_tensor *dx = pd_out(c, G_DX);
+  pd_status st = pd_pool2d_geom(c, pd_in(c, G_X), &g);
   if (st || !dx) return st;
-  return PD_GPU_LAUNCH_N(c, g.n * g.c * g.h * g.w, pool_bwd, g, PD_DATA(pd_in(c, X), float),
-                         PD_DATA(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT)), float), PD_DATA(dx, float));
+  return PD_GPU_LAUNCH_N(c, g.n * g.c * g.h * g.w, pool_bwd, g, PD_DATA(pd_in(c, G_X), float),
+                         PD_DATA(pd_in(c, G_DOUT), float), PD_DATA(dx, float));
 }

@@ -2,21 +2,19 @@
  * `shape` attribute may hold one -1 (inferred from the size) and 0s (copy X's
  * dim at that index); Out shares X's storage, so nothing is copied.
  * Backward: dX = dOut viewed with X's dims. */
+#include "reshape.h"
+
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu_ops.h"
 #include "core/op.h"
 
-enum { X, N_IN };
-enum { OUT, N_OUT };
-enum { A_SHAPE, N_ATTRS };
-
-static const pd_slot_def inputs[] = {{"X", "input tensor of any dtype", 0}};
-static const pd_slot_def outputs[] = {{"Out", "X's elements with the new dims (shares X's storage)", 0}};
+static const pd_slot_def inputs[] = {[X] = {"X", "input tensor of any dtype", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "X's elements with the new dims (shares X's storage)", 0}};
 static const pd_attr_def attrs[] = {
-    {"shape", "the new dims; one may be -1 (inferred from the size), 0 copies X's dim at the same index", PD_ATTR_INTS,
-     .required = true, .min_kind = PD_GE, .min = -1},
+    [A_SHAPE] = {"shape", "the new dims; one may be -1 (inferred from the size), 0 copies X's dim at the same index",
+                 PD_ATTR_INTS, .required = true, .min_kind = PD_GE, .min = -1},
 };
 
 /* a * b, or -1 when it overflows int64. */
@@ -88,11 +86,8 @@ static pd_status forward(pd_ctx *c) {
   return PD_OK;
 }
 
-/* Grad op slots (see op.h): inputs X Out dOut, output dX (X's dims). */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
-
 static pd_status backward(pd_ctx *c) {
-  pd_tensor *dx = pd_out(c, X);
+  pd_tensor *dx = pd_out(c, G_DX);
   if (dx) pd_tensor_view(dx, pd_in(c, G_DOUT));
   return PD_OK;
 }
@@ -119,11 +114,11 @@ const pd_op_def pd_op_reshape = {
     .comment = "Out = X with dims `shape`: one -1 is inferred from the size, a 0 copies X's dim at that "
                "index (so [0, -1] flattens all but the batch). Out shares X's storage.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

@@ -1,24 +1,22 @@
 /* sgd.c — plain gradient descent with optional weight decay (L2):
  * ParamOut = Param - lr (Grad + weight_decay Param). ParamOut may be Param
  * itself (each element is read before it is written). No gradient. */
-#include "gpu_ops.h"
+#include "sgd.h"
+
+#include "base/tmpl.h"
 #include "kmath.h"
 #include "optim.h"
 #include "cpu/parallel.h"
 
-enum { PARAM, GRAD, LR, N_IN };
-enum { PARAM_OUT, N_OUT };
-enum { A_WD, N_ATTR };
-
 static const pd_slot_def inputs[] = {
-    {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
-    {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
-    {"LearningRate", "the step size lr, [1], float32 or float64", PD_SLOT_NO_GRAD},
+    [PARAM] = {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
+    [GRAD] = {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
+    [LR] = {"LearningRate", "the step size lr, [1], float32 or float64", PD_SLOT_NO_GRAD},
 };
-static const pd_slot_def outputs[] = {{"ParamOut", "the updated parameter; usually Param itself", 0}};
+static const pd_slot_def outputs[] = {[PARAM_OUT] = {"ParamOut", "the updated parameter; usually Param itself", 0}};
 static const pd_attr_def attrs[] = {
-    {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT, .def = "f: 0.0",
-     .min_kind = PD_GE, .min = 0},
+    [A_WD] = {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
+              .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
 };
 
 static pd_status infer(pd_ctx *c) {
@@ -36,27 +34,12 @@ typedef struct job {
   double lr, wd;
 } job;
 
-#define SGD_UPDATE(T)                                                                                   \
-  static void range_##T(void *arg, int64_t lo, int64_t hi) {                                            \
-    const job *j = arg;                                                                                 \
-    const T *p = j->p, *g = j->g;                                                                       \
-    T *out = j->out, lr = (T)j->lr, wd = (T)j->wd;                                                      \
-    if (out == p) { /* in place: vectorizable */                                                        \
-      T *restrict pp = out;                                                                             \
-      const T *restrict gg = g;                                                                         \
-      for (int64_t i = lo; i < hi; i++) pp[i] = pd_sgd_##T(pp[i], gg[i], lr, wd);                       \
-      return;                                                                                           \
-    }                                                                                                   \
-    for (int64_t i = lo; i < hi; i++) out[i] = pd_sgd_##T(p[i], g[i], lr, wd);                          \
-  }                                                                                                     \
-  static pd_status update_##T(pd_ctx *c) {                                                              \
-    job j = {PD_DATA(pd_in(c, PARAM), T), PD_DATA(pd_in(c, GRAD), T), PD_DATA(pd_out(c, PARAM_OUT), T), \
-             (T)pd_tensor_get(pd_in(c, LR), 0), pd_attr_f(c, A_WD)};                                    \
-    pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, range_##T, &j);                  \
-    return PD_OK;                                                                                       \
-  }
-SGD_UPDATE(float)
-SGD_UPDATE(double)
+#define T float
+#include "sgd_t.h"
+#undef T
+#define T double
+#include "sgd_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(update_float),
@@ -72,11 +55,11 @@ const pd_op_def pd_op_sgd = {
     .comment = "Stochastic gradient descent step: ParamOut = Param - lr (Grad + weight_decay Param). "
                "ParamOut may be the same variable as Param.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTR,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

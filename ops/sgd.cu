@@ -1,11 +1,7 @@
 /* sgd.cu — GPU kernel of sgd: ParamOut = Param - lr (Grad + wd Param) per
  * element (kmath.h's pd_sgd_float); lr read on the device. */
-#include "gpu_ops.h"
+#include "sgd.h"
 #include "optim.cuh"
-
-enum { PARAM, GRAD, LR, N_IN };
-enum { PARAM_OUT, N_OUT };
-enum { A_WD };
 
 static __global__ void sgd_k(const float *p, const float *g, float *out, pd_gpu_scalar lr, float wd, int64_t n) {
   float l = (float)pd_gpu_scalar_get(lr);

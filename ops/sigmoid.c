@@ -6,7 +6,7 @@
 #include "act.h"
 
 static const pd_act kind = PD_ACT_SIGMOID;
-static const pd_slot_def outputs[] = {{"Out", "sigmoid(X), X's shape", 0}};
+static const pd_slot_def outputs[] = {[PD_ACT_OUT] = {"Out", "sigmoid(X), X's shape", 0}};
 
 const pd_op_def pd_op_sigmoid = PD_ACT_OP_DEF(
     "sigmoid", "Activation Out = 1 / (1 + exp(-X)), computed without overflow for large |X|.", outputs, &kind);

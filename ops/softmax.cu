@@ -3,8 +3,8 @@
  * then Out = exp(x - max) / sum as on the CPU. Backward: dX = Out (dOut -
  * <dOut, Out>) (kmath.h's pd_softmax_grad_float). */
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
 #include "lastdim.h"
+#include "softmax.h"
 
 static __global__ void softmax_fwd(const float *x, float *y, int64_t rows, int64_t d) {
   PD_GPU_FOR_ROWS(r, rows) {
@@ -28,16 +28,16 @@ static __global__ void softmax_bwd(const float *y, const float *dy, float *dx, i
 
 extern "C" pd_status pd_gpu_softmax_fwd(pd_ctx *c) {
   int64_t rows, d;
-  pd_lastdim_rows(pd_in(c, 0), &rows, &d);
-  return PD_GPU_LAUNCH_ROWS(c, rows, softmax_fwd, PD_DATA(pd_in(c, 0), float), PD_DATA(pd_out(c, 0), float), rows, d);
+  pd_lastdim_rows(pd_in(c, X), &rows, &d);
+  return PD_GPU_LAUNCH_ROWS(c, rows, softmax_fwd, PD_DATA(pd_in(c, X), float), PD_DATA(pd_out(c, OUT), float), rows, d);
 }
 
 /* Grad op slots: inputs X Out dOut, output dX. */
 extern "C" pd_status pd_gpu_softmax_bwd(pd_ctx *c) {
-  pd_tensor *dx = pd_out(c, 0), *y = pd_in(c, PD_GRAD_Y(1, 1, 0));
+  pd_tensor *dx = pd_out(c, G_DX), *y = pd_in(c, G_OUT);
   if (!dx) return PD_OK;
   int64_t rows, d;
   pd_lastdim_rows(y, &rows, &d);
-  return PD_GPU_LAUNCH_ROWS(c, rows, softmax_bwd, PD_DATA(y, float), pd_gpu_f32(pd_in(c, PD_GRAD_DY(1, 1, 0))),
-                            PD_DATA(dx, float), rows, d);
+  return PD_GPU_LAUNCH_ROWS(c, rows, softmax_bwd, PD_DATA(y, float), pd_gpu_f32(pd_in(c, G_DOUT)), PD_DATA(dx, float),
+                            rows, d);
 }

@@ -4,11 +4,7 @@
  * outside [0, C) gives a NaN loss and gradient for its row (the CPU kernel
  * fails; the device cannot report it without a host copy). */
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
-
-enum { LOGITS, LABEL, N_IN };
-enum { SOFTMAX, LOSS, N_OUT };
-enum { A_SOFT };
+#include "softmax_with_cross_entropy.h"
 
 static __global__ void swce_fwd(const float *z, const int64_t *label, const float *soft, float *s, float *loss,
                                 int64_t n, int64_t k) {
@@ -72,11 +68,11 @@ extern "C" pd_status pd_gpu_softmax_with_cross_entropy_fwd(pd_ctx *c) {
 
 /* Grad op slots: inputs Logits Label Softmax Loss dSoftmax dLoss, output dLogits. */
 extern "C" pd_status pd_gpu_softmax_with_cross_entropy_bwd(pd_ctx *c) {
-  pd_tensor *st = pd_in(c, PD_GRAD_Y(N_IN, N_OUT, SOFTMAX)), *lt = pd_in(c, LABEL), *dz = pd_out(c, LOGITS);
+  pd_tensor *st = pd_in(c, G_SOFTMAX), *lt = pd_in(c, G_LABEL), *dz = pd_out(c, G_DLOGITS);
   if (!dz) return PD_OK;
   int64_t n = st->dims[0], k = st->dims[1];
   bool soft = pd_attr_b(c, A_SOFT);
   return PD_GPU_LAUNCH_ROWS(c, n, swce_bwd, PD_DATA(st, float), soft ? NULL : PD_DATA(lt, int64_t),
-                            soft ? PD_DATA(lt, float) : NULL, pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, SOFTMAX))),
-                            pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, LOSS))), PD_DATA(dz, float), n, k);
+                            soft ? PD_DATA(lt, float) : NULL, pd_gpu_f32(pd_in(c, G_DSOFTMAX)),
+                            pd_gpu_f32(pd_in(c, G_DLOSS)), PD_DATA(dz, float), n, k);
 }

@@ -1,10 +1,7 @@
 /* square_error.cu — GPU kernels of square_error: Out = (X - Y)^2;
  * dX = 2 (X - Y) dOut (kmath.h's pd_sq_err_grad_float), dY = -dX. */
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
-
-enum { X, Y, N_IN };
-enum { OUT, N_OUT };
+#include "square_error.h"
 
 static __global__ void sq_fwd(const float *x, const float *y, float *out, int64_t n) {
   PD_GPU_FOR(i, n) {
@@ -30,6 +27,5 @@ extern "C" pd_status pd_gpu_square_error_fwd(pd_ctx *c) {
 extern "C" pd_status pd_gpu_square_error_bwd(pd_ctx *c) {
   int64_t n = pd_tensor_numel(pd_in(c, X));
   return PD_GPU_LAUNCH_N(c, n, sq_bwd, PD_DATA(pd_in(c, X), float), PD_DATA(pd_in(c, Y), float),
-                         pd_gpu_f32(pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT))), pd_gpu_f32(pd_out(c, X)),
-                         pd_gpu_f32(pd_out(c, Y)), n);
+                         pd_gpu_f32(pd_in(c, G_DOUT)), pd_gpu_f32(pd_out(c, G_DX)), pd_gpu_f32(pd_out(c, G_DY)), n);
 }

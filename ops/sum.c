@@ -1,16 +1,15 @@
 /* sum.c — Out = X[0] + X[1] + ... + X[n-1], element by element, for inputs
  * of one shape and dtype. The backward pass uses it to add up the gradients
  * of a variable read by several ops; its own gradient is dX[i] = dOut. */
+#include "sum.h"
+
 #include <string.h>
 
-#include "gpu_ops.h"
+#include "base/tmpl.h"
 #include "core/op.h"
 
-enum { X, N_IN };
-enum { OUT, N_OUT };
-
-static const pd_slot_def inputs[] = {{"X", "the tensors to add, all of one shape and dtype", PD_SLOT_DUPLICABLE}};
-static const pd_slot_def outputs[] = {{"Out", "their element-wise sum, same shape", 0}};
+static const pd_slot_def inputs[] = {[X] = {"X", "the tensors to add, all of one shape and dtype", PD_SLOT_DUPLICABLE}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "their element-wise sum, same shape", 0}};
 
 static pd_status infer(pd_ctx *c) {
   int n = pd_in_count(c, X);
@@ -42,45 +41,12 @@ static pd_status infer(pd_ctx *c) {
   return pd_ctx_set_shape(c, pd_out(c, OUT), x0->dtype, x0->ndim, dims);
 }
 
-/* Out may be one of the inputs (gradients summed in place): start from that
- * one, then add the others. */
-#define SUM_FORWARD(T)                                     \
-  static pd_status forward_##T(pd_ctx *c) {                \
-    pd_tensor *y = pd_out(c, OUT);                         \
-    T *out = PD_DATA(y, T);                                \
-    int n = pd_in_count(c, X), base = 0;                   \
-    int64_t len = pd_tensor_numel(y);                      \
-    for (int i = 0; i < n; i++)                            \
-      if (PD_DATA(pd_in_at(c, X, i), T) == out) base = i;  \
-    const T *b = PD_DATA(pd_in_at(c, X, base), T);         \
-    if (b != out) memcpy(out, b, (size_t)len * sizeof(T)); \
-    for (int i = 0; i < n; i++) {                          \
-      if (i == base) continue;                             \
-      const T *xi = PD_DATA(pd_in_at(c, X, i), T);         \
-      for (int64_t k = 0; k < len; k++) out[k] += xi[k];   \
-    }                                                      \
-    return PD_OK;                                          \
-  }
-SUM_FORWARD(float)
-SUM_FORWARD(double)
-
-/* Grad op slots (see op.h): inputs X... Out dOut, outputs dX...; each dX[i]
- * that is wanted is a copy of dOut. */
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
-
-#define SUM_BACKWARD(T)                                                \
-  static pd_status backward_##T(pd_ctx *c) {                           \
-    pd_tensor *dy = pd_in(c, G_DOUT);                                  \
-    const T *g = PD_DATA(dy, T);                                       \
-    size_t bytes = (size_t)pd_tensor_numel(dy) * sizeof(T);            \
-    for (int i = 0; i < pd_out_count(c, X); i++) {                     \
-      pd_tensor *dx = pd_out_at(c, X, i);                              \
-      if (dx && PD_DATA(dx, T) != g) memcpy(PD_DATA(dx, T), g, bytes); \
-    }                                                                  \
-    return PD_OK;                                                      \
-  }
-SUM_BACKWARD(float)
-SUM_BACKWARD(double)
+#define T float
+#include "sum_t.h"
+#undef T
+#define T double
+#include "sum_t.h"
+#undef T
 
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
@@ -101,9 +67,9 @@ const pd_op_def pd_op_sum = {
     .type = "sum",
     .comment = "Out = X[0] + X[1] + ... element by element; the inputs have one shape and dtype.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

@@ -5,6 +5,6 @@
 #include "act.h"
 
 static const pd_act kind = PD_ACT_TANH;
-static const pd_slot_def outputs[] = {{"Out", "tanh(X), X's shape", 0}};
+static const pd_slot_def outputs[] = {[PD_ACT_OUT] = {"Out", "tanh(X), X's shape", 0}};
 
 const pd_op_def pd_op_tanh = PD_ACT_OP_DEF("tanh", "Activation Out = tanh(X).", outputs, &kind);

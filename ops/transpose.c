@@ -1,20 +1,18 @@
 /* transpose.c — Out = X with its dims permuted: Out's dim i is X's dim
  * perm[i] (an empty perm reverses the dims, as ONNX's Transpose does).
  * Backward: dX = dOut permuted back (the inverse permutation). */
+#include "transpose.h"
+
 #include <string.h>
 
-#include "gpu_ops.h"
 #include "core/op.h"
+#include "op_helpers.h"
 
-enum { X, N_IN };
-enum { OUT, N_OUT };
-enum { A_PERM, N_ATTRS };
-
-static const pd_slot_def inputs[] = {{"X", "input tensor of any dtype", 0}};
-static const pd_slot_def outputs[] = {{"Out", "X with dims permuted: Out.dims[i] = X.dims[perm[i]]", 0}};
+static const pd_slot_def inputs[] = {[X] = {"X", "input tensor of any dtype", 0}};
+static const pd_slot_def outputs[] = {[OUT] = {"Out", "X with dims permuted: Out.dims[i] = X.dims[perm[i]]", 0}};
 static const pd_attr_def attrs[] = {
-    {"perm", "a permutation of 0 .. rank(X)-1; empty: the dims reversed", PD_ATTR_INTS, .def = "ints: []",
-     .min_kind = PD_GE, .min = 0},
+    [A_PERM] = {"perm", "a permutation of 0 .. rank(X)-1; empty: the dims reversed", PD_ATTR_INTS, .def = "ints: []",
+                .min_kind = PD_GE, .min = 0},
 };
 
 /* The permutation for X's rank (perm, or the reversal when perm is empty). */
@@ -74,11 +72,8 @@ static pd_status forward(pd_ctx *c) {
   return PD_OK;
 }
 
-/* Grad op slots (see op.h): inputs X Out dOut, output dX. */
-enum { G_X = PD_GRAD_X(N_IN, N_OUT, X), G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT) };
-
 static pd_status backward(pd_ctx *c) {
-  pd_tensor *x = pd_in(c, G_X), *dout = pd_in(c, G_DOUT), *dx = pd_out(c, X);
+  pd_tensor *x = pd_in(c, G_X), *dout = pd_in(c, G_DOUT), *dx = pd_out(c, G_DX);
   if (!dx) return PD_OK;
   size_t es = pd_dtype_size(x->dtype);
   if (!dout) {
@@ -118,11 +113,11 @@ const pd_op_def pd_op_transpose = {
     .comment = "Out = X with its dims permuted, Out.dims[i] = X.dims[perm[i]] (an empty perm reverses them). Any "
                "dtype.",
     .inputs = inputs,
-    .n_inputs = N_IN,
+    .n_inputs = PD_LEN(inputs),
     .outputs = outputs,
-    .n_outputs = N_OUT,
+    .n_outputs = PD_LEN(outputs),
     .attrs = attrs,
-    .n_attrs = N_ATTRS,
+    .n_attrs = PD_LEN(attrs),
     .infer_shape = infer,
     .kernels = kernels,
     .n_kernels = PD_LEN(kernels),

@@ -4,10 +4,8 @@
  * permutation, so every element of dX is written once. Forward moves
  * elements of any dtype by their size. */
 #include "gpu_common.cuh"
-#include "gpu_ops.h"
-
-enum { X, N_IN };
-enum { OUT, N_OUT };
+#include "gpu_ops.h" /* pd_transpose_perm */
+#include "transpose.h"
 
 template <typename E> static __global__ void perm_fwd(pd_perm_map p, const E *x, E *out) {
   PD_GPU_FOR(o, p.numel) out[o] = x[pd_strided_off(p.nd, p.size, p.st, o)];
@@ -41,8 +39,8 @@ extern "C" pd_status pd_gpu_transpose_fwd(pd_ctx *c) {
 
 /* Grad op slots: inputs X Out dOut, output dX. */
 extern "C" pd_status pd_gpu_transpose_bwd(pd_ctx *c) {
-  pd_tensor *x = pd_in(c, PD_GRAD_X(N_IN, N_OUT, X)), *dout = pd_in(c, PD_GRAD_DY(N_IN, N_OUT, OUT));
-  pd_tensor *dx = pd_out(c, X);
+  pd_tensor *x = pd_in(c, G_X), *dout = pd_in(c, G_DOUT);
+  pd_tensor *dx = pd_out(c, G_DX);
   if (!dx) return PD_OK;
   pd_perm_map p = map_of(c, x);
   if (!dout) return pd_gpu_zero(c, PD_DATA(dx, float), (size_t)p.numel * sizeof(float));

@@ -1,16 +1,14 @@
 /* uniform_random.cu — GPU kernel of uniform_random: element i is
  * min + (max - min) u_i with u_i number i of the stream (rng.h), as on the CPU. */
-#include "gpu_ops.h"
+#include "uniform_random.h"
 #include "random.cuh"
-
-enum { A_SHAPE, A_DTYPE, A_P1, A_P2, A_SEED };
 
 static __global__ void uniform_k(float *out, uint64_t s, double a, double b, int64_t n) {
   PD_GPU_FOR(i, n) out[i] = (float)(a + b * pd_rng_uniform_at(s, (uint64_t)i));
 }
 
 extern "C" pd_status pd_gpu_uniform_random_fwd(pd_ctx *c) {
-  pd_tensor *y = pd_out(c, 0);
+  pd_tensor *y = pd_out(c, OUT);
   int64_t seed = pd_attr_i(c, A_SEED), n = pd_tensor_numel(y);
   uint64_t s = seed ? (uint64_t)seed : pd_ctx_rng_seed(c);
   double a = pd_attr_f(c, A_P1), b = pd_attr_f(c, A_P2) - a;

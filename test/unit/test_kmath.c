@@ -8,7 +8,7 @@
 #include "optest.h"
 
 #include "act.h"
-#include "gpu_ops.h"
+#include "op_helpers.h"
 #include "kmath.h"
 #include "base/rng.h"
 

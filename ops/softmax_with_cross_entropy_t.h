@@ -1,0 +1,75 @@
+/* softmax_with_cross_entropy_t.h — the op's CPU kernels for one element
+ * type T (base/tmpl.h): softmax_with_cross_entropy.c includes this file
+ * once for float and once for double. */
+
+/* Per row: Softmax, and Loss from lse - Z[j] = (m - Z[j]) + log(sum), which keeps
+ * the big terms apart (m and Z[j] cancel exactly; log(sum) is in [0, log C]). */
+static pd_status PD_T(forward)(pd_ctx *c) {
+  pd_tensor *zt = pd_in(c, LOGITS), *lt = pd_in(c, LABEL);
+  int64_t n = zt->dims[0], k = zt->dims[1];
+  bool soft = pd_attr_b(c, A_SOFT);
+  const int64_t *label = soft ? NULL : PD_DATA(lt, int64_t);
+  const T *soft_l = soft ? PD_DATA(lt, T) : NULL;
+  if (!soft) {
+    pd_status st = pd_label_check_range(c, label, n, k);
+    if (st) return st;
+  }
+  const T *z = PD_DATA(zt, T);
+  T *s = PD_DATA(pd_out(c, SOFTMAX), T), *loss = PD_DATA(pd_out(c, LOSS), T);
+  for (int64_t i = 0; i < n; i++, z += k, s += k) {
+    T m = z[0], sum = 0;
+    for (int64_t j = 1; j < k; j++) m = z[j] > m ? z[j] : m;
+    for (int64_t j = 0; j < k; j++) {
+      s[j] = exp(z[j] - m);
+      sum += s[j];
+    }
+    T log_sum = log(sum), inv = 1 / sum;
+    for (int64_t j = 0; j < k; j++) s[j] *= inv;
+    if (!soft) {
+      loss[i] = PD_T(pd_swce_term)(m, z[label[i]], log_sum);
+      continue;
+    }
+    T acc = 0;
+    for (int64_t j = 0; j < k; j++) acc += soft_l[i * k + j] * PD_T(pd_swce_term)(m, z[j], log_sum);
+    loss[i] = acc;
+  }
+  return PD_OK;
+}
+
+/* dZ = (S sum_j L_j - L) dLoss (hard labels: S - onehot), plus, when a
+ * gradient reaches the Softmax output too, the softmax backward
+ * S (dS - <dS, S>). */
+static pd_status PD_T(backward)(pd_ctx *c) {
+  pd_tensor *smt = pd_in(c, G_SOFTMAX), *lt = pd_in(c, G_LABEL);
+  pd_tensor *dst = pd_in(c, G_DSOFTMAX), *dlt = pd_in(c, G_DLOSS), *dzt = pd_out(c, G_DLOGITS);
+  if (!dzt) return PD_OK;
+  int64_t n = smt->dims[0], k = smt->dims[1];
+  bool soft = pd_attr_b(c, A_SOFT);
+  const int64_t *label = soft ? NULL : PD_DATA(lt, int64_t);
+  const T *soft_l = soft ? PD_DATA(lt, T) : NULL;
+  if (!soft) {
+    pd_status st = pd_label_check_range(c, label, n, k);
+    if (st) return st;
+  }
+  const T *s = PD_DATA(smt, T), *ds = dst ? PD_DATA(dst, T) : NULL;
+  const T *dloss = dlt ? PD_DATA(dlt, T) : NULL;
+  T *dz = PD_DATA(dzt, T);
+  for (int64_t i = 0; i < n; i++, s += k, dz += k) {
+    T g = dloss ? dloss[i] : 0;
+    if (soft) {
+      const T *l = soft_l + i * k;
+      T mass = 0;
+      for (int64_t j = 0; j < k; j++) mass += l[j];
+      for (int64_t j = 0; j < k; j++) dz[j] = PD_T(pd_swce_soft_grad)(s[j], l[j], mass, g);
+    } else {
+      for (int64_t j = 0; j < k; j++) dz[j] = PD_T(pd_swce_hard_grad)(s[j], g, j == label[i]);
+    }
+    if (ds) {
+      const T *dsi = ds + i * k;
+      T dot = 0;
+      for (int64_t j = 0; j < k; j++) dot += dsi[j] * s[j];
+      for (int64_t j = 0; j < k; j++) dz[j] += PD_T(pd_softmax_grad)(s[j], dsi[j], dot);
+    }
+  }
+  return PD_OK;
+}
