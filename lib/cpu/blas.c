@@ -60,20 +60,19 @@ static bool own_rows_double(int64_t n, int64_t k, double alpha, const double *x,
 }
 
 /* A matrix-vector product streams the whole matrix once and is bound by how
- * fast one core reads it from cache (784x512 floats: 19 us here, ~84 GB/s);
- * two cores read twice as fast. So with threads and a matrix of at least
- * PD_GEMV_SPLIT_FROM elements, the outputs are split into column blocks (64
- * bytes apart), one per part; each element is still one thread's whole sum,
- * so the result does not depend on the split. */
+ * fast one core reads it from cache; two cores read about twice as fast. So
+ * with threads and a matrix of at least PD_GEMV_SPLIT_FROM elements, the
+ * outputs are split into column blocks (64 bytes apart), one per part; each
+ * element is still one thread's whole sum, so the result does not depend on
+ * the split. */
 #define PD_GEMV_SPLIT_FROM ((int64_t)1 << 16)
 
-/* Parts split C at multiples of the micro-kernel's tile along the split
- * side (MR x NR), so the parts' tiles line up with those of the unsplit
- * product and no part ends in a partial tile. BLIS computes a row-stored C
- * through its transpose when the micro-kernel prefers column-stored C (the
- * AVX-512 'skx' one, 32 x 12): C's columns then run along MR. (A unit of
- * lcm(MR, NR), right either way, cut fashion_mlp's 256 columns into 192 +
- * 64 on two threads: 173 -> 242 GFLOP/s with 32.) The bits still differ
+/* Parts split C at multiples of the micro-kernel's tile along the split side
+ * (MR x NR), so the parts' tiles line up with those of the unsplit product and
+ * no part ends in a partial tile. BLIS computes a row-stored C through its
+ * transpose when the micro-kernel prefers column-stored C (the AVX-512 'skx'
+ * one, 32 x 12): C's columns then run along MR. (lcm(MR, NR), right either
+ * way, splits unevenly: 256 columns into 192 + 64.) The bits still differ
  * between thread counts where BLIS picks its small-matrix ("sup") path by a
  * part's size; for one thread count they are always the same. */
 static int64_t split_unit(num_t dt, bool by_rows) {

@@ -43,16 +43,14 @@ static void PD_T(gemv)(bool ta, bool tb, int64_t n, int64_t k, T alpha, const T 
   pd_parallel_run(parts, PD_T(gemv_part), &j);
 }
 
-/* A product big enough for threads is split on the worker pool, not by
- * BLIS: BLIS 0.9 starts and joins its threads in every call, and here a
- * thread it starts often waits on the caller's core for the scheduler's
- * next balancing tick (~4 ms), so a 0.5 ms product could take 10-50 ms (bare
- * bench_gemm, 2 threads: 4 ms warm per shape, 60-100 ms for the step's 8
- * products back to back). The pool's threads are already running. The rows
- * of C (or its columns: whichever leaves the smaller operand to be packed by
- * every part) are split into blocks (split_unit apart), one per part, each a
- * one-thread BLIS product over the whole K: every element of C is one
- * part's sum, in BLIS's one-thread order. */
+/* A product big enough for threads is split on the worker pool, not by BLIS:
+ * BLIS 0.9 starts and joins its threads in every call, and a thread it starts
+ * often waits on the caller's core for the scheduler's next balancing tick,
+ * many times a product's own time. The pool's threads are already running. The
+ * rows of C (or its columns: whichever leaves the smaller operand to be packed
+ * by every part) are split into blocks (split_unit apart), one per part, each
+ * a one-thread BLIS product over the whole K: every element of C is one part's
+ * sum, in BLIS's one-thread order. */
 typedef struct PD_T(gemm_job) {
   bool ta, tb, by_rows;
   int64_t unit, m, n, k, lda, ldb, ldc;
