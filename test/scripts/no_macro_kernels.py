@@ -7,7 +7,8 @@
 #  b. an ops/*.cu file takes its op's slots from the op's header: no
 #     anonymous enum of slots (N_IN, N_OUT, N_ATTRS, A_...) of its own;
 #  c. an op def counts its tables with PD_LEN: `.n_inputs`, `.n_outputs`,
-#     `.n_attrs` and `.n_kernels` are PD_LEN(...), not N_IN or a number.
+#     `.n_attrs`, `.n_kernels` and `.n_grad_kernels` are PD_LEN(...), not
+#     N_IN or a number.
 import os, re, sys
 
 ROOT = os.environ.get("ROOT") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -57,7 +58,7 @@ for f in sorted(f for f in files("ops") if f.endswith(".cu")):
             problems["b"].append(f"{rel(f)}:{line_of(text, m.start())}: enum {{ {body} }}")
 
 # c. tables counted by hand
-COUNT = re.compile(r"\.(n_inputs|n_outputs|n_attrs|n_kernels)\s*=\s*([^,}\n]+)")
+COUNT = re.compile(r"\.(n_inputs|n_outputs|n_attrs|n_kernels|n_grad_kernels)\s*=\s*([^,}\n]+)")
 for f in files("ops"):
     text = strip_comments(open(f, encoding="utf-8").read())
     for m in COUNT.finditer(text):
