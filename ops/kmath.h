@@ -32,7 +32,11 @@ PD_HD double pd_exp_double(double x) { return exp(x); }
 /* The broadcast_* ops' arithmetic (pd_bc_op_T below, pd_bc_map further on). */
 typedef enum pd_bc_kind { PD_BC_ADD, PD_BC_SUB, PD_BC_MUL, PD_BC_DIV } pd_bc_kind;
 
-/* The float and double functions: kmath_t.h. */
+/* The float and double functions: kmath_t.h. Include kmath.h before a
+ * template of your own, not inside one. */
+#ifdef T
+#error "kmath.h included while T is defined (inside an include template?)"
+#endif
 #define T float
 #include "kmath_t.h"
 #undef T
