@@ -28,8 +28,9 @@ def rel(path):
 
 
 def strip_comments(text):
-    """Comments out, newlines kept (line numbers stay right)."""
-    return re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    """Comments blanked out; newlines and backslashes kept, so line numbers
+    stay right and a comment inside a macro body keeps the body going."""
+    return re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: re.sub(r"[^\n\\]", " ", m.group(0)), text, flags=re.S)
 
 
 def line_of(text, pos):
@@ -39,7 +40,7 @@ def line_of(text, pos):
 problems = {"a": [], "b": [], "c": []}
 
 # a. macro bodies that paste T
-DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\[ \t]*\n)*[^\n]*)", re.M)
 PASTE_T = re.compile(r"##\s*T\b|\bT\s*##")
 for f in files("lib", "ops", "cmd"):
     text = strip_comments(open(f, encoding="utf-8").read())
