@@ -107,9 +107,8 @@ pd_status pd_cli_dist_same_plan(const int64_t *plan, int n, bool *differ, pd_err
 }
 
 /* The parameters' checksum: FNV-1a's step over 8-byte words in four
- * interleaved lanes (a byte at a time, one chain of multiplies took ~3 ms
- * for 2 MB of parameters: 1 % of a 2-rank run), then the lanes and the tail
- * bytes through fnv. */
+ * interleaved lanes (a byte at a time is one long chain of multiplies), then
+ * the lanes and the tail bytes through fnv. */
 static uint64_t words_hash(uint64_t h, const void *data, size_t n) {
   uint64_t lane[4] = {h, h ^ 1, h ^ 2, h ^ 3}, w;
   const unsigned char *p = data;

@@ -163,7 +163,7 @@ static pd_status setup(timing *tm, const char *path, const pd_opt *params, const
  * the matrix products timed too. Without --warmup (`timed_warmup`): at
  * least 3 runs and 0.25 s (the first steps of a process can be slower
  * while caches fill and the scheduler settles the pool's threads on their
- * cores: up to 1.5x for dozens of steps here). */
+ * cores). */
 static pd_status time_steps(timing *tm, bool timed_warmup, pd_error *err) {
   pd_net *net = tm->net;
   pd_runner *r = &tm->r;

@@ -954,9 +954,9 @@ static pd_status apply_settings(trainer *t, const train_flags *f, const pd_opt *
 
 /* The net made trainable on `place`, and its data bound: the file's
  * bindings, then flags (which override). The evaluation data opens after
- * the training data, not beside it on a thread: that saved ~11 ms of
- * start-up on the shipped .gz files but raised the peak RSS by the
- * evaluation images (7.8 MB) held while the training images inflate. */
+ * the training data, not beside it on a thread: that saves little start-up
+ * time and raises the peak RSS by the evaluation images, held while the
+ * training images inflate. */
 static pd_status prepare_net(trainer *t, pd_place place, const pd_opt *opts, const char *path, pd_error *err) {
   pd_status st = pd_schedule_check(t->opt, err);
   if (!st) {

@@ -3,8 +3,8 @@
  * the CPU kernels call them where that costs nothing, and
  * test/unit/test_kmath.c checks them on the CPU against the CPU kernels.
  * Functions a CPU kernel also uses come in float and double (suffix _float,
- * _double); the GPU-only ones (windows of pool2d, im2col of conv2d, the
- * broadcast of elementwise_add) are float. */
+ * _double; written once in kmath_t.h); the GPU-only ones (windows of pool2d,
+ * im2col of conv2d, the broadcast of elementwise_add) are float. */
 #ifndef PD_KMATH_H
 #define PD_KMATH_H
 
@@ -13,66 +13,36 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/tmpl.h"
 #include "gpu/gpu.h"
 
-/* ---- NaN-propagating comparisons ----
- * A bare `a > b ? a : b` (and SSE's/AVX's max, which it compiles to) drops a
- * NaN in a: every max and relu goes through these, so a NaN anywhere in the
- * input reaches the output, as in PyTorch. pd_max: a if a > b or a is NaN,
- * else b (so NaN if either is; ties keep b). pd_nan_gt: whether a scan for
- * the first maximum moves from best to v: v larger, or v the first NaN
- * (pool2d.c's CPU backward tracks the first NaN apart: these selects
- * compile to branches there, unpredictable ones, 7x slower). */
-#define PD_KMATH_MAX(T)                                            \
-  PD_HD T pd_max_##T(T a, T b) { return a > b || a != a ? a : b; } \
-  PD_HD bool pd_nan_gt_##T(T v, T best) { return v > best || (v != v && best == best); }
-PD_KMATH_MAX(float)
-PD_KMATH_MAX(double)
-
-/* ---- activations (relu, sigmoid, tanh, fc's fused one) ----
- * Backward is in terms of the output y. relu keeps a NaN (pd_max); its
- * gradient is dy wherever y is not <= 0 (a NaN y passes dy, as PyTorch's
- * threshold_backward). */
-#define PD_KMATH_ACT(T)                                                                                    \
-  PD_HD T pd_relu_##T(T x) { return x <= 0 ? 0 : x; /* pd_max(x, 0) in one comparison */ }                 \
-  /* without overflow: never exp of a large positive number */                                             \
-  PD_HD T pd_sigmoid_##T(T x) { return (T)(x >= 0 ? (T)1 / ((T)1 + exp(-x)) : exp(x) / ((T)1 + exp(x))); } \
-  PD_HD T pd_tanh_##T(T x) { return (T)tanh(x); }                                                          \
-  PD_HD T pd_relu_grad_##T(T y, T dy) { return y <= 0 ? 0 : dy; }                                          \
-  PD_HD T pd_sigmoid_grad_##T(T y, T dy) { return dy * y * (1 - y); }                                      \
-  PD_HD T pd_tanh_grad_##T(T y, T dy) { return dy * (1 - y * y); }
-PD_KMATH_ACT(float)
-PD_KMATH_ACT(double)
-
-/* sqrt and log in the argument's own precision (as tgmath.h's). */
+/* Per-type libm calls: sqrt, log and exp in the argument's own precision
+ * (as tgmath.h's), for the template below. */
 PD_HD float pd_sqrt_float(float x) { return sqrtf(x); }
 PD_HD double pd_sqrt_double(double x) { return sqrt(x); }
 PD_HD float pd_log_float(float x) { return logf(x); }
 PD_HD double pd_log_double(double x) { return log(x); }
+PD_HD float pd_exp_float(float x) { return expf(x); }
+PD_HD double pd_exp_double(double x) { return exp(x); }
 
-/* ---- scale, square_error, sgd, momentum, adam (per element) ---- */
-#define PD_KMATH_ELEM(T)                                                                                        \
-  /* scale: a x + d (d = bias, or scale * bias when the bias comes first) */                                    \
-  PD_HD T pd_scale_##T(T x, T a, T d) { return a * x + d; }                                                     \
-  /* square_error's gradient for X (Y's is its negative) */                                                     \
-  PD_HD T pd_sq_err_grad_##T(T x, T y, T dout) { return 2 * (x - y) * dout; }                                   \
-  PD_HD T pd_sgd_##T(T p, T g, T lr, T wd) { return p - lr * (g + wd * p); }                                    \
-  /* momentum: v' = mu v + g', p' = p - lr v' (Nesterov: p - lr (g' + mu v')), g' = g + wd p */                 \
-  PD_HD void pd_momentum_##T(T p, T g, T v, T lr, T mu, T wd, bool nesterov, T *p_out, T *v_out) {              \
-    T gi = g + wd * p, vi = mu * v + gi;                                                                        \
-    *v_out = vi;                                                                                                \
-    *p_out = p - lr * (nesterov ? gi + mu * vi : vi);                                                           \
-  }                                                                                                             \
-  /* adam, with the bias correction folded into lr_t and eps_t (pd_adam_coefs) */                               \
-  PD_HD void pd_adam_##T(T p, T g, T m, T v, T lr_t, T eps_t, T b1, T b2, T wd, T *p_out, T *m_out, T *v_out) { \
-    T gi = g + wd * p;                                                                                          \
-    T mi = b1 * m + (1 - b1) * gi, vi = b2 * v + (1 - b2) * gi * gi;                                            \
-    *m_out = mi;                                                                                                \
-    *v_out = vi;                                                                                                \
-    *p_out = p - lr_t * mi / (pd_sqrt_##T(vi) + eps_t);                                                         \
-  }
-PD_KMATH_ELEM(float)
-PD_KMATH_ELEM(double)
+/* cross_entropy clamps X below at this (float32: FLT_MIN). */
+#define PD_CE_TINY_float FLT_MIN
+#define PD_CE_TINY_double 1e-20
+
+/* The broadcast_* ops' arithmetic (pd_bc_op_T below, pd_bc_map further on). */
+typedef enum pd_bc_kind { PD_BC_ADD, PD_BC_SUB, PD_BC_MUL, PD_BC_DIV } pd_bc_kind;
+
+/* The float and double functions: kmath_t.h. Include kmath.h before a
+ * template of your own, not inside one. */
+#ifdef T
+#error "kmath.h included while T is defined (inside an include template?)"
+#endif
+#define T float
+#include "kmath_t.h"
+#undef T
+#define T double
+#include "kmath_t.h"
+#undef T
 
 /* Adam's step size and epsilon at update count t: lr sqrt(1 - b2^t) / (1 - b1^t)
  * and eps sqrt(1 - b2^t). */
@@ -89,53 +59,6 @@ PD_HD double pd_clip_scale(double sum_sq, double max_norm) {
   double norm = sqrt(sum_sq);
   return norm > max_norm || norm != norm ? max_norm / norm : 1;
 }
-
-/* ---- cross_entropy ----
- * X clamped below at TINY (float32: FLT_MIN) so a zero probability gives a
- * large finite loss; a NaN passes through. */
-#define PD_CE_TINY_float FLT_MIN
-#define PD_CE_TINY_double 1e-20
-#define PD_KMATH_CE(T)                                                                 \
-  PD_HD T pd_ce_clamp_##T(T v) { return v < PD_CE_TINY_##T ? PD_CE_TINY_##T : v; }     \
-  /* -sum_j l[j] log(x[j]) over one row of k */                                        \
-  PD_HD T pd_ce_soft_row_##T(const T *x, const T *l, int64_t k) {                      \
-    T sum = 0;                                                                         \
-    for (int64_t j = 0; j < k; j++) sum -= l[j] * pd_log_##T(pd_ce_clamp_##T(x[j]));   \
-    return sum;                                                                        \
-  }                                                                                    \
-  PD_HD T pd_ce_hard_##T(T x_label) { return -pd_log_##T(pd_ce_clamp_##T(x_label)); }  \
-  /* gradient of one element: soft -dy l / x; hard -dy / x at the label, else 0 */     \
-  PD_HD T pd_ce_soft_grad_##T(T dy, T l, T x) { return -dy * l / pd_ce_clamp_##T(x); } \
-  PD_HD T pd_ce_hard_grad_##T(T dy, T x, bool at_label) { return at_label ? -dy / pd_ce_clamp_##T(x) : 0; }
-PD_KMATH_CE(float)
-PD_KMATH_CE(double)
-
-/* ---- softmax_with_cross_entropy, softmax ----
- * The loss term of class j from the row max m and log(sum exp(z - m)):
- * lse - z[j] = (m - z[j]) + log_sum, which keeps the big terms apart. */
-#define PD_KMATH_SWCE(T)                                                                          \
-  PD_HD T pd_swce_term_##T(T m, T zj, T log_sum) { return (m - zj) + log_sum; }                   \
-  /* dZ[j] without the Softmax-output part: hard (s - onehot) g; soft (s mass - l) g */           \
-  PD_HD T pd_swce_hard_grad_##T(T s, T g, bool at_label) { return at_label ? s * g - g : s * g; } \
-  PD_HD T pd_swce_soft_grad_##T(T s, T l, T mass, T g) { return (s * mass - l) * g; }             \
-  /* softmax backward of one element: y (dy - <dy, y>) */                                         \
-  PD_HD T pd_softmax_grad_##T(T y, T dy, T dot) { return y * (dy - dot); }
-PD_KMATH_SWCE(float)
-PD_KMATH_SWCE(double)
-
-/* ---- accuracy: whether one row of k scores is right at top-k (ties in the
- * label's favour; a NaN score ranks above every number, as in torch.topk, so
- * a row whose label's score is NaN is never right, nor one with topk NaNs
- * elsewhere) ---- */
-#define PD_KMATH_ACC(T)                                                                   \
-  PD_HD bool pd_acc_row_##T(const T *x, int64_t k, int64_t label, int64_t topk) {         \
-    T mine = x[label];                                                                    \
-    int64_t above = 0;                                                                    \
-    for (int64_t j = 0; j < k && above < topk; j++) above += x[j] > mine || x[j] != x[j]; \
-    return above < topk && !isnan(mine);                                                  \
-  }
-PD_KMATH_ACC(float)
-PD_KMATH_ACC(double)
 
 /* ---- cos_sim: the coefficients of one row's gradient from its three dot
  * products (dx = k y + kx x; dy += k x + ky y) ---- */
@@ -189,13 +112,21 @@ PD_HD double pd_bn_running_var(double running, double var, double momentum, doub
 }
 
 /* ---- cast: float to integers truncates toward zero, saturating (NaN: 0) ---- */
-#define PD_KMATH_SAT(D, LO, HI)                                                             \
-  PD_HD D pd_sat_##D(double v) {                                                            \
-    return isnan(v) ? 0 : v <= (double)(LO) ? (D)(LO) : v >= (double)(HI) ? (D)(HI) : (D)v; \
-  }
-PD_KMATH_SAT(int32_t, INT32_MIN, INT32_MAX)
-PD_KMATH_SAT(int64_t, INT64_MIN, INT64_MAX)
-PD_KMATH_SAT(uint8_t, 0, UINT8_MAX)
+PD_HD int32_t pd_sat_int32_t(double v) {
+  return isnan(v)                 ? 0
+         : v <= (double)INT32_MIN ? (int32_t)INT32_MIN
+         : v >= (double)INT32_MAX ? (int32_t)INT32_MAX
+                                  : (int32_t)v;
+}
+PD_HD int64_t pd_sat_int64_t(double v) {
+  return isnan(v)                 ? 0
+         : v <= (double)INT64_MIN ? (int64_t)INT64_MIN
+         : v >= (double)INT64_MAX ? (int64_t)INT64_MAX
+                                  : (int64_t)v;
+}
+PD_HD uint8_t pd_sat_uint8_t(double v) {
+  return isnan(v) ? 0 : v <= (double)0 ? (uint8_t)0 : v >= (double)UINT8_MAX ? (uint8_t)UINT8_MAX : (uint8_t)v;
+}
 
 /* ---- elementwise_add: where Y's element for X's element i is ----
  * X's dims merged into runs that Y repeats along or not (see
@@ -404,7 +335,6 @@ PD_HD void pd_perm_map_init(pd_perm_map *p, int nd, const int64_t *xdims, const 
 
 /* broadcast_add/sub/mul/div: the walk over Out with X's strides xs and Y's
  * ys; nx, ny their element counts. */
-typedef enum pd_bc_kind { PD_BC_ADD, PD_BC_SUB, PD_BC_MUL, PD_BC_DIV } pd_bc_kind;
 typedef struct pd_bc_map {
   int nd;
   int64_t size[PD_MAX_DIMS], xs[PD_MAX_DIMS], ys[PD_MAX_DIMS];
@@ -421,30 +351,6 @@ PD_HD void pd_bc_map_init(pd_bc_map *m, int x_nd, const int64_t *x_dims, int y_n
   for (int i = 0; i < x_nd; i++) m->nx *= x_dims[i];
   for (int i = 0; i < y_nd; i++) m->ny *= y_dims[i];
 }
-/* Out's element from X's and Y's (floats: IEEE division, x / 0 = inf), and
- * each operand's gradient term from dOut's element g:
- * add: g, g; sub: g, -g; mul: g y, g x; div: g / y, -g x / y^2. */
-#define PD_KMATH_BC(T)                                                                                         \
-  PD_HD T pd_bc_op_##T(pd_bc_kind k, T a, T b) {                                                               \
-    return k == PD_BC_ADD ? a + b : k == PD_BC_SUB ? a - b : k == PD_BC_MUL ? a * b : a / b;                   \
-  }                                                                                                            \
-  PD_HD T pd_bc_dx_##T(pd_bc_kind k, T g, T y) { return k == PD_BC_MUL ? g * y : k == PD_BC_DIV ? g / y : g; } \
-  PD_HD T pd_bc_dy_##T(pd_bc_kind k, T g, T x, T y) {                                                          \
-    return k == PD_BC_ADD ? g : k == PD_BC_SUB ? -g : k == PD_BC_MUL ? g * x : -g * x / (y * y);               \
-  }
-PD_KMATH_BC(float)
-PD_KMATH_BC(double)
-
-/* ---- log_softmax: one element of a row from the row max m and lse =
- * log(sum exp(x - m)); backward from Out's y, dOut's dy and the row's sum of
- * dOut ---- */
-PD_HD float pd_exp_float(float x) { return expf(x); }
-PD_HD double pd_exp_double(double x) { return exp(x); }
-#define PD_KMATH_LOGSM(T)                                               \
-  PD_HD T pd_log_softmax_##T(T x, T m, T lse) { return (x - m) - lse; } \
-  PD_HD T pd_log_softmax_grad_##T(T y, T dy, T sum) { return dy - pd_exp_##T(y) * sum; }
-PD_KMATH_LOGSM(float)
-PD_KMATH_LOGSM(double)
 
 /* ---- matmul: the batch layout of X [..., M, K] times Y [..., K, N] ----
  * Out's batch dims batch[0..nb) and, per batch dim, how many matrices X

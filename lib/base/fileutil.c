@@ -140,12 +140,11 @@ pd_status pd_gunzip_head(const char *name, const void *src, size_t len, size_t m
 }
 
 /* The fast path: libdeflate inflates whole members about twice as fast as
- * zlib (Fashion-MNIST's 47 MB of images: 69 ms against 140 ms here), but
- * only into a buffer of known size and with one word for every kind of bad
- * data. So it runs only once the header's promise is known and plausible,
- * and any trouble at all sends the file through the zlib path below, which
- * says exactly what is wrong. true: buf holds exactly `total` bytes and the
- * stream (every member) ended at the end of src. */
+ * zlib, but only into a buffer of known size and with one word for every kind
+ * of bad data. So it runs only once the header's promise is known and
+ * plausible, and any trouble at all sends the file through the zlib path
+ * below, which says exactly what is wrong. true: buf holds exactly `total`
+ * bytes and the stream (every member) ended at the end of src. */
 static bool gunzip_fast(const uint8_t *src, size_t len, uint8_t *buf, size_t total) {
   struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
   if (!d) return false;

@@ -64,15 +64,14 @@ typedef struct pd_file_image {
   struct stat sb_; /* the source, when regular_ */
 } pd_file_image;
 
-/* The decoded-data cache: inflating a large gzip data file is most of a
- * run's start-up (Fashion-MNIST's 26 MB of training images: ~70 ms). When a
- * regular gzip file of at least 1 MiB inflates cleanly as one member, its
- * decoded bytes are kept in the cache directory, named by the file's device
- * and inode; a later open maps that copy instead, after checking it: its
- * header must match the file's size, modification time and gzip trailer
- * (CRC-32, size), and the copy's CRC-32 must equal the trailer's. Anything
- * else (or no copy) inflates as before and rewrites the copy. The directory
- * is $PADDLE_RUN_CACHE, else $XDG_CACHE_HOME/paddle-run, else
+/* The decoded-data cache: inflating a large gzip data file is most of a run's
+ * start-up. When a regular gzip file of at least 1 MiB inflates cleanly as one
+ * member, its decoded bytes are kept in the cache directory, named by the
+ * file's device and inode; a later open maps that copy instead, after checking
+ * it: its header must match the file's size, modification time and gzip
+ * trailer (CRC-32, size), and the copy's CRC-32 must equal the trailer's.
+ * Anything else (or no copy) inflates as before and rewrites the copy. The
+ * directory is $PADDLE_RUN_CACHE, else $XDG_CACHE_HOME/paddle-run, else
  * $HOME/.cache/paddle-run; PADDLE_RUN_CACHE=off (or empty) turns the cache
  * off. The copies together stay under PADDLE_RUN_CACHE_MAX bytes (default
  * 2 GiB; K, M, G suffixes; the oldest copies go first to make room), and a

@@ -5,26 +5,23 @@
  * AVX-512 it takes the AVX-512 kernels ('skx') only when it knows the CPU
  * has two AVX-512 FMA units, which it learns from the model name; a virtual
  * machine's CPU often names no model ("Intel(R) Xeon(R) Processor"), and
- * then BLIS falls back to its AVX2 kernels ('haswell'), which on a core
- * with two AVX-512 FMA units reach ~100 instead of ~140 GFLOP/s on a
- * training step's products. So where BLIS would fall back, we count the
- * units ourselves (once, just before BLIS starts: pd_blis_arch_lock): the core's
- * rate of independent 512-bit FMAs against its rate of 256-bit ones (about
- * 2x with two AVX-512 units, about 1x with one), timed for well under a
- * millisecond.
+ * then BLIS falls back to its AVX2 kernels ('haswell'), markedly slower on
+ * such a core. So where BLIS would fall back, we count the units ourselves
+ * (once, just before BLIS starts: pd_blis_arch_lock): the core's rate of
+ * independent 512-bit FMAs against its rate of 256-bit ones (about 2x with
+ * two AVX-512 units, about 1x with one), timed for well under a millisecond.
  *
  * The AVX-512 kernels are not better for every net: BLIS 0.9 has no
- * small-matrix path for them, so each small product pays ~2.3 us of packing
- * and set-up where the AVX2 kernels' small-matrix path takes ~0.4 us (a
- * 16x16 product: 2.8 against 0.44 us; at 128x128x128 and up the AVX-512
- * kernels win). So the choice waits for the work: a runner, once it knows
- * its shapes, passes the mean FLOPs of its ops (pd_blis_arch_workload), and
- * the AVX-512 kernels are taken from PD_BLIS_BIG_OP_FLOPS an op up. The
- * first product locks the choice (pd_blis_arch_lock: BLIS starts then,
- * reading BLIS_ARCH_TYPE, which is set for it and removed again); without
- * a workload (a test, a benchmark's bare products) two units mean 'skx'.
- * A BLIS_ARCH_TYPE the user set is obeyed, and every CPU that is not an
- * Intel one with AVX-512 runs BLIS's own choice. */
+ * small-matrix path for them, so small products pay for packing and set-up
+ * that the AVX2 kernels' small-matrix path avoids; large ones are faster. So
+ * the choice waits for the work: a runner, once it knows its shapes, passes
+ * the mean FLOPs of its ops (pd_blis_arch_workload), and the AVX-512 kernels
+ * are taken from PD_BLIS_BIG_OP_FLOPS an op up. The first product locks the
+ * choice (pd_blis_arch_lock: BLIS starts then, reading BLIS_ARCH_TYPE, which
+ * is set for it and removed again); without a workload (a test, a benchmark's
+ * bare products) two units mean 'skx'. A BLIS_ARCH_TYPE the user set is
+ * obeyed, and every CPU that is not an Intel one with AVX-512 runs BLIS's own
+ * choice. */
 #include "cpu/blisarch.h"
 
 #include <blis.h>

@@ -3,13 +3,12 @@
  * BLIS's gemv elsewhere).
  *
  * Such a product streams the whole matrix and does two flops per element it
- * reads, so its speed is where the matrix comes from. fashion_mlp's weights
- * (2.1 MB) just exceed a 2 MiB L2: read in the same order on every call,
- * each line is evicted shortly before it is needed again, so every call
- * streams all of them from L3 (BLIS's gemv: 30 us for the three layers).
- * Here each call walks the rows in the opposite direction to the thread's
- * previous call, so it starts with what the previous one read last, still in
- * L2: the three layers take 24 us on the same machine.
+ * reads, so its speed is where the matrix comes from. Weights that just
+ * exceed L2 (fashion_mlp's), read in the same order on every call, have each
+ * line evicted shortly before it is needed again, so every call streams all
+ * of them from L3. Here each call walks the rows in the opposite direction
+ * to the thread's previous call, so it starts with what the previous one
+ * read last, still in L2.
  *
  * Reversing the walk must not change the result, so the rows are cut into at
  * most PD_GEMV_BLOCKS blocks of consecutive rows; each block's sum (a

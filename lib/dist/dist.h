@@ -53,7 +53,7 @@ pd_status pd_dist_allreduce_sum(void *buf, int64_t n, pd_dtype dtype, const char
  * gradients there (its bind), and each rank sums a part of them for all
  * ranks, reading and writing the others' memory directly; Open MPI's
  * allreduce instead copies each buffer through its shared-memory transport
- * in pieces, which cost a rank ~20 % of a step.
+ * in pieces, a large share of a step.
  *
  * pd_dist_shared_region sets bases[0..size) to every rank's part of at
  * least `bytes` (the same size on every rank), or bases[0] to NULL where
