@@ -3,6 +3,7 @@
  * for the batch), pruning, and running it over a Scope. Every message about
  * the file points at the op or variable in it. */
 #include "core/net.h"
+#include "core/block.h"
 #include "core/memplan.h"
 
 #include "cpu/blisarch.h"
@@ -463,6 +464,12 @@ static pd_status build_ops(builder *b) {
   return PD_OK;
 }
 
+pd_status pd_net_build_desc(pd_net *net, pd_error *err) {
+  builder b = {net, err};
+  pd_status st = build_vars(&b);
+  return st ? st : build_ops(&b);
+}
+
 static bool op_reads(const pd_op *op, int v) {
   for (int s = 0; s < op->def->n_inputs; s++)
     for (int i = 0; i < op->in[s].n; i++)
@@ -820,6 +827,7 @@ pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, s
     vi->meta = opts->preset_metas[i];
     vi->meta.storage = NULL;
   }
+  if (!st) st = pd_blocks_check(net, err);
   if (!st) st = build_vars(&b);
   if (!st) st = build_ops(&b);
   if (!st) st = resolve_kinds(&b);
