@@ -130,7 +130,7 @@ pd_status pd_pb_set(ProtobufCMessage *root, const char *assignment, pd_error *er
     }
     if (dot) {
       if (f->type != PROTOBUF_C_TYPE_MESSAGE || f->label == PROTOBUF_C_LABEL_REPEATED) {
-        char hint[256] = "";
+        char hint[1100] = "";
         if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
           const ProtobufCFieldDescriptor *nf = protobuf_c_message_descriptor_get_field_by_name(f->descriptor, "name");
           snprintf(hint, sizeof hint, " (pick one: %s[INDEX]%s%s%s)", seg, nf ? " or " : "", nf ? seg : "",
