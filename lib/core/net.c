@@ -3,6 +3,7 @@
  * for the batch), pruning, shapes and FLOPs at a batch. Every message
  * about the file points at the op or variable in it. Running is runner.c's. */
 #include "core/net.h"
+#include "core/block.h"
 
 #include "core/initializer.h"
 #include "text/pbset.h"
@@ -458,6 +459,12 @@ static pd_status build_ops(builder *b) {
   return PD_OK;
 }
 
+pd_status pd_net_build_desc(pd_net *net, pd_error *err) {
+  builder b = {net, err};
+  pd_status st = build_vars(&b);
+  return st ? st : build_ops(&b);
+}
+
 static bool op_reads(const pd_op *op, int v) {
   for (int s = 0; s < op->def->n_inputs; s++)
     for (int i = 0; i < op->in[s].n; i++)
@@ -815,6 +822,7 @@ pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, s
     vi->meta = opts->preset_metas[i];
     vi->meta.storage = NULL;
   }
+  if (!st) st = pd_blocks_check(net, err);
   if (!st) st = build_vars(&b);
   if (!st) st = build_ops(&b);
   if (!st) st = resolve_kinds(&b);

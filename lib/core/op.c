@@ -103,7 +103,7 @@ const pd_kernel *pd_op_kernel(const pd_op_def *d, pd_place_kind place, pd_dtype 
 /* ---- attribute values ---- */
 
 static const char *const attr_type_names[] = {
-    "int", "float", "string", "list of ints", "list of floats", "list of strings", "bool"};
+    "int", "float", "string", "list of ints", "list of floats", "list of strings", "bool", "list of bools", "block"};
 
 static bool bound_ok(pd_bound kind, double bound, double v, bool is_min) {
   switch (kind) {
@@ -197,4 +197,6 @@ const char *pd_attr_str(const pd_attr *v, char *buf, size_t size) {
   return buf;
 }
 
-const char *pd_attr_type_name(pd_attr_type t) { return (unsigned)t <= PD_ATTR_BOOL ? attr_type_names[t] : "?"; }
+const char *pd_attr_type_name(pd_attr_type t) {
+  return (unsigned)t < (unsigned)PD_LEN(attr_type_names) ? attr_type_names[t] : "?";
+}

@@ -43,6 +43,58 @@ static pd_status unknown(const ProtobufCMessageDescriptor *d, const char *path, 
   return pd_errorf(err, PD_ERR_INPUT, "--set %s: %s has no field \"%s\"", path, d->name, seg);
 }
 
+/* Splits off the first segment of a path: "block[cell.x].op[0].type" gives
+ * "block" with *sel "cell.x" and returns the '.' after the "]" (NULL at the
+ * end). A selector runs to the first "]" that ends the path or precedes a
+ * '.', so a name in it may hold dots and brackets. */
+static char *split_segment(char *seg, char **sel) {
+  *sel = NULL;
+  char *open = strchr(seg, '[');
+  char *dot = strchr(seg, '.');
+  if (!open || (dot && dot < open)) return dot;
+  for (char *c = open + 1; (c = strchr(c, ']')) != NULL; c++)
+    if (c[1] == '.' || c[1] == '\0') {
+      *open = '\0';
+      *c = '\0';
+      *sel = open + 1;
+      return c[1] == '.' ? c + 1 : NULL;
+    }
+  return dot; /* no closing "]": the field name is looked up as it is, and is unknown */
+}
+
+/* Element `sel` of the repeated message field f of msg: a 0-based index, or
+ * the element whose string field `name` is sel (quotes around it optional). */
+static pd_status select_element(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, const char *seg, char *sel,
+                                const char *assignment, ProtobufCMessage **out, pd_error *err) {
+  size_t n = *(size_t *)((char *)msg + f->quantifier_offset);
+  ProtobufCMessage **arr = *(ProtobufCMessage ***)((char *)msg + f->offset);
+  size_t len = strlen(sel);
+  if (len >= 2 && (sel[0] == '"' || sel[0] == '\'') && sel[len - 1] == sel[0]) sel[len - 1] = '\0', sel++;
+  bool digits = *sel != '\0';
+  for (const char *c = sel; *c; c++) digits &= *c >= '0' && *c <= '9';
+  if (digits) {
+    char *end;
+    unsigned long long i = strtoull(sel, &end, 10);
+    if (i >= n)
+      return pd_errorf(err, PD_ERR_INPUT, "--set %s: %s[%s] is out of range (%s has %zu element%s)", assignment, seg,
+                       sel, seg, n, n == 1 ? "" : "s");
+    *out = arr[i];
+    return PD_OK;
+  }
+  const ProtobufCFieldDescriptor *nf = protobuf_c_message_descriptor_get_field_by_name(f->descriptor, "name");
+  if (!nf || nf->type != PROTOBUF_C_TYPE_STRING || nf->label == PROTOBUF_C_LABEL_REPEATED)
+    return pd_errorf(err, PD_ERR_INPUT, "--set %s: %s has no name field; pick one by index (%s[0])", assignment,
+                     ((const ProtobufCMessageDescriptor *)f->descriptor)->name, seg);
+  for (size_t i = 0; i < n; i++) {
+    const char *name = *(const char **)((const char *)arr[i] + nf->offset);
+    if (name && strcmp(name, sel) == 0) {
+      *out = arr[i];
+      return PD_OK;
+    }
+  }
+  return pd_errorf(err, PD_ERR_INPUT, "--set %s: no %s named \"%s\"", assignment, seg, sel);
+}
+
 pd_status pd_pb_set(ProtobufCMessage *root, const char *assignment, pd_error *err) {
   const char *eq = strchr(assignment, '=');
   if (!eq || eq == assignment)
@@ -57,15 +109,36 @@ pd_status pd_pb_set(ProtobufCMessage *root, const char *assignment, pd_error *er
   ProtobufCMessage *msg = root;
   char *seg = path;
   for (;;) {
-    char *dot = strchr(seg, '.');
+    char *sel = NULL, *dot = split_segment(seg, &sel);
     if (dot) *dot = '\0';
     const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, seg);
     if (!f) return unknown(msg->descriptor, assignment, seg, err);
     char *base = (char *)msg;
-    if (dot) {
-      if (f->type != PROTOBUF_C_TYPE_MESSAGE || f->label == PROTOBUF_C_LABEL_REPEATED)
-        return pd_errorf(err, PD_ERR_INPUT, "--set %s: \"%s\" is not a single message, so it has no fields", assignment,
+    if (sel) {
+      if (f->type != PROTOBUF_C_TYPE_MESSAGE || f->label != PROTOBUF_C_LABEL_REPEATED)
+        return pd_errorf(err, PD_ERR_INPUT,
+                         "--set %s: \"%s\" is not a repeated message; [INDEX] and [NAME] pick one of those", assignment,
                          seg);
+      if (!dot)
+        return pd_errorf(err, PD_ERR_INPUT,
+                         "--set %s: \"%s[%s]\" is a message; set one of its fields (%s[%s].FIELD=VALUE)", assignment,
+                         seg, sel, seg, sel);
+      pd_status st = select_element(msg, f, seg, sel, assignment, &msg, err);
+      if (st) return st;
+      seg = dot + 1;
+      continue;
+    }
+    if (dot) {
+      if (f->type != PROTOBUF_C_TYPE_MESSAGE || f->label == PROTOBUF_C_LABEL_REPEATED) {
+        char hint[1100] = "";
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+          const ProtobufCFieldDescriptor *nf = protobuf_c_message_descriptor_get_field_by_name(f->descriptor, "name");
+          snprintf(hint, sizeof hint, " (pick one: %s[INDEX]%s%s%s)", seg, nf ? " or " : "", nf ? seg : "",
+                   nf ? "[NAME]" : "");
+        }
+        return pd_errorf(err, PD_ERR_INPUT, "--set %s: \"%s\" is not a single message, so it has no fields%s",
+                         assignment, seg, hint);
+      }
       ProtobufCMessage **sub = (ProtobufCMessage **)(base + f->offset);
       if (!*sub) {
         const ProtobufCMessageDescriptor *sd = f->descriptor;
@@ -83,10 +156,26 @@ pd_status pd_pb_set(ProtobufCMessage *root, const char *assignment, pd_error *er
                        assignment, seg, path);
     /* parse "seg: value" as the parent type */
     bool quote = f->type == PROTOBUF_C_TYPE_STRING && value[0] != '"' && value[0] != '\'';
-    size_t tlen = strlen(seg) + strlen(value) * 4 + 8;
+    /* the parent's other required fields (a VarDesc's name, reached by
+     * var[NAME]) get placeholders in the scratch message, which only f leaves */
+    char req[512];
+    size_t rlen = 0;
+    req[0] = '\0';
+    for (unsigned i = 0; i < msg->descriptor->n_fields && rlen < sizeof req; i++) {
+      const ProtobufCFieldDescriptor *r = &msg->descriptor->fields[i];
+      if (r == f || r->label != PROTOBUF_C_LABEL_REQUIRED || r->type == PROTOBUF_C_TYPE_MESSAGE) continue;
+      const char *v = r->type == PROTOBUF_C_TYPE_STRING || r->type == PROTOBUF_C_TYPE_BYTES ? "\"\""
+                      : r->type == PROTOBUF_C_TYPE_BOOL                                     ? "false"
+                      : r->type == PROTOBUF_C_TYPE_ENUM
+                          ? ((const ProtobufCEnumDescriptor *)r->descriptor)->values[0].name
+                          : "0";
+      rlen += (size_t)snprintf(req + rlen, sizeof req - rlen, "%s: %s ", r->name, v);
+    }
+    if (rlen >= sizeof req) return pd_errorf(err, PD_ERR_INPUT, "--set %s: too many required fields", assignment);
+    size_t tlen = rlen + strlen(seg) + strlen(value) * 4 + 8;
     char *text = malloc(tlen);
     if (!text) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-    size_t k = (size_t)snprintf(text, tlen, "%s: %s", seg, quote ? "\"" : "");
+    size_t k = (size_t)snprintf(text, tlen, "%s%s: %s", req, seg, quote ? "\"" : "");
     for (const char *v = value; *v && quote; v++) {
       if (*v == '"' || *v == '\\') text[k++] = '\\';
       text[k++] = *v;

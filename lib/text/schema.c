@@ -25,6 +25,7 @@ static const ProtobufCMessageDescriptor *const builtin[] = {
     &paddle__optimizer_desc__descriptor,
     &paddle__train_desc__descriptor,
     &paddle__net_desc__descriptor,
+    &paddle__block_desc__descriptor,
     &paddle__checkpoint_file__descriptor,
     &paddle__checkpoint_manifest__descriptor,
     /* ONNX's schema (Debian's onnx.proto), for `fmt --type onnx.ModelProto` */

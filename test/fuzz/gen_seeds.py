@@ -53,7 +53,61 @@ train {{ loss: "loss" optimizer {{ type: "momentum" lr: 0.1 }} }}
 """
 
 
+def run_attr(block, key="step_block"):
+    return ' attrs { key: "%s" value { type: BLOCK block: "%s" } }' % (key, block)
+
+
+def nested_blocks_net(n, var="v%d"):
+    """block b<i> is run by the one op of b<i-1>; the top-level op runs b0;
+    each declares var % i (one name for all: each redeclares the one above)"""
+    lines = ['name: "nested"', 'var { name: "x" shape: [-1, 4] }',
+             'op { type: "relu" inputs: "x" outputs: "y"%s }' % run_attr("b0")]
+    for i in range(n):
+        inner = run_attr("b%d" % (i + 1)) if i + 1 < n else ""
+        name = var % i if "%" in var else var
+        lines.append('block { name: "b%d" var { name: "%s" shape: [-1, 4] } '
+                     'op { type: "tanh" inputs: "x" outputs: "h%d"%s } }' % (i, name, i, inner))
+    return "\n".join(lines) + "\n"
+
+
+def wide_blocks_net(n, cycle=False):
+    """n sibling blocks, each run by a top-level op (or, with cycle, the last
+    two run each other) and each declaring the same temporary name"""
+    lines = ['name: "wide_blocks"', 'var { name: "x" shape: [-1, 4] }']
+    for i in range(n - (2 if cycle else 0)):
+        lines.append('op { type: "relu" inputs: "x" outputs: "y%d"%s }' % (i, run_attr("s%d" % i)))
+    for i in range(n):
+        attr = run_attr("s%d" % (n - 1 if i == n - 2 else n - 2)) if cycle and i >= n - 2 else ""
+        lines.append('block { name: "s%d" var { name: "t" } var { name: "p%d" kind: PARAM } '
+                     'op { type: "sigmoid" inputs: "x" outputs: "t"%s } }' % (i, i, attr))
+    return "\n".join(lines) + "\n"
+
+
+def rnn_cell_net():
+    return """name: "rnn_cell"
+var { name: "x" shape: [-1, 5, 4] }
+var { name: "h0" shape: [-1, 8] }
+op { type: "identity" inputs: "h0" outputs: "h_last" attrs { key: "step_block" value { type: BLOCK block: "cell" } } }
+block {
+  name: "cell"
+  comment: "h = tanh(x_t W + h_prev U + b)"
+  var { name: "x_t" shape: [-1, 4] }
+  var { name: "cell.u" shape: [8, 8] kind: PARAM }
+  op { type: "fc" inputs: ["x_t", "cell.w", "cell.b"] outputs: "a" attrs { key: "size" value { i: 8 } } }
+  op { type: "mul" inputs: ["h_prev", "cell.u"] outputs: "c" }
+  op { type: "elementwise_add" inputs: ["a", "c"] outputs: "s" }
+  op { type: "tanh" inputs: "s" outputs: "h" }
+}
+"""
+
+
 for t in ("fuzz_netdesc", "fuzz_textformat"):
+    put(t, "blocks_rnn_cell.pbtxt", rnn_cell_net())
+    put(t, "blocks_nested_90.pbtxt", nested_blocks_net(90))
+    put(t, "blocks_nested_3000.pbtxt", nested_blocks_net(3000))
+    put(t, "blocks_nested_redeclare_3000.pbtxt", nested_blocks_net(3000, "t"))
+    put(t, "blocks_wide_2000.pbtxt", wide_blocks_net(2000))
+    put(t, "blocks_cycle_2000.pbtxt", wide_blocks_net(2000, cycle=True))
     put(t, "concat_300.pbtxt", params_net(300, "concat"))
     put(t, "sum_300.pbtxt", params_net(300, "sum"))
     put(t, "params_5000.pbtxt", params_net(5000, "sum", "q"))

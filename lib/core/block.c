@@ -1,0 +1,450 @@
+/* block.c — structural checks of a NetDesc's sub-blocks (block.h). A block
+ * is "the top level" (the NetDesc itself, index -1) or NetDesc.block[i]; an
+ * op of one block runs another by naming it in a BLOCK attribute, which
+ * makes the op's block the other's parent. Name lookup goes from a block to
+ * its parent and on to the top level, as a step scope's does. */
+#include "core/block.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+/* The op running a block: where its BLOCK attribute is. */
+typedef struct runner {
+  int block; /* the op's block (-1: the top level); the run block's parent */
+  size_t op; /* the op's index in its block */
+  const Paddle__OpDesc__AttrsEntry *attr;
+} runner;
+
+/* A name and where it is declared, sorted by name, then by place. */
+typedef struct named {
+  const char *name;
+  int block; /* -1: the top level */
+  size_t index;
+} named;
+
+typedef struct checker {
+  pd_net *net;
+  pd_error *err;
+  const Paddle__NetDesc *d;
+  runner *run;        /* per block; attr NULL: no op runs it (yet) */
+  named *sorted;      /* the blocks by name */
+  size_t *tin, *tout; /* per block: its interval in a depth-first walk of the tree of runners */
+} checker;
+
+static void pos_of(const pd_net *net, const void *msg, const char *field, int *line, int *col) {
+  *line = *col = 0;
+  const ProtobufCFieldDescriptor *f = NULL;
+  if (field) f = protobuf_c_message_descriptor_get_field_by_name(((const ProtobufCMessage *)msg)->descriptor, field);
+  if (!f || !pd_srcmap_find(&net->map, msg, f, 0, line, col)) pd_srcmap_find(&net->map, msg, NULL, 0, line, col);
+}
+
+static pd_status fail(const checker *c, const void *msg, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static pd_status fail(const checker *c, const void *msg, const char *field, const char *fmt, ...) {
+  char text[PD_ERROR_MAX / 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  int line, col;
+  pos_of(c->net, msg, field, &line, &col);
+  if (line <= 0) return pd_errorf(c->err, PD_ERR_INPUT, "%s: %s", c->net->file, text);
+  return pd_error_at(c->err, PD_ERR_INPUT, c->net->file, c->net->src, c->net->src_len, line, col, "%s", text);
+}
+
+/* " (net.pbtxt:5:1)" where msg's position is known, else "" */
+static const char *at(const checker *c, const void *msg, char *buf, size_t size) {
+  int line, col;
+  pos_of(c->net, msg, NULL, &line, &col);
+  if (line > 0)
+    snprintf(buf, size, " (%s:%d:%d)", c->net->file, line, col);
+  else
+    buf[0] = '\0';
+  return buf;
+}
+
+static size_t n_ops(const checker *c, int b) { return b < 0 ? c->d->n_op : c->d->block[b]->n_op; }
+static Paddle__OpDesc *op_of(const checker *c, int b, size_t o) { return b < 0 ? c->d->op[o] : c->d->block[b]->op[o]; }
+
+/* `op #2 "fc"` or `block "cell", op #2 "fc"` */
+static const char *op_label(const checker *c, int b, size_t o, char *buf, size_t size) {
+  const Paddle__OpDesc *od = op_of(c, b, o);
+  if (b < 0)
+    snprintf(buf, size, "op #%zu \"%s\"", o, od->type);
+  else
+    snprintf(buf, size, "block \"%s\", op #%zu \"%s\"", c->d->block[b]->name, o, od->type);
+  return buf;
+}
+
+static int by_name(const void *a, const void *b) {
+  const named *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  if (c) return c;
+  if (x->block != y->block) return x->block < y->block ? -1 : 1;
+  return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The lowest index of a block of that name, -1 if none. */
+static int find_block(const checker *c, const char *name) {
+  size_t lo = 0, hi = c->d->n_block;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(c->sorted[mid].name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < c->d->n_block && strcmp(c->sorted[lo].name, name) == 0 ? (int)c->sorted[lo].index : -1;
+}
+
+static pd_status check_names(checker *c) {
+  const Paddle__NetDesc *d = c->d;
+  for (size_t i = 0; i < d->n_block; i++) {
+    const Paddle__BlockDesc *bd = d->block[i];
+    if (!*bd->name)
+      return fail(c, bd, "name", "block #%zu has an empty name; a block needs one (block { name: \"step\" ... })", i);
+    int first = find_block(c, bd->name);
+    char buf[1024];
+    if (first != (int)i)
+      return fail(c, bd, "name", "block \"%s\" is declared twice%s", bd->name, at(c, d->block[first], buf, sizeof buf));
+  }
+  return PD_OK;
+}
+
+/* One BLOCK attribute (an attribute whose value names a block) of op o of block b. */
+static pd_status check_reference(checker *c, int b, size_t o, const Paddle__OpDesc__AttrsEntry *e) {
+  const Paddle__NetDesc *d = c->d;
+  const char *name = e->value->block;
+  char label[600], other[600], pos[1024];
+  op_label(c, b, o, label, sizeof label);
+  int target = find_block(c, name);
+  if (target < 0) {
+    const char **names = malloc(sizeof *names * (d->n_block + 1));
+    if (!names) return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+    for (size_t i = 0; i < d->n_block; i++) names[i] = d->block[i]->name;
+    const char *sug = pd_suggest(name, names, d->n_block);
+    char hint[600];
+    if (sug)
+      snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", sug);
+    else if (!d->n_block)
+      snprintf(hint, sizeof hint, " (the file declares no blocks: block { name: \"%s\" var { ... } op { ... } })",
+               name);
+    else
+      hint[0] = '\0';
+    free(names);
+    return fail(c, e->value, "block", "%s: attribute \"%s\" names block \"%s\", which is not declared%s", label, e->key,
+                name, hint);
+  }
+  if (target == b)
+    return fail(c, e->value, "block",
+                "%s: attribute \"%s\" names block \"%s\", the block the op is in; a block cannot run itself", label,
+                e->key, name);
+  runner *r = &c->run[target];
+  if (r->attr) {
+    if (r->block == b && r->op == o)
+      return fail(c, e->value, "block", "%s: attributes \"%s\" and \"%s\" both name block \"%s\"; a block is run once",
+                  label, r->attr->key, e->key, name);
+    op_label(c, r->block, r->op, other, sizeof other);
+    return fail(c, e->value, "block",
+                "%s: attribute \"%s\" names block \"%s\", which %s%s already runs; a block is run by exactly one op",
+                label, e->key, name, other, at(c, op_of(c, r->block, r->op), pos, sizeof pos));
+  }
+  *r = (runner){b, o, e};
+  return PD_OK;
+}
+
+static pd_status check_references(checker *c) {
+  for (int b = -1; b < (int)c->d->n_block; b++)
+    for (size_t o = 0; o < n_ops(c, b); o++) {
+      const Paddle__OpDesc *od = op_of(c, b, o);
+      for (size_t a = 0; a < od->n_attrs; a++) {
+        const Paddle__OpDesc__AttrsEntry *e = od->attrs[a];
+        if (!e->value || !e->value->block) continue;
+        pd_status st = check_reference(c, b, o, e);
+        if (st) return st;
+      }
+    }
+  return PD_OK;
+}
+
+/* Every block has a runner; following runners from any block reaches the
+ * top level. Each block has one parent, so a chain that does not get there
+ * loops: the blocks on the loop run one another and nothing reaches them. */
+static pd_status check_reached(checker *c) {
+  const Paddle__NetDesc *d = c->d;
+  for (size_t i = 0; i < d->n_block; i++)
+    if (!c->run[i].attr)
+      return fail(c, d->block[i], "name",
+                  "block \"%s\" is run by no op: name it in an op's BLOCK attribute (value { block: \"%s\" }) or "
+                  "remove it",
+                  d->block[i]->name, d->block[i]->name);
+  /* state: 0 not yet seen, 1 reaches the top level, 2 + i: seen on the walk from block i */
+  size_t *state = calloc(d->n_block + 1, sizeof *state);
+  if (!state) return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+  int loop = -1;
+  for (size_t i = 0; i < d->n_block && loop < 0; i++) {
+    int b = (int)i;
+    while (b >= 0 && state[b] == 0) state[b] = 2 + i, b = c->run[b].block;
+    if (b >= 0 && state[b] == 2 + i)
+      loop = b; /* back on this walk: b is on a loop */
+    else
+      for (int k = (int)i; k >= 0 && state[k] == 2 + i; k = c->run[k].block) state[k] = 1;
+  }
+  free(state);
+  if (loop < 0) return PD_OK;
+  /* name the loop from its block of lowest index, in the order they run
+   * one another (a block's runner sits in its parent: the reverse order) */
+  int first = loop;
+  for (int k = c->run[loop].block; k != loop; k = c->run[k].block)
+    if (k < first) first = k;
+  size_t n = 1;
+  for (int k = c->run[first].block; k != first; k = c->run[k].block) n++;
+  int *order = malloc(sizeof *order * n);
+  if (!order) return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+  size_t j = n;
+  for (int k = c->run[first].block; k != first; k = c->run[k].block) order[--j] = k;
+  order[0] = first;
+  char chain[1024], label[600];
+  size_t used = (size_t)snprintf(chain, sizeof chain, "\"%s\"", d->block[first]->name);
+  for (size_t k = 1; k <= n && used < sizeof chain; k++)
+    used += (size_t)snprintf(chain + used, sizeof chain - used, "%s runs \"%s\"", k > 1 ? ", which" : "",
+                             d->block[order[k % n]]->name);
+  free(order);
+  const runner *r = &c->run[first];
+  op_label(c, r->block, r->op, label, sizeof label);
+  return fail(c, r->attr->value, "block",
+              "%s: attribute \"%s\" names block \"%s\", which makes a cycle: %s; every block must be reached "
+              "from the top-level ops",
+              label, r->attr->key, d->block[first]->name, chain);
+}
+
+/* The variable declarations across blocks: a name declared in a block and
+ * in one that encloses it, or in two blocks where one is a parameter of a
+ * sub-block (a parameter lives in the outermost scope, which every block
+ * sees). Two declarations in one block are left to the top-level checks. */
+static Paddle__VarDesc *var_of(const checker *c, const named *n) {
+  return n->block < 0 ? c->d->var[n->index] : c->d->block[n->block]->var[n->index];
+}
+
+/* Whether block `outer` (-1: the top level) is `inner` or encloses it: the
+ * blocks' intervals in a depth-first walk of the tree of runners nest. */
+static bool encloses(const checker *c, int outer, int inner) {
+  if (outer < 0) return true;
+  if (inner < 0) return false;
+  return c->tin[outer] <= c->tin[inner] && c->tout[inner] <= c->tout[outer];
+}
+
+/* tin/tout of every block, without recursion (a nest may be thousands deep) */
+static pd_status number_tree(checker *c) {
+  size_t n = c->d->n_block;
+  size_t *first = calloc(n + 2, sizeof *first), *kids = malloc(sizeof *kids * (n + 1));
+  size_t *stack = malloc(sizeof *stack * (n + 1)), *next = malloc(sizeof *next * (n + 1));
+  c->tin = malloc(sizeof *c->tin * (n + 1));
+  c->tout = malloc(sizeof *c->tout * (n + 1));
+  pd_status st = PD_OK;
+  if (!first || !kids || !stack || !next || !c->tin || !c->tout) {
+    st = pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+    goto done;
+  }
+  /* children of node p (0: the top level, b + 1: block b) in kids[first[p], first[p + 1]) */
+  for (size_t b = 0; b < n; b++) first[(size_t)(c->run[b].block + 1) + 1]++;
+  for (size_t p = 0; p <= n; p++) first[p + 1] += first[p];
+  for (size_t p = 0; p <= n; p++) next[p] = first[p];
+  for (size_t b = 0; b < n; b++) kids[next[c->run[b].block + 1]++] = b;
+  size_t top = 0, clock = 0;
+  for (size_t p = 0; p <= n; p++) next[p] = first[p];
+  stack[top++] = 0;
+  while (top) {
+    size_t p = stack[top - 1];
+    if (next[p] < first[p + 1]) {
+      size_t b = kids[next[p]++];
+      c->tin[b] = clock++;
+      stack[top++] = b + 1;
+    } else {
+      if (p) c->tout[p - 1] = clock++;
+      top--;
+    }
+  }
+done:
+  free(first), free(kids), free(stack), free(next);
+  return st;
+}
+
+static const char *block_name(const checker *c, int b, char *buf, size_t size) {
+  if (b < 0)
+    snprintf(buf, size, "the top level");
+  else
+    snprintf(buf, size, "block \"%s\"", c->d->block[b]->name);
+  return buf;
+}
+
+static bool before(const named *a, const named *b) {
+  return a->block < b->block || (a->block == b->block && a->index < b->index);
+}
+
+/* a declaration keyed by where its block starts in the depth-first walk */
+typedef struct keyed {
+  size_t key; /* 0: the top level, else tin + 1 */
+  const named *n;
+} keyed;
+
+static int by_key(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return before(x->n, y->n) ? -1 : before(y->n, x->n);
+}
+
+/* The declarations of one name, g[0..k) sorted by place: the one at fault
+ * that comes first in the file's order (with the one it clashes with), or
+ * none. */
+static void clash(const checker *c, named *g, size_t k, const named **bad, const named **with) {
+  *bad = *with = NULL;
+  const named *param = NULL;
+  for (size_t i = 0; i < k && !param; i++)
+    if (g[i].block >= 0 && var_of(c, &g[i])->kind == PADDLE__VAR_KIND__PARAM) param = &g[i];
+  if (param) {
+    for (size_t i = 0; i < k; i++)
+      if (g[i].block != param->block) {
+        bool later = before(param, &g[i]);
+        *bad = later ? &g[i] : param;
+        *with = later ? param : &g[i];
+        return;
+      }
+    return;
+  }
+  /* an enclosing block's declaration: walk the group in depth-first order
+   * with a stack of the declaring blocks around the current one */
+  keyed *w = malloc(sizeof *w * k * 2), *stack = w ? w + k : NULL;
+  if (!w) return; /* out of memory: the check is skipped, nothing is wrong */
+  for (size_t i = 0; i < k; i++) w[i] = (keyed){g[i].block < 0 ? 0 : c->tin[g[i].block] + 1, &g[i]};
+  qsort(w, k, sizeof *w, by_key);
+  size_t top = 0;
+  for (size_t i = 0; i < k; i++) {
+    const named *e = w[i].n;
+    while (top && !encloses(c, stack[top - 1].n->block, e->block)) top--;
+    if (top && stack[top - 1].n->block == e->block) continue;
+    if (top && (!*bad || before(e, *bad))) *bad = e, *with = stack[top - 1].n;
+    stack[top++] = w[i];
+  }
+  free(w);
+}
+
+static pd_status check_vars(checker *c) {
+  const Paddle__NetDesc *d = c->d;
+  size_t n = d->n_var;
+  for (size_t i = 0; i < d->n_block; i++) n += d->block[i]->n_var;
+  if (n == d->n_var) return PD_OK;
+  pd_status st = number_tree(c);
+  if (st) return st;
+  named *all = malloc(sizeof *all * n);
+  if (!all) return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+  size_t k = 0;
+  for (size_t v = 0; v < d->n_var; v++) all[k++] = (named){d->var[v]->name, -1, v};
+  for (size_t i = 0; i < d->n_block; i++)
+    for (size_t v = 0; v < d->block[i]->n_var; v++) all[k++] = (named){d->block[i]->var[v]->name, (int)i, v};
+  qsort(all, n, sizeof *all, by_name);
+  const named *bad = NULL, *with = NULL;
+  for (size_t g = 0; g < n;) {
+    size_t e = g + 1;
+    while (e < n && strcmp(all[e].name, all[g].name) == 0) e++;
+    const named *b, *w;
+    if (e - g > 1 && *all[g].name) {
+      clash(c, all + g, e - g, &b, &w);
+      if (b && (!bad || before(b, bad))) bad = b, with = w;
+    }
+    g = e;
+  }
+  if (bad) {
+    char where[600], pos[1024];
+    const Paddle__VarDesc *vd = var_of(c, bad), *prev = var_of(c, with);
+    if (encloses(c, with->block, bad->block))
+      st = fail(c, vd, "name",
+                "block \"%s\": variable \"%s\" is declared in %s too%s, which encloses it; a block sees the "
+                "variables of the blocks around it, so declare it once",
+                d->block[bad->block]->name, vd->name, block_name(c, with->block, where, sizeof where),
+                at(c, prev, pos, sizeof pos));
+    else
+      st = fail(c, vd, "name",
+                "block \"%s\": variable \"%s\" is declared in block \"%s\" too%s; a parameter lives in the "
+                "outermost scope, which every block sees, so declare it once",
+                d->block[bad->block]->name, vd->name, d->block[with->block]->name, at(c, prev, pos, sizeof pos));
+  }
+  free(all);
+  return st;
+}
+
+/* "net.pbtxt:41:5: op #2 ..." -> "net.pbtxt:41:5: block "cell", op #2 ..."
+ * (", " before an op's label, ": " before anything else) */
+static void name_block(pd_error *err, const char *file, const char *block) {
+  char *m = err->msg, *p = m;
+  size_t flen = strlen(file);
+  if (strncmp(p, file, flen) == 0 && p[flen] == ':') {
+    p += flen + 1;
+    char *q = p;
+    while (*q >= '0' && *q <= '9') q++;
+    if (q > p && *q == ':') {
+      char *r = q + 1;
+      while (*r >= '0' && *r <= '9') r++;
+      if (r > q + 1 && *r == ':') p = r + 1;
+    }
+    if (*p == ' ') p++;
+  } else
+    p = m;
+  char tail[PD_ERROR_MAX];
+  snprintf(tail, sizeof tail, "%s", p);
+  size_t head = (size_t)(p - m);
+  snprintf(p, sizeof err->msg - head, "block \"%s\"%s%s", block, strncmp(tail, "op #", 4) == 0 ? ", " : ": ", tail);
+}
+
+/* The top level's checks of declarations and ops, on a scratch net that
+ * borrows the file, its text and source map, and holds the block's own
+ * variables and ops. */
+static pd_status build_block(checker *c, const Paddle__BlockDesc *bd) {
+  pd_net *net = c->net;
+  pd_net *s = calloc(1, sizeof *s);
+  if (!s || !(s->file = strdup(net->file))) {
+    free(s);
+    return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+  }
+  Paddle__NetDesc scratch = PADDLE__NET_DESC__INIT;
+  scratch.n_var = bd->n_var;
+  scratch.var = bd->var;
+  scratch.n_op = bd->n_op;
+  scratch.op = bd->op;
+  s->desc = &scratch;
+  s->src = net->src;
+  s->src_len = net->src_len;
+  s->map = net->map;
+  s->float_dtype = net->float_dtype;
+  s->loss = -1;
+  pd_status st = pd_net_build_desc(s, c->err);
+  if (st == PD_ERR_INPUT) name_block(c->err, net->file, bd->name);
+  s->desc = NULL;
+  s->src = NULL;
+  memset(&s->map, 0, sizeof s->map);
+  pd_net_free(s);
+  return st;
+}
+
+pd_status pd_blocks_check(pd_net *net, pd_error *err) {
+  const Paddle__NetDesc *d = net->desc;
+  checker c = {net,  err, d, calloc(d->n_block + 1, sizeof(runner)), malloc(sizeof(named) * (d->n_block + 1)),
+               NULL, NULL};
+  if (!c.run || !c.sorted) {
+    free(c.run), free(c.sorted);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  for (size_t i = 0; i < d->n_block; i++) c.sorted[i] = (named){d->block[i]->name, -1, i};
+  qsort(c.sorted, d->n_block, sizeof *c.sorted, by_name);
+  pd_status st = check_names(&c);
+  if (!st) st = check_references(&c);
+  if (!st) st = check_reached(&c);
+  if (!st) st = check_vars(&c);
+  for (size_t i = 0; i < d->n_block && !st; i++) st = build_block(&c, d->block[i]);
+  free(c.run), free(c.sorted), free(c.tin), free(c.tout);
+  return st;
+}
