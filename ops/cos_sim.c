@@ -24,8 +24,6 @@ static const pd_attr_def attrs[] = {
     [A_SCALE] = {"scale", "factor on the cosine", PD_ATTR_FLOAT, .def = "f: 1.0", .min_kind = PD_GT, .min = 0},
 };
 
-static bool dim_fits(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
-
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y);
   char xs[128], ys[128];
@@ -34,8 +32,8 @@ static pd_status infer(pd_ctx *c) {
   if (!pd_dtype_is_float(x->dtype) || y->dtype != x->dtype)
     return pd_ctx_fail(c, PD_ERR_INPUT, "X and Y must both be float32 or both float64, got %s and %s",
                        pd_dtype_name(x->dtype), pd_dtype_name(y->dtype));
-  if (x->ndim != 2 || y->ndim != 2 || !dim_fits(x->dims[1], y->dims[1]) ||
-      !(dim_fits(y->dims[0], x->dims[0]) || y->dims[0] == 1))
+  if (x->ndim != 2 || y->ndim != 2 || !pd_dim_fits(x->dims[1], y->dims[1]) ||
+      !(pd_dim_fits(y->dims[0], x->dims[0]) || y->dims[0] == 1))
     return pd_ctx_fail(c, PD_ERR_INPUT, "X must be [N, D] and Y [N, D] or [1, D], got X %s and Y %s", xs, ys);
   int64_t n = x->dims[0] >= 0 || y->dims[0] == 1 ? x->dims[0] : y->dims[0];
   int64_t ny = y->dims[0] == 1 ? 1 : n;

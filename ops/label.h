@@ -10,9 +10,6 @@
 
 #include "core/op.h"
 
-/* Two dims agree unless both are known and differ (-1: the batch, unknown). */
-static inline bool pd_dim_fits(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
-
 /* Checks the Label in `slot` against scores x [N, C]. */
 static inline pd_status pd_label_check(pd_ctx *c, int slot, const pd_tensor *x, bool soft) {
   const pd_tensor *l = pd_in(c, slot);

@@ -14,7 +14,6 @@ static const pd_slot_def inputs[] = {
 static const pd_slot_def outputs[] = {[OUT] = {"Out", "(X - Y)^2, the shape of X", 0}};
 
 /* Dims agree unless both are known and differ (-1: the batch, not known yet). */
-static bool dim_fits(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
 
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X), *y = pd_in(c, Y);
@@ -23,7 +22,7 @@ static pd_status infer(pd_ctx *c) {
     return pd_ctx_fail(c, PD_ERR_INPUT, "X and Y must both be float32 or both float64, got %s and %s",
                        pd_dtype_name(x->dtype), pd_dtype_name(y->dtype));
   bool same = x->ndim == y->ndim;
-  for (int i = 0; same && i < x->ndim; i++) same = dim_fits(x->dims[i], y->dims[i]);
+  for (int i = 0; same && i < x->ndim; i++) same = pd_dim_fits(x->dims[i], y->dims[i]);
   if (!same)
     return pd_ctx_fail(c, PD_ERR_INPUT, "X and Y must have the same shape, got %s and %s",
                        pd_dims_str(x->ndim, x->dims, xs, sizeof xs), pd_dims_str(y->ndim, y->dims, ys, sizeof ys));

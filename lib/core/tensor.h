@@ -84,6 +84,8 @@ static inline void *pd_tensor_data(const pd_tensor *t) { return t->storage ? t->
 
 /* "[64, 784]", "[-1, 784]" ("?" for an unknown shape) into buf. */
 const char *pd_dims_str(int ndim, const int64_t *dims, char *buf, size_t size);
+/* Whether two dims can be the same: equal, or either unknown (-1, the batch). */
+static inline bool pd_dim_fits(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
 bool pd_dims_equal(int na, const int64_t *a, int nb, const int64_t *b);
 /* Product of dims with overflow checking; returns false on overflow or a
  * negative dim. */
