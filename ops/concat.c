@@ -113,19 +113,13 @@ static pd_status run_forward(pd_ctx *c, copy2d_fn copy) {
 }
 static pd_status forward(pd_ctx *c) { return run_forward(c, cpu_copy2d); }
 
-/* "h@GRAD" or "h@GRAD@RENAME@k" (a partial gradient) is a gradient of "h". */
-static bool is_grad_of(const char *g, const char *x) {
-  size_t n = strlen(x);
-  return strncmp(g, x, n) == 0 && strncmp(g + n, "@GRAD", 5) == 0 && (g[n + 5] == '\0' || g[n + 5] == '@');
-}
-
 /* Whether dX output j is the gradient of X[i], walking both in order. When
  * every X has a dX slot they line up; the backward pass leaves out the
  * gradients of inputs that need none (data), and then a dX belongs to the
  * next X it is named after. */
 static bool grad_of(pd_ctx *c, int j, int i) {
   if (pd_out_count(c, X) == pd_in_count(c, X)) return i == j;
-  return is_grad_of(pd_ctx_out_name(c, X, j), pd_ctx_in_name(c, X, i));
+  return pd_is_grad_name(pd_ctx_out_name(c, X, j), pd_ctx_in_name(c, X, i));
 }
 
 static pd_status unmatched(pd_ctx *c, int j) {

@@ -20,6 +20,8 @@ typedef struct bw {
   bool *emit;     /* per op */
   int *contrib;   /* per var: partial gradients it will receive */
   int *seen;      /* per var: partial gradients emitted so far */
+  const int *wants; /* when set: the variables that want a gradient (else the trainable parameters) */
+  int nwants;
 } bw;
 
 static bool slot_grad(const pd_op *op, int s) { return !(op->def->inputs[s].flags & PD_SLOT_NO_GRAD); }
@@ -55,9 +57,13 @@ static pd_status find_loss(const pd_net *net, const char *loss, int *out, pd_err
 /* Variables that want a gradient: trainable params, and what they feed. */
 static void mark_needs(bw *b) {
   const pd_net *net = b->net;
-  for (int v = 0; v < net->nvars; v++) {
+  for (int v = 0; v < net->nvars && !b->wants; v++) {
     const pd_var_info *vi = &net->vars[v];
     b->needs[v] = vi->kind == PD_VAR_PARAM && !vi->no_grad && pd_dtype_is_float(vi->meta.dtype);
+  }
+  for (int i = 0; i < b->nwants; i++) {
+    const pd_var_info *vi = &net->vars[b->wants[i]];
+    b->needs[b->wants[i]] = !vi->no_grad && pd_dtype_is_float(vi->meta.dtype);
   }
   for (int o = 0; o < b->nf; o++) {
     const pd_op *op = &net->ops[o];
@@ -101,9 +107,8 @@ static pd_status check_differentiable(const bw *b, int o, const char *loss, pd_e
 /* Which grad ops run, and how many partial gradients each variable gets:
  * from the loss back, an op whose output has a gradient and whose input
  * wants one. */
-static pd_status plan_grad_ops(bw *b, int L, const char *loss, pd_error *err) {
+static pd_status plan_grad_ops(bw *b, const char *loss, pd_error *err) {
   const pd_net *net = b->net;
-  b->has_grad[L] = true;
   for (int o = b->nf - 1; o >= 0; o--) {
     const pd_op *op = &net->ops[o];
     if (!b->leads[o]) continue;
@@ -304,7 +309,8 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
   /* ops leading to the loss: reverse reachability */
   pd_net_prune(net, &L, 1, b.leads);
   mark_needs(&b);
-  st = plan_grad_ops(&b, L, loss, err);
+  b.has_grad[L] = true;
+  st = plan_grad_ops(&b, loss, err);
   if (!st) st = add_seed(net, L, err);
   /* the grad ops, in reverse order */
   for (int o = b.nf - 1; o >= 0 && !st; o--)
@@ -314,6 +320,50 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     net->loss = L;
     st = pd_net_infer_shapes(net, err);
   }
+done:
+  free(b.leads), free(b.emit), free(b.needs), free(b.has_grad), free(b.contrib), free(b.seen);
+  return st;
+}
+
+pd_status pd_net_add_backward_from(pd_net *net, const int *seeds, int nseeds, int *seed_grad, const int *wants,
+                                   int nwants, int *want_grad, pd_error *err) {
+  bw b = {.net = net, .nf = net->n_forward, .wants = wants, .nwants = nwants};
+  size_t nv = (size_t)net->nvars + 1, no = (size_t)net->nops + 1;
+  b.leads = calloc(no, 1), b.emit = calloc(no, 1);
+  b.needs = calloc(nv, 1), b.has_grad = calloc(nv, 1);
+  b.contrib = calloc(nv, sizeof(int)), b.seen = calloc(nv, sizeof(int));
+  pd_status st = PD_OK;
+  if (!b.leads || !b.emit || !b.needs || !b.has_grad || !b.contrib || !b.seen) {
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    goto done;
+  }
+  pd_net_prune(net, seeds, nseeds, b.leads);
+  mark_needs(&b);
+  /* a seed's gradient from outside is its first partial gradient */
+  for (int i = 0; i < nseeds; i++) {
+    b.has_grad[seeds[i]] = true;
+    b.contrib[seeds[i]] = b.seen[seeds[i]] = 1;
+  }
+  st = plan_grad_ops(&b, nseeds ? net->vars[seeds[0]].name : "", err);
+  for (int i = 0; i < nseeds && !st; i++) {
+    int v = seeds[i];
+    char *name = b.contrib[v] == 1 ? grad_name(net, v) : pd_strf("%s@GRAD@RENAME@0", net->vars[v].name);
+    int g = name ? pd_net_add_var(net, name, PD_VAR_TEMP, net->vars[v].meta.dtype) : -1;
+    free(name);
+    if (g < 0) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    seed_grad[i] = g;
+  }
+  for (int o = b.nf - 1; o >= 0 && !st; o--)
+    if (b.emit[o]) st = add_grad_op(&b, o, err);
+  for (int i = 0; i < nwants && !st; i++) {
+    char *name = grad_name(net, wants[i]);
+    int g = name ? pd_net_var(net, name) : -1;
+    free(name);
+    bool made = g >= 0 && net->vars[g].producer >= 0;
+    for (int k = 0; k < nseeds && !made; k++) made = seed_grad[k] == g;
+    want_grad[i] = made ? g : -1;
+  }
+  if (!st) net->n_backward = net->nops - net->n_forward;
 done:
   free(b.leads), free(b.emit), free(b.needs), free(b.has_grad), free(b.contrib), free(b.seen);
   return st;

@@ -7,6 +7,14 @@
 
 /* Appends the gradient ops for `loss` (a one-element float variable). */
 pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err);
+/* AddBackwardOps for a block's net (core/block.h): the gradient ops from
+ * the seeds, whose gradients come from outside (seed_grad[i]: the variable
+ * to write seed i's gradient into before the gradient ops run), to the
+ * wants (want_grad[i]: the variable holding want i's gradient after them;
+ * -1: none flows there, it is zero). Ops [n_forward, nops) are then the
+ * gradient ops; no shapes are inferred. */
+pd_status pd_net_add_backward_from(pd_net *net, const int *seeds, int nseeds, int *seed_grad, const int *wants,
+                                   int nwants, int *want_grad, pd_error *err);
 /* For a net loaded from text that already holds backward (and optimizer)
  * ops, as `paddle-run desc --backward --optimizer` writes it: finds where
  * the forward, backward and optimizer parts begin and sets net->loss. A

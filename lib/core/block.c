@@ -5,12 +5,14 @@
  * its parent and on to the top level, as a step scope's does. */
 #include "core/block.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
+#include "core/backward.h"
 
 /* The op running a block: where its BLOCK attribute is. */
 typedef struct runner {
@@ -421,6 +423,7 @@ static pd_status build_block(checker *c, const Paddle__BlockDesc *bd) {
   s->map = net->map;
   s->float_dtype = net->float_dtype;
   s->loss = -1;
+  s->check_only = true;
   pd_status st = pd_net_build_desc(s, c->err);
   if (st == PD_ERR_INPUT) name_block(c->err, net->file, bd->name);
   s->desc = NULL;
@@ -447,4 +450,253 @@ pd_status pd_blocks_check(pd_net *net, pd_error *err) {
   for (size_t i = 0; i < d->n_block && !st; i++) st = build_block(&c, d->block[i]);
   free(c.run), free(c.sorted), free(c.tin), free(c.tout);
   return st;
+}
+
+/* ---- blocks at run time ---- */
+
+int pd_block_var(const pd_block *b, const char *name) { return pd_net_var(b->net, name); }
+
+void pd_block_free(pd_block *b) {
+  if (!b) return;
+  if (b->rt && b->rt_free) b->rt_free(b->rt);
+  if (b->shapes)
+    for (int v = 0; v < b->net->nvars; v++) pd_tensor_release(&b->shapes[v]);
+  pd_net_free(b->net);
+  free(b->name), free(b->feed), free(b->outer), free(b->outer_parent), free(b->local), free(b->shapes);
+  free(b->bind), free(b->seed), free(b->seed_grad), free(b->want), free(b->want_grad);
+  free(b);
+}
+
+/* A variable of the block that lives in an enclosing one: the parent's
+ * variable of that name, made there if need be. A parameter or state
+ * (persistable, in the outermost scope) moves out with its declaration. */
+static int outer_in_parent(pd_net *parent, const pd_var_info *vi) {
+  int p = pd_net_var(parent, vi->name);
+  bool persist = vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE;
+  if (p < 0) p = pd_net_add_var(parent, vi->name, persist ? vi->kind : PD_VAR_TEMP, vi->meta.dtype);
+  if (p < 0 || !persist) return p;
+  pd_var_info *pi = &parent->vars[p];
+  if (pi->kind == PD_VAR_TEMP && pi->producer < 0) pi->kind = vi->kind;
+  if (vi->declared && !pi->declared) {
+    pi->declared = true;
+    pi->meta = vi->meta;
+    pi->init = vi->init;
+    pi->no_grad = vi->no_grad;
+    pi->decl_ndim = vi->decl_ndim;
+    memcpy(pi->decl_dims, vi->decl_dims, sizeof pi->decl_dims);
+  }
+  if (!pi->line) pi->line = vi->line, pi->col = vi->col;
+  if (isnan(pi->param_init)) pi->param_init = vi->param_init;
+  if (isnan(pi->state_init)) pi->state_init = vi->state_init;
+  return p;
+}
+
+/* Sorts the block's variables into feeds, locals and outer ones. */
+static pd_status classify(pd_block *b, pd_error *err) {
+  pd_net *n = b->net, *parent = b->parent;
+  for (int i = 0; i < b->nfeed; i++) b->local[b->feed[i]] = true;
+  for (int v = 0; v < n->nvars; v++) {
+    pd_var_info *vi = &n->vars[v];
+    if (b->local[v]) continue;
+    bool persist = vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE;
+    if (!persist && vi->producer >= 0) {
+      b->local[v] = true;
+      continue;
+    }
+    if (!persist && vi->declared) {
+      if (vi->kind == PD_VAR_DATA) {
+        char where[64] = "";
+        if (vi->line > 0) snprintf(where, sizeof where, "%d:%d: ", vi->line, vi->col);
+        return pd_errorf(err, PD_ERR_INPUT,
+                         "%s:%sblock \"%s\": variable \"%s\" is read but no op of the block writes it and the op "
+                         "running the block does not give it; data is fed at the top level: declare it there",
+                         n->file, where, b->name, vi->name);
+      }
+      b->local[v] = true; /* declared, never read */
+      continue;
+    }
+    int p = outer_in_parent(parent, vi);
+    if (p < 0) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    b->outer[b->nouter] = v;
+    b->outer_parent[b->nouter++] = p;
+  }
+  return PD_OK;
+}
+
+/* The block's net: its declarations, the feeds, its ops (building the
+ * blocks they run in turn), the kinds of its variables. */
+static pd_status build_net(pd_block *b, pd_net *root, const Paddle__BlockDesc *bd, const char *const *feeds, int nfeed,
+                           pd_error *err) {
+  pd_net *n = calloc(1, sizeof *n);
+  Paddle__NetDesc *shell = malloc(sizeof *shell);
+  if (!n || !shell || !(n->file = strdup(root->file))) {
+    free(n), free(shell);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  paddle__net_desc__init(shell);
+  shell->n_var = bd->n_var, shell->var = bd->var;
+  shell->n_op = bd->n_op, shell->op = bd->op;
+  shell->n_block = root->desc->n_block, shell->block = root->desc->block;
+  n->desc = shell;
+  n->root = root;
+  n->block_name = b->name;
+  n->src = root->src, n->src_len = root->src_len, n->map = root->map;
+  n->float_dtype = root->float_dtype;
+  n->loss = -1;
+  b->net = n;
+  pd_status st = pd_net_build_desc_vars(n, err);
+  for (int i = 0; i < nfeed && !st; i++) {
+    int v = pd_net_add_var(n, feeds[i], PD_VAR_DATA, n->float_dtype);
+    if (v < 0) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    if (n->vars[v].kind == PD_VAR_PARAM || n->vars[v].kind == PD_VAR_STATE)
+      return pd_errorf(err, PD_ERR_INPUT, "%s: block \"%s\" declares \"%s\" as a %s, but the op running it gives it",
+                       n->file, b->name, feeds[i], pd_var_kind_name(n->vars[v].kind));
+    n->vars[v].kind = PD_VAR_DATA;
+    n->vars[v].declared = true;
+    b->feed[i] = v;
+  }
+  if (!st) st = pd_net_build_desc_ops(n, err);
+  if (!st) st = pd_net_resolve_kinds(n, err);
+  return st;
+}
+
+pd_status pd_block_get(pd_net *parent, const char *name, const char *const *feeds, int nfeed, pd_block **out,
+                       pd_error *err) {
+  pd_net *root = parent->root ? parent->root : parent;
+  const Paddle__NetDesc *d = root->desc;
+  size_t i = 0;
+  while (i < d->n_block && strcmp(d->block[i]->name, name) != 0) i++;
+  if (i == d->n_block) return pd_errorf(err, PD_ERR_INPUT, "%s: no block \"%s\"", root->file, name);
+  if (!root->blocks) {
+    root->blocks = calloc(d->n_block + 1, sizeof *root->blocks);
+    if (!root->blocks) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    root->nblocks = (int)d->n_block;
+  }
+  if (root->blocks[i]) {
+    *out = root->blocks[i];
+    return PD_OK;
+  }
+  pd_block *b = calloc(1, sizeof *b);
+  if (!b || !(b->name = strdup(name)) || !(b->feed = calloc((size_t)nfeed + 1, sizeof *b->feed))) {
+    if (b) free(b->name);
+    free(b);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  root->blocks[i] = b; /* freed with the root */
+  b->parent = parent;
+  b->nfeed = nfeed;
+  pd_status st = build_net(b, root, d->block[i], feeds, nfeed, err);
+  if (st) return st;
+  size_t nv = (size_t)b->net->nvars + 1;
+  b->local = calloc(nv, 1);
+  b->outer = calloc(nv, sizeof *b->outer);
+  b->outer_parent = calloc(nv, sizeof *b->outer_parent);
+  b->shapes = calloc(nv, sizeof *b->shapes);
+  b->bind = calloc(nv, sizeof *b->bind);
+  if (!b->local || !b->outer || !b->outer_parent || !b->shapes || !b->bind)
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int v = 0; v < b->net->nvars; v++) pd_tensor_init(&b->shapes[v], b->net->vars[v].meta.dtype);
+  if ((st = classify(b, err))) return st;
+  b->nvars_built = b->net->nvars;
+  *out = b;
+  return PD_OK;
+}
+
+void pd_block_bind_outer(pd_block *b, pd_ctx *c, int outer_slot, pd_tensor **bind) {
+  const pd_arg *a = &c->op->in[outer_slot];
+  for (int i = 0; i < b->nouter; i++) {
+    bind[b->outer[i]] = NULL;
+    for (int j = 0; j < a->n; j++)
+      if (a->vars[j] == b->outer_parent[i]) {
+        bind[b->outer[i]] = c->vars[a->vars[j]];
+        break;
+      }
+  }
+}
+
+pd_status pd_block_infer(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end) {
+  pd_net *n = b->net;
+  for (int v = 0; v < n->nvars; v++)
+    if (!bind[v]) bind[v] = &b->shapes[v];
+  pd_status st = PD_OK;
+  char l[400];
+  for (int o = begin; o < end && !st; o++) {
+    pd_op *op = &n->ops[o];
+    for (int s = 0; s < op->def->n_inputs && !st; s++)
+      for (int i = 0; i < op->in[s].n && !st; i++) {
+        int v = op->in[s].vars[i];
+        const pd_var_info *vi = &n->vars[v];
+        if (bind[v]->ndim < 0 && !(op->def->inputs[s].flags & (PD_SLOT_PARAM | PD_SLOT_STATE)) &&
+            vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE)
+          st = pd_errorf(c->err, PD_ERR_INPUT, "%s reads \"%s\" before any op of the block writes it",
+                         pd_net_op_label(n, o, l, sizeof l), vi->name);
+      }
+    if (st) break;
+    pd_ctx sc = {.op = op, .vars = bind, .exec = c->exec, .err = c->err};
+    st = pd_op_infer_shape(&sc);
+  }
+  /* at load (the batch is -1) the block's variables take the shapes: its
+   * kernels are chosen and its FLOPs counted from them */
+  bool load = !c->exec;
+  for (int v = 0; v < n->nvars && load; v++)
+    if (bind[v]->ndim >= 0) {
+      n->vars[v].meta.dtype = bind[v]->dtype;
+      n->vars[v].meta.ndim = bind[v]->ndim;
+      memcpy(n->vars[v].meta.dims, bind[v]->dims, sizeof bind[v]->dims);
+    }
+  return st;
+}
+
+pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end) {
+  pd_ctx sc = {.vars = bind, .exec = c->exec, .err = c->err};
+  for (int o = begin; o < end; o++) {
+    sc.op = &b->net->ops[o];
+    pd_status st = sc.op->kernel->fn(&sc);
+    if (st) return st;
+  }
+  return PD_OK;
+}
+
+double pd_block_flops(pd_block *b, pd_tensor **bind, int begin, int end) {
+  double total = 0;
+  for (int o = begin; o < end; o++) {
+    pd_ctx sc = {.op = &b->net->ops[o], .vars = bind};
+    if (sc.op->def->flops)
+      total += sc.op->def->flops(&sc);
+    else
+      for (int s = 0; s < sc.op->def->n_outputs; s++)
+        for (int i = 0; i < sc.op->out[s].n; i++) {
+          int64_t k = pd_tensor_numel(pd_out_at(&sc, s, i));
+          if (k > 0) total += (double)k;
+        }
+  }
+  return total;
+}
+
+pd_status pd_block_add_backward(pd_block *b, const int *seeds, int nseeds, const int *wants, int nwants,
+                                pd_error *err) {
+  if (b->backward) return PD_OK;
+  b->seed = calloc((size_t)nseeds + 1, sizeof(int)), b->seed_grad = calloc((size_t)nseeds + 1, sizeof(int));
+  b->want = calloc((size_t)nwants + 1, sizeof(int)), b->want_grad = calloc((size_t)nwants + 1, sizeof(int));
+  if (!b->seed || !b->seed_grad || !b->want || !b->want_grad) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  memcpy(b->seed, seeds, sizeof(int) * (size_t)nseeds), b->nseed = nseeds;
+  memcpy(b->want, wants, sizeof(int) * (size_t)nwants), b->nwant = nwants;
+  pd_status st = pd_net_add_backward_from(b->net, seeds, nseeds, b->seed_grad, wants, nwants, b->want_grad, err);
+  if (st) return st;
+  /* the gradient variables are the block's own, per run */
+  size_t nv = (size_t)b->net->nvars + 1;
+  bool *local = realloc(b->local, nv);
+  pd_tensor *shapes = realloc(b->shapes, nv * sizeof *shapes);
+  pd_tensor **bind = realloc(b->bind, nv * sizeof *bind);
+  if (local) b->local = local;
+  if (shapes) b->shapes = shapes;
+  if (bind) b->bind = bind;
+  if (!local || !shapes || !bind) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int v = b->nvars_built; v < b->net->nvars; v++) {
+    b->local[v] = true;
+    pd_tensor_init(&b->shapes[v], b->net->vars[v].meta.dtype);
+  }
+  b->nvars_built = b->net->nvars;
+  b->backward = true;
+  return PD_OK;
 }

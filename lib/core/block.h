@@ -1,8 +1,11 @@
 /* block.h — the sub-blocks of a NetDesc (NetDesc.block, docs/netdesc.md,
  * "Blocks"): their structure is checked when a net is loaded, before the
- * top-level variables and ops are built. No op runs a block yet (the
- * recurrent and if_else ops come later), so a net with blocks loads only as
- * far as the op naming one: that op's BLOCK attribute is unknown to it. */
+ * top-level variables and ops are built; then each block an op names is
+ * built into a net of its own (pd_block), whose variables are the block's
+ * locals, the values the op feeds it, and the variables of enclosing blocks
+ * it reads (bound to the enclosing net's tensors when it runs: a step
+ * scope's look-up in its parent). The op (recurrent, if_else) runs the
+ * block's ops itself with pd_block_run. */
 #ifndef PD_BLOCK_H
 #define PD_BLOCK_H
 
@@ -24,5 +27,57 @@ pd_status pd_blocks_check(pd_net *net, pd_error *err);
  * loading (declarations, op types, slots, attributes). Defined in net.c;
  * pd_blocks_check runs it for each block on a scratch net. */
 pd_status pd_net_build_desc(pd_net *net, pd_error *err);
+/* Its two halves: the declarations, then the ops. */
+pd_status pd_net_build_desc_vars(pd_net *net, pd_error *err);
+pd_status pd_net_build_desc_ops(pd_net *net, pd_error *err);
+
+/* ---- a block built for the op that runs it ---- */
+typedef struct pd_block {
+  char *name;
+  pd_net *net;       /* its variables and ops: [0, net->n_forward) forward, then the gradient ops */
+  pd_net *parent;    /* the net of the op running it */
+  int nfeed, *feed;  /* variables the op gives values (block_feeds), in its order */
+  int nouter, *outer; /* variables of enclosing blocks it reads, in the order of the op's Outer slot */
+  int *outer_parent; /* their indices in the parent net */
+  bool *local;       /* per variable: has a value of its own per run (not outer) */
+  pd_tensor *shapes; /* per variable: the shapes of the last pd_block_infer (no storage) */
+  pd_tensor **bind;  /* per variable: scratch for a binding */
+  int nvars_built;   /* variables that local, shapes and bind cover */
+  /* after pd_block_add_backward: the variables whose gradients the op gives
+   * (seed_grad[i]: where it writes the gradient of seed[i]) and takes
+   * (want_grad[i]: the gradient of want[i], -1 if it has none: zero) */
+  bool backward;
+  int nseed, *seed, *seed_grad;
+  int nwant, *want, *want_grad;
+  void *rt;                /* the running op's own (its layout of the steps) */
+  void (*rt_free)(void *); /* frees rt */
+} pd_block;
+
+/* Builds block `name` of the root NetDesc for an op of `parent` with the
+ * given feeds (once per block: a second call returns the same block). */
+pd_status pd_block_get(pd_net *parent, const char *name, const char *const *feeds, int nfeed, pd_block **out,
+                       pd_error *err);
+void pd_block_free(pd_block *b);
+
+/* Binds the block's outer variables to the running op's tensors: slot
+ * `outer_slot` of the op (c) lists them in the block's order. Feeds and
+ * locals are the caller's to bind (b->bind). */
+void pd_block_bind_outer(pd_block *b, pd_ctx *c, int outer_slot, pd_tensor **bind);
+/* Runs the shape functions of ops [begin, end) over bind; locals not bound
+ * by the caller are bound to b->shapes. When the shapes hold the batch as -1
+ * (the net's load) the block's own variables take them too (kernel choice,
+ * FLOPs). Errors name the block and op. */
+pd_status pd_block_infer(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end);
+/* Runs the kernels of ops [begin, end) over bind. */
+pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end);
+/* FLOPs of ops [begin, end) over bind. */
+double pd_block_flops(pd_block *b, pd_tensor **bind, int begin, int end);
+/* AddBackwardOps inside the block: the gradient ops from the seeds (whose
+ * gradients the op gives) to the wants (whose gradients it takes). Once;
+ * the op's grad shape function calls it. */
+pd_status pd_block_add_backward(pd_block *b, const int *seeds, int nseeds, const int *wants, int nwants,
+                                pd_error *err);
+/* The block variable named `name`, -1 if none. */
+int pd_block_var(const pd_block *b, const char *name);
 
 #endif

@@ -93,10 +93,12 @@ void *pd_net_keep(pd_net *net, size_t bytes) {
 
 const char *pd_net_op_label(const pd_net *net, int op, char *buf, size_t size) {
   const pd_op *o = &net->ops[op];
+  char in[300] = "";
+  if (net->block_name) snprintf(in, sizeof in, "block \"%s\", ", net->block_name);
   if (o->line > 0)
-    snprintf(buf, size, "op #%d \"%s\" (%s:%d:%d)", op, o->def->type, net->file, o->line, o->col);
+    snprintf(buf, size, "%sop #%d \"%s\" (%s:%d:%d)", in, op, o->def->type, net->file, o->line, o->col);
   else
-    snprintf(buf, size, "op #%d \"%s\"", op, o->def->type);
+    snprintf(buf, size, "%sop #%d \"%s\"", in, op, o->def->type);
   return buf;
 }
 
@@ -117,6 +119,7 @@ pd_status pd_net_add_op(pd_net *net, const pd_op_def *def, const char *const *in
   op->index = net->nops;
   op->fwd = fwd;
   op->file = net->file;
+  op->block = net->block_name;
   for (int i = 0; i < 2; i++) pd_tensor_init(&op->work[i], net->float_dtype);
   net->nops++; /* from here on pd_net_free releases what op holds */
   const char *const *names[2] = {ins, outs};
@@ -181,7 +184,10 @@ static pd_status fail_at(const pd_net *net, pd_error *err, int line, int col, co
 
 /* "op #3 "fc"" — for messages that already carry the op's position. */
 static const char *op_short(const pd_net *net, int op, char *buf, size_t size) {
-  snprintf(buf, size, "op #%d \"%s\"", op, net->ops[op].def->type);
+  if (net->block_name)
+    snprintf(buf, size, "block \"%s\", op #%d \"%s\"", net->block_name, op, net->ops[op].def->type);
+  else
+    snprintf(buf, size, "op #%d \"%s\"", op, net->ops[op].def->type);
   return buf;
 }
 
@@ -199,7 +205,15 @@ static const char *slot_list(const pd_slot_def *slots, int n, char *buf, size_t 
 /* Distributes a flat list of names over the def's slots: a plain slot takes
  * one, a duplicable slot what the slots after it leave, an optional slot one
  * if there is one to spare. */
-static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, bool outputs, int *counts) {
+/* The length of list attribute `name` (a slot's count_attr), -1 if none. */
+static int list_len(const pd_op_def *def, const pd_attr *attrs, const char *name) {
+  for (int a = 0; a < def->n_attrs; a++)
+    if (!strcmp(def->attrs[a].name, name)) return attrs[a].n;
+  return -1;
+}
+
+static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, bool outputs, const pd_attr *attrs,
+                              int *counts) {
   const pd_op_def *def = pd_op_find(od->type);
   const pd_slot_def *slots = outputs ? def->outputs : def->inputs;
   int nslots = outputs ? def->n_outputs : def->n_inputs;
@@ -213,10 +227,30 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
     /* slots after this one need one name each if required; after a
      * duplicable slot every later slot keeps its position (maybe "") */
     int need_after = 0;
-    for (int t = s + 1; t < nslots; t++)
-      need_after += (slots[s].flags & PD_SLOT_DUPLICABLE) || !(slots[t].flags & PD_SLOT_DISPENSABLE);
+    for (int t = s + 1; t < nslots; t++) {
+      int w = slots[t].count_attr && !(slots[t].flags & PD_SLOT_DISPENSABLE)
+                  ? list_len(def, attrs, slots[t].count_attr)
+                  : -1;
+      /* a slot of a known count leaves the later ones no placeholders to keep */
+      bool keeps = (slots[s].flags & PD_SLOT_DUPLICABLE) && !slots[s].count_attr;
+      need_after += w >= 0 ? w : keeps || !(slots[t].flags & PD_SLOT_DISPENSABLE);
+    }
     int avail = n - pos - need_after, take;
-    if (slots[s].flags & PD_SLOT_DUPLICABLE)
+    int want = slots[s].count_attr ? list_len(def, attrs, slots[s].count_attr) : -1;
+    if (want >= 0) {
+      take = avail >= want ? want : 0;
+      if (take < want && !(slots[s].flags & PD_SLOT_DISPENSABLE)) {
+        if (!line) pos_of(b->net, od, NULL, 0, &line, &col);
+        return fail_at(b->net, b->err, line, col,
+                       "op #%d \"%s\": %s \"%s\" takes one variable per entry of attribute \"%s\" (%d), but only %d "
+                       "%ss are left for it",
+                       opi, od->type, what, slots[s].name, slots[s].count_attr, want, avail > 0 ? avail : 0, what);
+      }
+      if (!want) {
+        counts[s] = 0;
+        continue;
+      }
+    } else if (slots[s].flags & PD_SLOT_DUPLICABLE)
       take = avail > 0 ? avail : 0;
     else
       take = avail > 0 ? 1 : 0;
@@ -235,7 +269,7 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
                      slot_list(slots, nslots, list, sizeof list), n);
     }
     for (int i = 0; i < take; i++)
-      if (!*names[pos + i] && !(slots[s].flags & PD_SLOT_DISPENSABLE)) {
+      if (!*names[pos + i] && !(slots[s].flags & PD_SLOT_DISPENSABLE) && want < 0) {
         pos_of(b->net, od, outputs ? "outputs" : "inputs", (size_t)(pos + i), &line, &col);
         return fail_at(b->net, b->err, line, col, "op #%d \"%s\": %s \"%s\" is required but given as \"\"", opi,
                        od->type, what, slots[s].name);
@@ -423,6 +457,93 @@ static pd_status build_vars(builder *b) {
   return PD_OK;
 }
 
+/* A copy of a flat name list with `add` names inserted where slot `slot`
+ * begins (its count was 0); counts[slot] becomes n_add. */
+static const char **insert_names(char *const *names, size_t n, int *counts, int slot, const char *const *add,
+                                 int n_add) {
+  const char **out = malloc(sizeof *out * (n + (size_t)n_add + 1));
+  if (!out) return NULL;
+  size_t at = 0, k = 0;
+  for (int s = 0; s < slot; s++) at += (size_t)counts[s];
+  for (size_t i = 0; i < at && i < n; i++) out[k++] = names[i];
+  for (int i = 0; i < n_add; i++) out[k++] = add[i];
+  for (size_t i = at; i < n; i++) out[k++] = names[i];
+  counts[slot] = n_add;
+  return out;
+}
+
+/* An op that runs blocks (BLOCK attributes): each block is built as a net
+ * of its own (core/block.h) with the names the op feeds it. Where the
+ * NetDesc leaves them out, the op's PD_SLOT_OUTER input lists the variables
+ * of this net its blocks read, and its PD_SLOT_STEPS output is named
+ * "<block>@STEPS"; an Outer list that is given must hold all of them. */
+static pd_status build_op_blocks(builder *b, int opi, const Paddle__OpDesc *od, const pd_op_def *def, pd_attr *attrs,
+                                 int *in_n, int *out_n, const char ***ins, const char ***outs) {
+  pd_net *net = b->net;
+  int nblk = 0, line, col;
+  for (int a = 0; a < def->n_attrs; a++) nblk += def->attrs[a].type == PD_ATTR_BLOCK;
+  if (!nblk || net->check_only) return PD_OK;
+  const char *feeds[256];
+  int nfeed = def->block_feeds ? def->block_feeds(attrs, (const char *const *)od->inputs, in_n, feeds, 256) : 0;
+  pd_status st = PD_OK;
+  const char *first = NULL;
+  int nouter = 0, cap = 0;
+  const char **outer = NULL;
+  for (int a = 0; a < def->n_attrs && !st; a++) {
+    if (def->attrs[a].type != PD_ATTR_BLOCK) continue;
+    if ((st = pd_block_get(net, attrs[a].s, feeds, nfeed, &attrs[a].blk, b->err))) break;
+    const pd_block *blk = attrs[a].blk;
+    if (!first) first = blk->name;
+    for (int i = 0; i < blk->nouter && !st; i++) {
+      const char *name = net->vars[blk->outer_parent[i]].name;
+      bool dup = false;
+      for (int j = 0; j < nouter && !dup; j++) dup = !strcmp(outer[j], name);
+      if (dup) continue;
+      if (nouter == cap) {
+        cap = cap ? 2 * cap : 16;
+        const char **grown = realloc(outer, sizeof *outer * (size_t)cap);
+        if (!grown) {
+          st = pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+          break;
+        }
+        outer = grown;
+      }
+      outer[nouter++] = name;
+    }
+  }
+  for (int s = 0; s < def->n_inputs && !st; s++) {
+    if (!(def->inputs[s].flags & PD_SLOT_OUTER)) continue;
+    if (!in_n[s]) {
+      if (!(*ins = insert_names(od->inputs, od->n_inputs, in_n, s, outer, nouter)))
+        st = pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+      break;
+    }
+    size_t at = 0;
+    for (int t = 0; t < s; t++) at += (size_t)in_n[t];
+    for (int j = 0; j < nouter && !st; j++) {
+      bool listed = false;
+      for (int i = 0; i < in_n[s] && !listed; i++) listed = !strcmp(od->inputs[at + (size_t)i], outer[j]);
+      if (listed) continue;
+      pos_of(net, od, "inputs", at, &line, &col);
+      st = fail_at(net, b->err, line, col,
+                   "op #%d \"%s\": input %s lists the variables its blocks read from outside, but leaves out \"%s\" "
+                   "(or leave %s out and it is filled in)",
+                   opi, od->type, def->inputs[s].name, outer[j], def->inputs[s].name);
+    }
+  }
+  for (int s = 0; s < def->n_outputs && !st; s++) {
+    if (!(def->outputs[s].flags & PD_SLOT_STEPS) || out_n[s]) continue;
+    /* the net keeps the name (the list only points at it) */
+    char *name = pd_net_keep(net, strlen(first) + sizeof "@STEPS");
+    if (name) sprintf(name, "%s@STEPS", first);
+    const char *one[] = {name};
+    if (!name || !(*outs = insert_names(od->outputs, od->n_outputs, out_n, s, one, 1)))
+      st = pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+  }
+  free(outer);
+  return st;
+}
+
 static pd_status build_ops(builder *b) {
   pd_net *net = b->net;
   const Paddle__NetDesc *d = net->desc;
@@ -444,12 +565,15 @@ static pd_status build_ops(builder *b) {
     int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
     pd_attr attrs[PD_MAX_ATTRS];
     memset(attrs, 0, sizeof attrs);
-    pd_status st = assign_slots(b, opi, od, false, in_n);
-    if (!st) st = assign_slots(b, opi, od, true, out_n);
-    if (!st) st = build_attrs(b, opi, od, def, attrs);
+    pd_status st = build_attrs(b, opi, od, def, attrs);
+    if (!st) st = assign_slots(b, opi, od, false, attrs, in_n);
+    if (!st) st = assign_slots(b, opi, od, true, attrs, out_n);
+    const char **ins = NULL, **outs = NULL;
+    if (!st) st = build_op_blocks(b, opi, od, def, attrs, in_n, out_n, &ins, &outs);
     if (!st)
-      st = pd_net_add_op(net, def, (const char *const *)od->inputs, in_n, (const char *const *)od->outputs, out_n,
-                         attrs, -1, b->err);
+      st = pd_net_add_op(net, def, ins ? ins : (const char *const *)od->inputs, in_n,
+                         outs ? outs : (const char *const *)od->outputs, out_n, attrs, -1, b->err);
+    free(ins), free(outs);
     if (st) return st;
     pos_of(net, od, NULL, 0, &line, &col);
     net->ops[opi].line = line;
@@ -459,10 +583,19 @@ static pd_status build_ops(builder *b) {
   return PD_OK;
 }
 
-pd_status pd_net_build_desc(pd_net *net, pd_error *err) {
+pd_status pd_net_build_desc_vars(pd_net *net, pd_error *err) {
   builder b = {net, err};
-  pd_status st = build_vars(&b);
-  return st ? st : build_ops(&b);
+  return build_vars(&b);
+}
+
+pd_status pd_net_build_desc_ops(pd_net *net, pd_error *err) {
+  builder b = {net, err};
+  return build_ops(&b);
+}
+
+pd_status pd_net_build_desc(pd_net *net, pd_error *err) {
+  pd_status st = pd_net_build_desc_vars(net, err);
+  return st ? st : pd_net_build_desc_ops(net, err);
 }
 
 static bool op_reads(const pd_op *op, int v) {
@@ -473,8 +606,8 @@ static bool op_reads(const pd_op *op, int v) {
 }
 
 /* Who writes what, and what each variable is. */
-static pd_status resolve_kinds(builder *b) {
-  pd_net *net = b->net;
+pd_status pd_net_resolve_kinds(pd_net *net, pd_error *err) {
+  builder bb = {net, err}, *b = &bb;
   char l1[160], l2[160];
   bool *param_slot = calloc((size_t)net->nvars + 1, 1), *read = calloc((size_t)net->nvars + 1, 1);
   bool *state_slot = calloc((size_t)net->nvars + 1, 1);
@@ -534,6 +667,8 @@ static pd_status resolve_kinds(builder *b) {
       vi->kind = PD_VAR_PARAM;
     else if (vi->declared)
       vi->kind = PD_VAR_DATA;
+    else if (net->root)
+      continue; /* a block reading a variable of an enclosing block */
     else {
       const pd_op *op = &net->ops[reader[v]];
       st = fail_at(net, b->err, op->line, op->col,
@@ -544,7 +679,7 @@ static pd_status resolve_kinds(builder *b) {
   }
   for (int v = 0; v < net->nvars && !st; v++) {
     pd_var_info *vi = &net->vars[v];
-    if (vi->kind == PD_VAR_DATA && vi->meta.ndim < 0)
+    if (vi->kind == PD_VAR_DATA && vi->meta.ndim < 0 && !net->root) /* a block's get theirs from its op */
       st = fail_at(net, b->err, vi->line, vi->col, "data variable \"%s\" needs a shape (e.g. shape: [-1, 784])",
                    vi->name);
     if (vi->kind == PD_VAR_TEMP) vi->meta.ndim = -1, vi->meta.dtype = net->float_dtype;
@@ -642,6 +777,9 @@ pd_status pd_net_select_kernels(pd_net *net, pd_place_kind place, pd_error *err)
                                      "use --device cpu"
                                    : "");
     }
+    for (int a = 0; a < op->def->n_attrs && !st; a++)
+      if (op->attrs[a].type == PD_ATTR_BLOCK && op->attrs[a].blk)
+        st = pd_net_select_kernels(op->attrs[a].blk->net, place, err);
   }
   free(metas);
   return st;
@@ -825,7 +963,7 @@ pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, s
   if (!st) st = pd_blocks_check(net, err);
   if (!st) st = build_vars(&b);
   if (!st) st = build_ops(&b);
-  if (!st) st = resolve_kinds(&b);
+  if (!st) st = pd_net_resolve_kinds(net, err);
   if (!st) st = pd_net_infer_shapes(net, err);
   if (!st) st = pd_net_check_memory(net, 1, err);
   if (!st) st = check_train(&b);
@@ -882,6 +1020,8 @@ void pd_net_free(pd_net *net) {
     }
     for (int i = 0; i < 2; i++) pd_tensor_release(&net->ops[o].work[i]);
   }
+  for (int i = 0; i < net->nblocks; i++) pd_block_free(net->blocks[i]);
+  free(net->blocks);
   for (int v = 0; v < net->nvars; v++) free(net->vars[v].name);
   for (int i = 0; i < net->nkeep; i++) free(net->keep[i]);
   free(net->keep);
@@ -889,6 +1029,12 @@ void pd_net_free(pd_net *net) {
   free(net->vars);
   free(net->names);
   free(net->slots);
+  if (net->root) { /* a block's net: the desc is a shell around the root's messages, the text is the root's */
+    free(net->desc);
+    free(net->file);
+    free(net);
+    return;
+  }
   if (net->desc) protobuf_c_message_free_unpacked(&net->desc->base, NULL);
   pd_srcmap_free(&net->map);
   free(net->src);

@@ -60,6 +60,15 @@ typedef struct pd_net {
   bool nccl;       /* the allreduce goes through NCCL (GPU under mpirun): added even on one rank */
   void **keep;     /* memory owned by the net (generated attribute values) */
   int nkeep;
+  /* Blocks (core/block.h): the outermost net owns one pd_block per
+   * NetDesc.block that an op names (blocks[i] for desc->block[i], NULL
+   * until built). A block's own net has root set, names its block, and
+   * borrows the root's text, source map and desc messages. */
+  struct pd_block **blocks;
+  int nblocks;
+  struct pd_net *root;    /* NULL: this is the outermost net */
+  const char *block_name; /* the block this net is (NULL at the top level) */
+  bool check_only;        /* built for its checks only (core/block.c): the blocks its ops name are not built */
 } pd_net;
 
 typedef struct pd_net_opts {
@@ -84,6 +93,12 @@ pd_status pd_net_from_text(const char *name, const char *text, size_t len, const
 pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, size_t src_len, pd_srcmap *map,
                            const pd_net_opts *opts, pd_net **out, pd_error *err);
 void pd_net_free(pd_net *net);
+
+/* The kinds of variables once the ops are built (who writes what: data,
+ * parameters, state, temporaries). In a block's net a name read but
+ * neither written nor declared is left a temporary with no producer: a
+ * variable of an enclosing block. */
+pd_status pd_net_resolve_kinds(pd_net *net, pd_error *err);
 
 /* Index of a variable, -1 if none. */
 int pd_net_var(const pd_net *net, const char *name);

@@ -25,6 +25,9 @@ static Paddle__AttrValue *attr_value(const pd_attr *a) {
   case PD_ATTR_STRING:
     v->s = dup(a->s);
     break;
+  case PD_ATTR_BLOCK:
+    v->block = dup(a->s);
+    break;
   case PD_ATTR_BOOL:
     v->has_b = 1, v->b = a->b;
     break;

@@ -16,10 +16,17 @@ pd_status pd_ctx_fail(pd_ctx *c, pd_status st, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   const pd_op *op = c->op;
+  char in[PD_ERROR_MAX / 4] = "";
+  if (op->block) snprintf(in, sizeof in, "block \"%s\", ", op->block);
   if (op->file && op->line > 0)
-    return pd_errorf(c->err, st, "%s:%d:%d: op #%d \"%s\": %s", op->file, op->line, op->col, op->index, op->def->type,
-                     msg);
-  return pd_errorf(c->err, st, "op #%d \"%s\": %s", op->index, op->def->type, msg);
+    return pd_errorf(c->err, st, "%s:%d:%d: %sop #%d \"%s\": %s", op->file, op->line, op->col, in, op->index,
+                     op->def->type, msg);
+  return pd_errorf(c->err, st, "%sop #%d \"%s\": %s", in, op->index, op->def->type, msg);
+}
+
+bool pd_is_grad_name(const char *g, const char *x) {
+  size_t n = strlen(x);
+  return strncmp(g, x, n) == 0 && strncmp(g + n, "@GRAD", 5) == 0 && (g[n + 5] == '\0' || g[n + 5] == '@');
 }
 
 pd_status pd_ctx_set_shape(pd_ctx *c, pd_tensor *t, pd_dtype dtype, int ndim, const int64_t *dims) {
@@ -172,6 +179,7 @@ const char *pd_attr_str(const pd_attr *v, char *buf, size_t size) {
     PUT("%.17g", v->f);
     break;
   case PD_ATTR_STRING:
+  case PD_ATTR_BLOCK:
     PUT("\"%s\"", v->s ? v->s : "");
     break;
   case PD_ATTR_BOOL:

@@ -28,12 +28,22 @@ enum {
   PD_SLOT_PARAM = 1 << 3,       /* a parameter whose shape the op infers */
   PD_SLOT_STATE = 1 << 4,       /* persistable state the op infers and updates in place, not trained
                                    (batch_norm's running mean); starts at the def's state_init */
+  PD_SLOT_OUTER = 1 << 5,       /* (an op running blocks) the variables of enclosing blocks its blocks
+                                   read: filled in by the core when the NetDesc leaves it out */
+  PD_SLOT_STEPS = 1 << 6,       /* (an op running blocks) an output holding the values its blocks
+                                   computed, for its gradient: named "<block>@STEPS" by the core */
 };
 
 typedef struct pd_slot_def {
   const char *name;
   const char *comment;
   unsigned flags;
+  /* A duplicable slot whose number of variables is the length of this
+   * list attribute of the op (a recurrent op's states), so that two
+   * duplicable slots can follow each other in the flat list of names; a
+   * dispensable one takes all of them or none. NULL: what the later slots
+   * leave. */
+  const char *count_attr;
 } pd_slot_def;
 
 /* ---- attributes (AttrProto) ---- */
@@ -45,6 +55,7 @@ typedef enum pd_attr_type {
   PD_ATTR_FLOATS = 4,
   PD_ATTR_STRINGS = 5,
   PD_ATTR_BOOL = 6,
+  PD_ATTR_BLOCK = 8, /* names a sub-block of the NetDesc (s); the core resolves it (blk) */
 } pd_attr_type; /* values equal paddle.AttrType */
 
 /* Range checks: PD_GT 0 means "> 0". Applied to a number or to each element. */
@@ -76,6 +87,7 @@ typedef struct pd_attr {
   int64_t *ints;     /* INTS */
   double *floats;    /* FLOATS */
   const char **strs; /* STRINGS */
+  struct pd_block *blk; /* BLOCK: the block named by s, built by the core (core/block.h) */
 } pd_attr;
 
 /* ---- kernels ---- */
@@ -180,6 +192,13 @@ struct pd_op_def {
   const double *param_init;
   /* PD_OP_* bits: op behaviour the core must know, never a compare of type. */
   unsigned flags;
+  /* An op with BLOCK attributes: the names inside its blocks that the op
+   * itself gives values each run (a recurrent op's step inputs and previous
+   * states; if_else's rows), from its attributes and input names (ins,
+   * in_n per slot, flattened). Every other name a block reads and does not
+   * write is looked up in the enclosing blocks. Returns the count (at most
+   * max). */
+  int (*block_feeds)(const pd_attr *attrs, const char *const *ins, const int *in_n, const char **names, int max);
 };
 
 /* Slot indices inside a generated grad op, for an op with NI inputs and NO
@@ -207,6 +226,7 @@ typedef struct pd_op {
   const char *file;            /* the NetDesc's file name, for messages */
   const char *const *names;    /* the net's variable names, for messages */
   int fwd;                     /* for a grad op: index of its forward op; else -1 */
+  const char *block;           /* the name of the block the op is in; NULL at the top level */
   pd_tensor work[2];           /* kernel scratch, grown once, kept across steps */
 } pd_op;
 
@@ -241,6 +261,11 @@ static inline const char *pd_attr_s(pd_ctx *c, int i) { return c->op->attrs[i].s
  * Use PD_ERR_INPUT for shape and attribute problems, PD_ERR_RUNTIME for
  * failures while computing. */
 pd_status pd_ctx_fail(pd_ctx *c, pd_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Whether g names a gradient of x: "x@GRAD", or a partial one
+ * "x@GRAD@RENAME@k" (grad ops leave out the gradients no input needs, and
+ * match the rest to their inputs by name). */
+bool pd_is_grad_name(const char *g, const char *x);
 
 /* Sets an output's dtype and dims for shape inference. */
 pd_status pd_ctx_set_shape(pd_ctx *c, pd_tensor *t, pd_dtype dtype, int ndim, const int64_t *dims);

@@ -52,12 +52,14 @@ static void make_grad(const pd_op_def *f) {
   for (int s = 0; s < no; s++) {
     snprintf(g->names[k], sizeof g->names[k], "%s@GRAD", f->outputs[s].name);
     g->inputs[ni + no + s] = (pd_slot_def){g->names[k++], "gradient of the forward output",
-                                           PD_SLOT_DISPENSABLE | (f->outputs[s].flags & PD_SLOT_DUPLICABLE)};
+                                           PD_SLOT_DISPENSABLE | (f->outputs[s].flags & PD_SLOT_DUPLICABLE),
+                                           f->outputs[s].count_attr};
   }
   for (int s = 0; s < ni; s++) {
     snprintf(g->names[k], sizeof g->names[k], "%s@GRAD", f->inputs[s].name);
     g->outputs[s] = (pd_slot_def){g->names[k++], "gradient of the forward input",
-                                  PD_SLOT_DISPENSABLE | (f->inputs[s].flags & PD_SLOT_DUPLICABLE)};
+                                  PD_SLOT_DISPENSABLE | (f->inputs[s].flags & PD_SLOT_DUPLICABLE),
+                                  f->inputs[s].count_attr};
   }
   snprintf(g->type, sizeof g->type, "%s_grad", f->type);
   g->fwd = f;
@@ -200,7 +202,7 @@ pd_status pd_attr_from_value(const pd_attr_def *d, const Paddle__AttrValue *v, p
   memset(out, 0, sizeof *out);
   out->type = d->type;
   int set = v->has_i + v->has_f + (v->s != NULL) + v->has_b + (v->n_ints > 0) + (v->n_floats > 0) + (v->n_strings > 0) +
-            (v->n_bools > 0);
+            (v->n_bools > 0) + (v->block != NULL);
   const char *given = v->has_i       ? "an int (i)"
                       : v->has_f     ? "a float (f)"
                       : v->s         ? "a string (s)"
@@ -209,6 +211,7 @@ pd_status pd_attr_from_value(const pd_attr_def *d, const Paddle__AttrValue *v, p
                       : v->n_floats  ? "a list of floats (floats)"
                       : v->n_strings ? "a list of strings (strings)"
                       : v->n_bools   ? "a list of bools (bools)"
+                      : v->block     ? "a block (block)"
                                      : "no value";
   if (v->has_type && (int)v->type != (int)d->type)
     return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" is declared as type %s, but the op takes %s", d->name,
@@ -251,9 +254,13 @@ pd_status pd_attr_from_value(const pd_attr_def *d, const Paddle__AttrValue *v, p
     out->n = (int)v->n_strings;
     out->strs = (const char **)v->strings;
     break;
+  case PD_ATTR_BLOCK:
+    ok = v->block != NULL;
+    out->s = v->block;
+    break;
   }
   if (!ok) {
-    static const char *const field[] = {"i", "f", "s", "ints", "floats", "strings", "b"};
+    static const char *const field[] = {"i", "f", "s", "ints", "floats", "strings", "b", "bools", "block"};
     return pd_errorf(err, PD_ERR_INPUT, "attribute \"%s\" must be %s%s (value { %s: ... }), got %s", d->name,
                      d->type == PD_ATTR_INT ? "an " : "a ", pd_attr_type_name(d->type), field[d->type], given);
   }

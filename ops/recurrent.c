@@ -1,0 +1,662 @@
+/* recurrent.c — the seeds' RecurrentNet: runs a step block once per time
+ * step over sequences laid out [batch, time, ...]. Each step sees x_t (the
+ * step's slice of every input sequence, [batch, ...]) and the previous
+ * value of every state (the initial state at the first step), runs the
+ * block's ops in a step scope of its own, and its outputs are stacked into
+ * [batch, time, ...]. Per-row lengths (int64 [batch]) stop a row's states
+ * at its last step and zero its outputs after it; `reverse` runs from the
+ * last step to the first (a row of length L starts at its step L-1).
+ *
+ * The step scopes live in the Steps output: one slot per step with every
+ * value the block computes (kept for the gradient when training; two slots
+ * used in turn otherwise), laid out once per shape. The gradient runs the
+ * block's gradient ops (AddBackwardOps inside the block) from the last step
+ * to the first over the kept slots, carrying the states' gradients back a
+ * step at a time and summing the gradients of the enclosing variables the
+ * block reads (its parameters) over the steps. */
+#include "recurrent.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/block.h"
+#include "core/op.h"
+
+static const pd_slot_def inputs[] = {
+    [X] = {"X", "the input sequences, [batch, time, ...], one per name in `inputs`", PD_SLOT_DUPLICABLE, "inputs"},
+    [H0] = {"H0", "the initial states, [batch, ...], one per name in `states` (left out: zeros of the shape the block "
+                  "declares for the previous value)",
+            PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE, "states"},
+    [LENGTHS] = {"Lengths", "int64 [batch]: each row's number of steps, 0 to time (left out: every row has all)",
+                 PD_SLOT_DISPENSABLE | PD_SLOT_NO_GRAD},
+    [OUTER] = {"Outer", "the variables outside the step block that it reads (filled in when left out)",
+               PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE | PD_SLOT_OUTER},
+};
+static const pd_slot_def outputs[] = {
+    [OUT] = {"Out", "the stacked step outputs, [batch, time, ...], one per name in `outputs`", PD_SLOT_DUPLICABLE,
+             "outputs"},
+    [HT] = {"HT", "the final states, [batch, ...], one per name in `states`", PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE,
+            "states"},
+    [STEPS] = {"Steps", "the step scopes (named <block>@STEPS when left out)", PD_SLOT_DISPENSABLE | PD_SLOT_STEPS},
+};
+static const pd_attr_def attrs[] = {
+    [A_BLOCK] = {"step_block", "the block run at every step", PD_ATTR_BLOCK, .required = true},
+    [A_INPUTS] = {"inputs", "the block's names for each step's slice of the X sequences", PD_ATTR_STRINGS,
+                  .required = true},
+    [A_PREV] = {"prev_states", "the block's names for the previous value of each state (read)", PD_ATTR_STRINGS,
+                .def = "strings: []"},
+    [A_STATES] = {"states", "the block's names for the new value of each state (written)", PD_ATTR_STRINGS,
+                  .def = "strings: []"},
+    [A_OUTPUTS] = {"outputs", "the block's variables stacked into Out", PD_ATTR_STRINGS, .required = true},
+    [A_REVERSE] = {"reverse", "run from the last step to the first", PD_ATTR_BOOL, .def = "b: false"},
+};
+
+/* The step inputs and previous states are the block's feeds. */
+static int feeds(const pd_attr *a, const char *const *ins, const int *in_n, const char **names, int max) {
+  (void)ins, (void)in_n;
+  int n = 0;
+  for (int i = 0; i < a[A_INPUTS].n && n < max; i++) names[n++] = a[A_INPUTS].strs[i];
+  for (int i = 0; i < a[A_PREV].n && n < max; i++) names[n++] = a[A_PREV].strs[i];
+  return n;
+}
+
+/* ---- the step scopes ---- */
+
+typedef struct steps {
+  int nv, nin, nst, nout;
+  int *in_var, *prev_var, *state_var, *out_var; /* the block's variables the attributes name */
+  bool *fwd;                                    /* per variable: a forward value kept per step */
+  bool *grad;                                   /* per variable: a gradient value, one per run */
+  size_t *off;                                  /* per variable: its offset in a slot or in the gradient part */
+  size_t slot_bytes, grad_bytes;
+  int64_t batch, time;
+  int nslots; /* slots laid out: time when kept for the gradient, else up to 2 used in turn */
+  bool keep;  /* every step's values kept (training with a gradient) */
+  pd_tensor *t, *g, *zero, *carry;
+  void *base; /* the Steps storage the tensors point into */
+  bool dirty; /* laid out again since they were pointed */
+} steps;
+
+static void steps_free(void *p) {
+  steps *s = p;
+  if (!s) return;
+  for (int i = 0; s->t && i < s->nslots * s->nv; i++) pd_tensor_release(&s->t[i]);
+  for (int v = 0; s->g && v < s->nv; v++) pd_tensor_release(&s->g[v]);
+  for (int j = 0; j < s->nst; j++) {
+    if (s->zero) pd_tensor_release(&s->zero[j]);
+    if (s->carry) pd_tensor_release(&s->carry[j]);
+  }
+  free(s->in_var), free(s->prev_var), free(s->state_var), free(s->out_var), free(s->fwd), free(s->grad);
+  free(s->off), free(s->t), free(s->g), free(s->zero), free(s->carry);
+  free(s);
+}
+
+static pd_status name_vars(pd_ctx *c, pd_block *b, int attr, int *vars, bool written) {
+  const pd_attr *a = pd_attr_at(c, attr);
+  for (int i = 0; i < a->n; i++) {
+    vars[i] = pd_block_var(b, a->strs[i]);
+    if (vars[i] < 0 || !b->local[vars[i]])
+      return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" names \"%s\", which block \"%s\" %s", attrs[attr].name,
+                         a->strs[i], b->name, vars[i] < 0 ? "does not have" : "reads from outside");
+    if (written && b->net->vars[vars[i]].producer < 0)
+      return pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"%s\" names \"%s\", which no op of block \"%s\" writes",
+                         attrs[attr].name, a->strs[i], b->name);
+  }
+  return PD_OK;
+}
+
+/* The block's step variables, found once per block. */
+static pd_status steps_of(pd_ctx *c, pd_block *b, steps **out) {
+  if ((*out = b->rt)) return PD_OK;
+  int np = pd_attr_at(c, A_PREV)->n, ns = pd_attr_at(c, A_STATES)->n;
+  if (np != ns)
+    return pd_ctx_fail(c, PD_ERR_INPUT,
+                       "attributes \"prev_states\" (%d names) and \"states\" (%d) must pair up: each state is read as "
+                       "its previous value and written as its new one",
+                       np, ns);
+  steps *s = calloc(1, sizeof *s);
+  if (!s) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+  s->nin = pd_attr_at(c, A_INPUTS)->n, s->nst = ns, s->nout = pd_attr_at(c, A_OUTPUTS)->n;
+  s->in_var = calloc((size_t)s->nin + 1, sizeof(int));
+  s->prev_var = calloc((size_t)ns + 1, sizeof(int)), s->state_var = calloc((size_t)ns + 1, sizeof(int));
+  s->out_var = calloc((size_t)s->nout + 1, sizeof(int));
+  b->rt = s, b->rt_free = steps_free;
+  if (!s->in_var || !s->prev_var || !s->state_var || !s->out_var) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+  pd_status st = name_vars(c, b, A_INPUTS, s->in_var, false);
+  if (!st) st = name_vars(c, b, A_PREV, s->prev_var, false);
+  if (!st) st = name_vars(c, b, A_STATES, s->state_var, true);
+  if (!st) st = name_vars(c, b, A_OUTPUTS, s->out_var, true);
+  if (!s->nin && !st) st = pd_ctx_fail(c, PD_ERR_INPUT, "attribute \"inputs\" must name at least one step input");
+  if (st) return st;
+  *out = s;
+  return PD_OK;
+}
+
+static bool is_prev(const steps *s, int v) {
+  for (int j = 0; j < s->nst; j++)
+    if (s->prev_var[j] == v) return true;
+  return false;
+}
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Bytes of a shape with the batch (-1) taken as 1. */
+static size_t bytes_per(const pd_tensor *t) {
+  pd_tensor u = *t;
+  for (int d = 0; d < u.ndim; d++)
+    if (u.dims[d] < 0) u.dims[d] = 1;
+  size_t n = pd_tensor_bytes(&u);
+  return n == SIZE_MAX ? 0 : n;
+}
+
+/* Where each of the block's values lives in the Steps buffer, for the shapes
+ * just inferred: returns the buffer's bytes (per row of the batch at load). */
+static pd_status lay_out(pd_ctx *c, pd_block *b, steps *s, bool keep, size_t *total) {
+  int nv = b->net->nvars, nf = b->net->n_forward;
+  if (s->nv != nv) {
+    bool *fwd = realloc(s->fwd, (size_t)nv), *grad = realloc(s->grad, (size_t)nv);
+    size_t *off = realloc(s->off, sizeof *off * (size_t)nv);
+    if (fwd) s->fwd = fwd;
+    if (grad) s->grad = grad;
+    if (off) s->off = off;
+    if (!fwd || !grad || !off) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+  }
+  size_t slot = 0, gsum = 0;
+  for (int v = 0; v < nv; v++) {
+    const pd_var_info *vi = &b->net->vars[v];
+    bool in = false;
+    for (int i = 0; i < s->nin; i++) in |= s->in_var[i] == v;
+    s->fwd[v] = b->local[v] && !is_prev(s, v) && (in || (vi->producer >= 0 && vi->producer < nf));
+    s->grad[v] = b->local[v] && !is_prev(s, v) && !s->fwd[v] && b->backward;
+    size_t n = align64(bytes_per(&b->shapes[v]));
+    if (s->fwd[v]) s->off[v] = slot, slot += n;
+    if (s->grad[v]) s->off[v] = gsum, gsum += n;
+  }
+  int64_t T = s->time;
+  s->slot_bytes = slot, s->grad_bytes = gsum;
+  s->keep = keep;
+  s->nslots = keep ? (int)T : (int)(T < 2 ? T : 2);
+  *total = slot * (size_t)s->nslots + (keep && b->backward ? gsum : 0) + 64;
+  return PD_OK;
+}
+
+/* Points the step tensors into the Steps buffer (after a new layout or when
+ * the buffer moved); the initial zero states and the carried gradients get
+ * storage of their own. Nothing is allocated while the shapes stay. */
+static pd_status point(pd_ctx *c, pd_block *b, steps *s, pd_tensor *buf) {
+  bool keep = s->keep;
+  char *base = pd_tensor_data(buf);
+  if (!s->dirty && base == s->base) return PD_OK;
+  int nv = b->net->nvars;
+  for (int i = 0; s->t && i < s->nslots * s->nv; i++) pd_tensor_release(&s->t[i]);
+  for (int v = 0; s->g && v < s->nv; v++) pd_tensor_release(&s->g[v]);
+  free(s->t), free(s->g);
+  s->t = calloc((size_t)(s->nslots * nv) + 1, sizeof *s->t);
+  s->g = calloc((size_t)nv + 1, sizeof *s->g);
+  s->nv = nv;
+  if (!s->zero) s->zero = calloc((size_t)s->nst + 1, sizeof *s->zero);
+  if (!s->carry) s->carry = calloc((size_t)s->nst + 1, sizeof *s->carry);
+  if (!s->t || !s->g || !s->zero || !s->carry) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+  pd_status st = PD_OK;
+  for (int k = 0; k < s->nslots && !st; k++)
+    for (int v = 0; v < nv && !st; v++) {
+      pd_tensor *t = &s->t[k * nv + v];
+      *t = b->shapes[v], t->storage = NULL;
+      if (s->fwd[v])
+        st = pd_tensor_borrow(t, base + (size_t)k * s->slot_bytes + s->off[v], pd_tensor_bytes(t), c->err);
+    }
+  char *gbase = base + (size_t)s->nslots * s->slot_bytes;
+  for (int v = 0; v < nv && !st; v++) {
+    s->g[v] = b->shapes[v], s->g[v].storage = NULL;
+    if (s->grad[v] && keep && b->backward)
+      st = pd_tensor_borrow(&s->g[v], gbase + s->off[v], pd_tensor_bytes(&s->g[v]), c->err);
+  }
+  for (int j = 0; j < s->nst && !st; j++) {
+    const pd_tensor *h = &b->shapes[s->prev_var[j]];
+    pd_tensor *z[2] = {&s->zero[j], &s->carry[j]};
+    for (int q = 0; q < 2 && !st; q++) {
+      z[q]->dtype = h->dtype, z[q]->place = h->place;
+      if (!(st = pd_tensor_set_dims(z[q], h->ndim, h->dims, c->err))) st = pd_ctx_alloc(c, z[q]);
+      if (!st) memset(pd_tensor_data(z[q]), 0, pd_tensor_bytes(z[q]));
+    }
+  }
+  if (st) return st;
+  s->base = base;
+  s->dirty = false;
+  return PD_OK;
+}
+
+/* ---- shapes ---- */
+
+static pd_status fail_shape(pd_ctx *c, const char *what, const char *name, const pd_tensor *t, const char *want) {
+  char d[128];
+  return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" is %s %s; %s", what, name, pd_dtype_name(t->dtype),
+                     pd_dims_str(t->ndim, t->dims, d, sizeof d), want);
+}
+
+/* The feeds' shapes for a batch: x_t from X, previous states from H0 or the
+ * block's declarations. */
+static pd_status feed_shapes(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind) {
+  pd_tensor *x0 = pd_in_at(c, X, 0);
+  if (pd_in_count(c, X) != s->nin)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "X has %d sequences but attribute \"inputs\" names %d", pd_in_count(c, X),
+                       s->nin);
+  if (x0->ndim < 2) return fail_shape(c, "X", pd_ctx_in_name(c, X, 0), x0, "a sequence is [batch, time, ...]");
+  s->batch = x0->dims[0], s->time = x0->dims[1];
+  for (int i = 0; i < s->nin; i++) {
+    pd_tensor *x = pd_in_at(c, X, i), *xt = &b->shapes[s->in_var[i]];
+    if (x->ndim < 2 || !pd_dim_fits(x->dims[0], s->batch) || x->dims[1] != s->time) {
+      char want[160];
+      snprintf(want, sizeof want, "every sequence must be [batch, time, ...] with the batch and the %lld steps of \"%s\"",
+               (long long)s->time, pd_ctx_in_name(c, X, 0));
+      return fail_shape(c, "X", pd_ctx_in_name(c, X, i), x, want);
+    }
+    int64_t dims[PD_MAX_DIMS];
+    dims[0] = x->dims[0];
+    for (int d = 2; d < x->ndim; d++) dims[d - 1] = x->dims[d];
+    pd_status st = pd_ctx_set_shape(c, xt, x->dtype, x->ndim - 1, dims);
+    if (st) return st;
+    bind[s->in_var[i]] = xt;
+  }
+  int nh = pd_in_count(c, H0);
+  if (nh && nh != s->nst)
+    return pd_ctx_fail(c, PD_ERR_INPUT, "H0 gives %d initial states but attribute \"states\" names %d: give all or none",
+                       nh, s->nst);
+  for (int j = 0; j < s->nst; j++) {
+    int pv = s->prev_var[j];
+    pd_tensor *h = &b->shapes[pv];
+    const pd_var_info *vi = &b->net->vars[pv];
+    if (nh) {
+      pd_tensor *h0 = pd_in_at(c, H0, j);
+      if (h0->ndim < 1 || !pd_dim_fits(h0->dims[0], s->batch))
+        return fail_shape(c, "H0", pd_ctx_in_name(c, H0, j), h0, "an initial state is [batch, ...]");
+      pd_status st = pd_ctx_set_shape(c, h, h0->dtype, h0->ndim, h0->dims);
+      if (st) return st;
+    } else {
+      if (vi->decl_ndim < 1)
+        return pd_ctx_fail(c, PD_ERR_INPUT,
+                           "state \"%s\" has no initial value: give H0, or declare its shape in block \"%s\" "
+                           "(var { name: \"%s\" shape: [-1, ...] }) to start it at zero",
+                           vi->name, b->name, vi->name);
+      int64_t dims[PD_MAX_DIMS];
+      memcpy(dims, vi->decl_dims, sizeof dims);
+      dims[0] = s->batch;
+      pd_dtype dt = vi->meta.dtype;
+      pd_status st = pd_ctx_set_shape(c, h, dt, vi->decl_ndim, dims);
+      if (st) return st;
+    }
+    bind[pv] = h;
+  }
+  pd_tensor *len = pd_in(c, LENGTHS);
+  if (len && (len->dtype != PD_I64 || len->ndim != 1 || !pd_dim_fits(len->dims[0], s->batch)))
+    return fail_shape(c, "Lengths", pd_ctx_in_name(c, LENGTHS, 0), len, "lengths are int64 [batch]");
+  return PD_OK;
+}
+
+/* The seeds of the block's gradient take their variables' shapes. */
+static void seed_shapes(pd_block *b, pd_tensor **bind) {
+  for (int i = 0; i < b->nseed; i++) {
+    pd_tensor *g = &b->shapes[b->seed_grad[i]], *v = bind[b->seed[i]];
+    g->dtype = v->dtype, g->ndim = v->ndim;
+    memcpy(g->dims, v->dims, sizeof g->dims);
+    bind[b->seed_grad[i]] = g;
+  }
+}
+
+/* Shape inference through the step block: once at load (batch -1) and once
+ * per batch shape. */
+static pd_status infer(pd_ctx *c) {
+  pd_block *b = pd_attr_at(c, A_BLOCK)->blk;
+  steps *s;
+  pd_status st = steps_of(c, b, &s);
+  if (st) return st;
+  pd_tensor **bind = b->bind;
+  for (int v = 0; v < b->net->nvars; v++) bind[v] = NULL;
+  pd_block_bind_outer(b, c, OUTER, bind);
+  if ((st = feed_shapes(c, b, s, bind))) return st;
+  if ((st = pd_block_infer(b, c, bind, 0, b->net->n_forward))) return st;
+  char d1[128], d2[128];
+  for (int j = 0; j < s->nst; j++) {
+    const pd_tensor *h = bind[s->state_var[j]], *p = bind[s->prev_var[j]];
+    if (h->dtype != p->dtype || !pd_dims_equal(h->ndim, h->dims, p->ndim, p->dims))
+      return pd_ctx_fail(c, PD_ERR_INPUT,
+                         "state \"%s\": block \"%s\" writes it as %s %s, but its previous value \"%s\" is %s %s",
+                         b->net->vars[s->state_var[j]].name, b->name, pd_dtype_name(h->dtype),
+                         pd_dims_str(h->ndim, h->dims, d1, sizeof d1), b->net->vars[s->prev_var[j]].name,
+                         pd_dtype_name(p->dtype), pd_dims_str(p->ndim, p->dims, d2, sizeof d2));
+    if ((st = pd_ctx_set_shape(c, pd_out_at(c, HT, j), h->dtype, h->ndim, h->dims))) return st;
+  }
+  for (int i = 0; i < s->nout; i++) {
+    const pd_tensor *y = bind[s->out_var[i]];
+    if (y->ndim < 1 || !pd_dim_fits(y->dims[0], s->batch))
+      return fail_shape(c, "the step output", b->net->vars[s->out_var[i]].name, y,
+                        "a step output is [batch, ...], stacked into [batch, time, ...]");
+    int64_t dims[PD_MAX_DIMS];
+    if (y->ndim + 1 > PD_MAX_DIMS)
+      return fail_shape(c, "the step output", b->net->vars[s->out_var[i]].name, y, "it has too many dims to stack");
+    dims[0] = s->batch, dims[1] = s->time;
+    for (int d = 1; d < y->ndim; d++) dims[d + 1] = y->dims[d];
+    if ((st = pd_ctx_set_shape(c, pd_out_at(c, OUT, i), y->dtype, y->ndim + 1, dims))) return st;
+  }
+  if (b->backward) {
+    seed_shapes(b, bind);
+    if ((st = pd_block_infer(b, c, bind, b->net->n_forward, b->net->nops))) return st;
+  }
+  bool keep = !c->exec || (pd_ctx_training(c) && b->backward);
+  size_t total = 0;
+  if ((st = lay_out(c, b, s, keep, &total))) return st;
+  s->dirty = true;
+  int64_t dims[2] = {s->batch < 0 ? -1 : 1, (int64_t)total};
+  return pd_ctx_set_shape(c, pd_out(c, STEPS), PD_U8, 2, dims);
+}
+
+/* ---- forward ---- */
+
+/* Rows of a [batch, time, rest] sequence at step p <-> a [batch, rest] step
+ * value. */
+static void gather(char *dst, const char *src, int64_t B, int64_t T, int64_t p, size_t row) {
+  for (int64_t r = 0; r < B; r++) memcpy(dst + (size_t)r * row, src + ((size_t)(r * T + p)) * row, row);
+}
+static void scatter(char *dst, const char *src, int64_t B, int64_t T, int64_t p, size_t row, const int64_t *len) {
+  for (int64_t r = 0; r < B; r++) {
+    char *d = dst + ((size_t)(r * T + p)) * row;
+    if (len && p >= len[r])
+      memset(d, 0, row);
+    else
+      memcpy(d, src + (size_t)r * row, row);
+  }
+}
+
+static size_t row_bytes(const pd_tensor *t) {
+  return t->dims[0] ? pd_tensor_bytes(t) / (size_t)t->dims[0] : 0;
+}
+
+/* Binds step k (slot `slot`) of the block: its kept values, the previous
+ * states (the step before's, or the initial ones). */
+static void bind_step(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind, int64_t k, int slot, int prev_slot) {
+  int nv = s->nv;
+  pd_block_bind_outer(b, c, OUTER, bind);
+  for (int v = 0; v < nv; v++)
+    if (b->local[v]) bind[v] = s->fwd[v] ? &s->t[slot * nv + v] : &s->g[v];
+  for (int j = 0; j < s->nst; j++) {
+    pd_tensor *h0 = pd_in_at(c, H0, j);
+    bind[s->prev_var[j]] = k > 0 ? &s->t[prev_slot * nv + s->state_var[j]] : h0 ? h0 : &s->zero[j];
+  }
+}
+
+static pd_status check_lengths(pd_ctx *c, const int64_t *len, int64_t B, int64_t T) {
+  for (int64_t r = 0; len && r < B; r++)
+    if (len[r] < 0 || len[r] > T)
+      return pd_ctx_fail(c, PD_ERR_INPUT, "Lengths \"%s\" row %lld is %lld; a length is from 0 to the %lld steps of X",
+                         pd_ctx_in_name(c, LENGTHS, 0), (long long)r, (long long)len[r], (long long)T);
+  return PD_OK;
+}
+
+static pd_status forward(pd_ctx *c) {
+  pd_block *b = pd_attr_at(c, A_BLOCK)->blk;
+  steps *s = b->rt;
+  pd_status st = point(c, b, s, pd_out(c, STEPS));
+  bool keep = s->keep;
+  if (st) return st;
+  pd_tensor *len_t = pd_in(c, LENGTHS);
+  const int64_t *len = len_t ? PD_DATA(len_t, int64_t) : NULL;
+  int64_t B = s->batch, T = s->time;
+  if ((st = check_lengths(c, len, B, T))) return st;
+  bool rev = pd_attr_b(c, A_REVERSE);
+  pd_tensor **bind = b->bind;
+  int nv = s->nv;
+  for (int64_t k = 0; k < T; k++) {
+    int64_t p = rev ? T - 1 - k : k;
+    int slot = keep ? (int)k : (int)(k % 2), prev = keep ? (int)k - 1 : (int)((k + 1) % 2);
+    bind_step(c, b, s, bind, k, slot, prev);
+    for (int i = 0; i < s->nin; i++) {
+      pd_tensor *xt = bind[s->in_var[i]];
+      gather(pd_tensor_data(xt), pd_tensor_data(pd_in_at(c, X, i)), B, T, p, row_bytes(xt));
+    }
+    if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward))) return st;
+    for (int j = 0; j < s->nst && len; j++) { /* rows past their length keep their state */
+      pd_tensor *h = bind[s->state_var[j]], *hp = bind[s->prev_var[j]];
+      size_t row = row_bytes(h);
+      for (int64_t r = 0; r < B; r++)
+        if (p >= len[r] && pd_tensor_data(h) != pd_tensor_data(hp))
+          memcpy((char *)pd_tensor_data(h) + (size_t)r * row, (char *)pd_tensor_data(hp) + (size_t)r * row, row);
+    }
+    for (int i = 0; i < s->nout; i++) {
+      pd_tensor *y = bind[s->out_var[i]];
+      scatter(pd_tensor_data(pd_out_at(c, OUT, i)), pd_tensor_data(y), B, T, p, row_bytes(y), len);
+    }
+  }
+  for (int j = 0; j < pd_out_count(c, HT); j++) {
+    int last = keep ? (int)T - 1 : (int)((T - 1) % 2);
+    const pd_tensor *h = T ? &s->t[last * nv + s->state_var[j]] : pd_in_at(c, H0, j) ? pd_in_at(c, H0, j) : &s->zero[j];
+    memcpy(pd_tensor_data(pd_out_at(c, HT, j)), pd_tensor_data(h), pd_tensor_bytes(pd_out_at(c, HT, j)));
+  }
+  return PD_OK;
+}
+
+/* ---- backward ---- */
+
+/* The grad op's outputs, matched to the forward inputs by name (the
+ * gradients no input needs are left out). */
+static pd_tensor *grad_for(pd_ctx *c, int in_slot, int out_slot, int i) {
+  const char *x = pd_ctx_in_name(c, in_slot, i);
+  if (pd_out_count(c, out_slot) == pd_in_count(c, in_slot)) return pd_out_at(c, out_slot, i);
+  for (int j = 0; j < pd_out_count(c, out_slot); j++)
+    if (pd_is_grad_name(pd_ctx_out_name(c, out_slot, j), x)) return pd_out_at(c, out_slot, j);
+  return NULL;
+}
+
+/* The gradient (grad op input slot dy_slot) of forward output i of slot
+ * y_slot, NULL if none flows there. */
+static pd_tensor *dy_for(pd_ctx *c, int y_slot, int dy_slot, int i) {
+  if (pd_in_count(c, dy_slot) == pd_in_count(c, y_slot)) return pd_in_at(c, dy_slot, i);
+  const char *y = pd_ctx_in_name(c, y_slot, i);
+  for (int k = 0; k < pd_in_count(c, dy_slot); k++)
+    if (pd_is_grad_name(pd_ctx_in_name(c, dy_slot, k), y)) return pd_in_at(c, dy_slot, k);
+  return NULL;
+}
+
+/* The block's gradient ops, made once: from the outputs and new states
+ * (seeds) to the step inputs with a gradient wanted, the previous states
+ * and the outer variables with one. */
+static pd_status build_backward(pd_ctx *c, pd_block *b, steps *s) {
+  if (b->backward) return PD_OK;
+  int nseed = 0, nwant = 0, n = s->nout + s->nst + s->nin + s->nst + b->nouter;
+  int *seeds = calloc((size_t)n + 1, sizeof(int)), *wants = calloc((size_t)n + 1, sizeof(int));
+  if (!seeds || !wants) {
+    free(seeds), free(wants);
+    return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+  }
+  for (int i = 0; i < s->nout + s->nst; i++) {
+    int v = i < s->nout ? s->out_var[i] : s->state_var[i - s->nout];
+    bool dup = false;
+    for (int k = 0; k < nseed; k++) dup |= seeds[k] == v;
+    if (!dup) seeds[nseed++] = v;
+  }
+  for (int i = 0; i < s->nin; i++)
+    if (grad_for(c, G_X, G_DX, i)) wants[nwant++] = s->in_var[i];
+  for (int j = 0; j < s->nst; j++) wants[nwant++] = s->prev_var[j];
+  for (int i = 0; i < b->nouter; i++) {
+    const pd_arg *a = &c->op->in[G_OUTER];
+    for (int k = 0; k < a->n; k++)
+      if (a->vars[k] == b->outer_parent[i] && grad_for(c, G_OUTER, G_DOUTER, k)) wants[nwant++] = b->outer[i];
+  }
+  pd_status st = pd_block_add_backward(b, seeds, nseed, wants, nwant, c->err);
+  free(seeds), free(wants);
+  if (st || !c->op->kernel) return st; /* chosen with the net's when it is */
+  return pd_net_select_kernels(b->net, c->op->kernel->key.place, c->err);
+}
+
+static pd_status grad_infer(pd_ctx *c) {
+  pd_block *b = pd_attr_at(c, A_BLOCK)->blk;
+  steps *s;
+  pd_status st = steps_of(c, b, &s);
+  if (!st) st = build_backward(c, b, s);
+  if (st) return st;
+  static const int in_slots[] = {G_X, G_H0, G_OUTER}, out_slots[] = {G_DX, G_DH0, G_DOUTER};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < pd_in_count(c, in_slots[k]); i++) {
+      pd_tensor *x = pd_in_at(c, in_slots[k], i), *dx = grad_for(c, in_slots[k], out_slots[k], i);
+      if (dx && (st = pd_ctx_set_shape(c, dx, x->dtype, x->ndim, x->dims))) return st;
+    }
+  return PD_OK;
+}
+
+/* dst[r] += src[r] over the first n elements, for the float types */
+static void add_into(pd_tensor *dst, const pd_tensor *src, int64_t n) {
+  if (dst->dtype == PD_F64) {
+    double *d = PD_DATA(dst, double);
+    const double *x = PD_DATA(src, double);
+    for (int64_t i = 0; i < n; i++) d[i] += x[i];
+  } else {
+    float *d = PD_DATA(dst, float);
+    const float *x = PD_DATA(src, float);
+    for (int64_t i = 0; i < n; i++) d[i] += x[i];
+  }
+}
+
+static int want_index(const pd_block *b, int v) {
+  for (int i = 0; i < b->nwant; i++)
+    if (b->want[i] == v) return b->want_grad[i];
+  return -1;
+}
+
+/* The gradient from outside of seed i at step p: the stacked output's
+ * gradient there and the state's carried one, zero on rows past their
+ * length. */
+static void fill_seed(pd_ctx *c, steps *s, pd_tensor *g, int v, int64_t p, const int64_t *len) {
+  int64_t B = s->batch, T = s->time;
+  size_t row = row_bytes(g), es = pd_dtype_size(g->dtype);
+  memset(pd_tensor_data(g), 0, pd_tensor_bytes(g));
+  for (int i = 0; i < s->nout; i++) {
+    pd_tensor *dy = s->out_var[i] == v ? dy_for(c, G_OUT_Y, G_DOUT, i) : NULL;
+    if (!dy) continue;
+    for (int64_t r = 0; r < B; r++) {
+      char *dst = (char *)pd_tensor_data(g) + (size_t)r * row;
+      const char *src = (const char *)pd_tensor_data(dy) + ((size_t)(r * T + p)) * row;
+      if (g->dtype == PD_F64)
+        for (size_t e = 0; e < row / es; e++) ((double *)dst)[e] += ((const double *)src)[e];
+      else
+        for (size_t e = 0; e < row / es; e++) ((float *)dst)[e] += ((const float *)src)[e];
+    }
+  }
+  for (int j = 0; j < s->nst; j++)
+    if (s->state_var[j] == v) add_into(g, &s->carry[j], pd_tensor_numel(g));
+  for (int64_t r = 0; len && r < B; r++)
+    if (p >= len[r]) memset((char *)pd_tensor_data(g) + (size_t)r * row, 0, row);
+}
+
+static pd_status backward(pd_ctx *c) {
+  pd_block *b = pd_attr_at(c, A_BLOCK)->blk;
+  steps *s = b->rt;
+  if (!s->keep)
+    return pd_ctx_fail(c, PD_ERR_RUNTIME, "internal error: the steps of block \"%s\" were not kept for the gradient",
+                       b->name);
+  pd_status st = point(c, b, s, pd_in(c, G_STEPS));
+  if (st) return st;
+  pd_tensor *len_t = pd_in(c, G_LENGTHS);
+  const int64_t *len = len_t ? PD_DATA(len_t, int64_t) : NULL;
+  int64_t B = s->batch, T = s->time;
+  bool rev = pd_attr_b(c, A_REVERSE);
+  pd_tensor **bind = b->bind;
+  for (int j = 0; j < s->nst; j++) {
+    pd_tensor *dht = dy_for(c, G_HT_Y, G_DHT, j);
+    if (dht)
+      memcpy(pd_tensor_data(&s->carry[j]), pd_tensor_data(dht), pd_tensor_bytes(&s->carry[j]));
+    else
+      memset(pd_tensor_data(&s->carry[j]), 0, pd_tensor_bytes(&s->carry[j]));
+  }
+  for (int j = 0; j < pd_out_count(c, G_DOUTER); j++)
+    memset(pd_tensor_data(pd_out_at(c, G_DOUTER, j)), 0, pd_tensor_bytes(pd_out_at(c, G_DOUTER, j)));
+  for (int64_t k = T - 1; k >= 0; k--) {
+    int64_t p = rev ? T - 1 - k : k;
+    bind_step(c, b, s, bind, k, (int)k, (int)k - 1);
+    for (int i = 0; i < b->nseed; i++) fill_seed(c, s, bind[b->seed_grad[i]], b->seed[i], p, len);
+    if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops))) return st;
+    for (int i = 0; i < s->nin; i++) {
+      pd_tensor *dx = grad_for(c, G_X, G_DX, i);
+      if (!dx) continue;
+      int g = want_index(b, s->in_var[i]);
+      size_t row = row_bytes(bind[s->in_var[i]]);
+      char *d = pd_tensor_data(dx);
+      for (int64_t r = 0; r < B; r++) {
+        char *dr = d + ((size_t)(r * T + p)) * row;
+        if (g < 0 || (len && p >= len[r]))
+          memset(dr, 0, row);
+        else
+          memcpy(dr, (char *)pd_tensor_data(bind[g]) + (size_t)r * row, row);
+      }
+    }
+    for (int j = 0; j < s->nst; j++) {
+      int g = want_index(b, s->prev_var[j]);
+      size_t row = row_bytes(&s->carry[j]);
+      char *cj = pd_tensor_data(&s->carry[j]);
+      for (int64_t r = 0; r < B; r++) {
+        if (len && p >= len[r]) continue; /* passed through unchanged */
+        if (g < 0)
+          memset(cj + (size_t)r * row, 0, row);
+        else
+          memcpy(cj + (size_t)r * row, (char *)pd_tensor_data(bind[g]) + (size_t)r * row, row);
+      }
+    }
+    for (int i = 0; i < b->nouter; i++) {
+      int g = want_index(b, b->outer[i]);
+      if (g < 0) continue;
+      const pd_arg *a = &c->op->in[G_OUTER];
+      for (int q = 0; q < a->n; q++)
+        if (a->vars[q] == b->outer_parent[i]) {
+          pd_tensor *dst = grad_for(c, G_OUTER, G_DOUTER, q);
+          if (dst) add_into(dst, bind[g], pd_tensor_numel(dst));
+        }
+    }
+  }
+  for (int j = 0; j < s->nst; j++) {
+    pd_tensor *dh0 = grad_for(c, G_H0, G_DH0, j);
+    if (dh0) memcpy(pd_tensor_data(dh0), pd_tensor_data(&s->carry[j]), pd_tensor_bytes(dh0));
+  }
+  return PD_OK;
+}
+
+/* ---- FLOPs: the step block's, once per step ---- */
+
+static double flops_of(pd_ctx *c, int begin_fwd) {
+  pd_block *b = pd_attr_at(c, A_BLOCK)->blk;
+  steps *s = b->rt;
+  if (!s) return 0;
+  for (int v = 0; v < b->net->nvars; v++) b->bind[v] = &b->shapes[v];
+  pd_block_bind_outer(b, c, OUTER, b->bind);
+  double per = begin_fwd ? pd_block_flops(b, b->bind, 0, b->net->n_forward)
+                         : pd_block_flops(b, b->bind, b->net->n_forward, b->net->nops);
+  return per * (double)(s->time > 0 ? s->time : 0);
+}
+static double flops(pd_ctx *c) { return flops_of(c, 1); }
+static double grad_flops(pd_ctx *c) { return flops_of(c, 0); }
+
+static const pd_kernel kernels[] = {PD_CPU_F32(forward), PD_CPU_F64(forward)};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+
+static pd_dtype key_dtype(pd_ctx *c) { return pd_in_at(c, X, 0) ? pd_in_at(c, X, 0)->dtype : PD_F32; }
+
+const pd_op_def pd_op_recurrent = {
+    .type = "recurrent",
+    .comment = "Runs a step block over sequences [batch, time, ...]: per-step inputs, states carried from step to "
+               "step (prev_states -> states), outputs stacked; optional per-row lengths and reverse direction. "
+               "Gradients through time.",
+    .inputs = inputs,
+    .n_inputs = PD_LEN(inputs),
+    .outputs = outputs,
+    .n_outputs = PD_LEN(outputs),
+    .attrs = attrs,
+    .n_attrs = PD_LEN(attrs),
+    .infer_shape = infer,
+    .kernels = kernels,
+    .n_kernels = PD_LEN(kernels),
+    .kernel_dtype = key_dtype,
+    .flops = flops,
+    .grad_flops = grad_flops,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = PD_LEN(grad_kernels),
+    .grad_infer_shape = grad_infer,
+    .block_feeds = feeds,
+};
