@@ -63,6 +63,13 @@ static int run(int argc, char **argv) {
   const Paddle__TrainDesc *td = st ? NULL : net->desc->train;
   if (!st && backward && (!td || !td->loss || !*td->loss))
     st = pd_errorf(&err, PD_ERR_INPUT, "%s: --backward needs train { loss: \"VAR\" } in the file", pos[0]);
+  /* a block's gradient ops live in the block's own net, built by its op's
+   * gradient when the net trains: the NetDesc has no place for them yet */
+  if (!st && backward && net->nblocks)
+    st = pd_errorf(&err, PD_ERR_INPUT,
+                   "%s: --backward and --optimizer do not print nets whose ops run blocks (the gradient ops "
+                   "inside a block are built when the net trains); `desc` without them prints it",
+                   pos[0]);
   /* the file's optimizer settings, with the type asked for */
   Paddle__OptimizerDesc opt = PADDLE__OPTIMIZER_DESC__INIT;
   if (td && td->optimizer) opt = *td->optimizer;

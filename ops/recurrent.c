@@ -25,8 +25,9 @@
 
 static const pd_slot_def inputs[] = {
     [X] = {"X", "the input sequences, [batch, time, ...], one per name in `inputs`", PD_SLOT_DUPLICABLE, "inputs"},
-    [H0] = {"H0", "the initial states, [batch, ...], one per name in `states` (left out: zeros of the shape the block "
-                  "declares for the previous value)",
+    [H0] = {"H0",
+            "the initial states, [batch, ...], one per name in `states` (left out: zeros of the shape the block "
+            "declares for the previous value)",
             PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE, "states"},
     [LENGTHS] = {"Lengths", "int64 [batch]: each row's number of steps, 0 to time (left out: every row has all)",
                  PD_SLOT_DISPENSABLE | PD_SLOT_NO_GRAD},
@@ -122,7 +123,8 @@ static pd_status steps_of(pd_ctx *c, pd_block *b, steps **out) {
   s->prev_var = calloc((size_t)ns + 1, sizeof(int)), s->state_var = calloc((size_t)ns + 1, sizeof(int));
   s->out_var = calloc((size_t)s->nout + 1, sizeof(int));
   b->rt = s, b->rt_free = steps_free;
-  if (!s->in_var || !s->prev_var || !s->state_var || !s->out_var) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+  if (!s->in_var || !s->prev_var || !s->state_var || !s->out_var)
+    return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
   pd_status st = name_vars(c, b, A_INPUTS, s->in_var, false);
   if (!st) st = name_vars(c, b, A_PREV, s->prev_var, false);
   if (!st) st = name_vars(c, b, A_STATES, s->state_var, true);
@@ -203,8 +205,7 @@ static pd_status point(pd_ctx *c, pd_block *b, steps *s, pd_tensor *buf) {
     for (int v = 0; v < nv && !st; v++) {
       pd_tensor *t = &s->t[k * nv + v];
       *t = b->shapes[v], t->storage = NULL;
-      if (s->fwd[v])
-        st = pd_tensor_borrow(t, base + (size_t)k * s->slot_bytes + s->off[v], pd_tensor_bytes(t), c->err);
+      if (s->fwd[v]) st = pd_tensor_borrow(t, base + (size_t)k * s->slot_bytes + s->off[v], pd_tensor_bytes(t), c->err);
     }
   char *gbase = base + (size_t)s->nslots * s->slot_bytes;
   for (int v = 0; v < nv && !st; v++) {
@@ -248,7 +249,8 @@ static pd_status feed_shapes(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind)
     pd_tensor *x = pd_in_at(c, X, i), *xt = &b->shapes[s->in_var[i]];
     if (x->ndim < 2 || !pd_dim_fits(x->dims[0], s->batch) || x->dims[1] != s->time) {
       char want[160];
-      snprintf(want, sizeof want, "every sequence must be [batch, time, ...] with the batch and the %lld steps of \"%s\"",
+      snprintf(want, sizeof want,
+               "every sequence must be [batch, time, ...] with the batch and the %lld steps of \"%s\"",
                (long long)s->time, pd_ctx_in_name(c, X, 0));
       return fail_shape(c, "X", pd_ctx_in_name(c, X, i), x, want);
     }
@@ -261,8 +263,8 @@ static pd_status feed_shapes(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind)
   }
   int nh = pd_in_count(c, H0);
   if (nh && nh != s->nst)
-    return pd_ctx_fail(c, PD_ERR_INPUT, "H0 gives %d initial states but attribute \"states\" names %d: give all or none",
-                       nh, s->nst);
+    return pd_ctx_fail(c, PD_ERR_INPUT,
+                       "H0 gives %d initial states but attribute \"states\" names %d: give all or none", nh, s->nst);
   for (int j = 0; j < s->nst; j++) {
     int pv = s->prev_var[j];
     pd_tensor *h = &b->shapes[pv];
@@ -368,9 +370,7 @@ static void scatter(char *dst, const char *src, int64_t B, int64_t T, int64_t p,
   }
 }
 
-static size_t row_bytes(const pd_tensor *t) {
-  return t->dims[0] ? pd_tensor_bytes(t) / (size_t)t->dims[0] : 0;
-}
+static size_t row_bytes(const pd_tensor *t) { return t->dims[0] ? pd_tensor_bytes(t) / (size_t)t->dims[0] : 0; }
 
 /* Binds step k (slot `slot`) of the block: its kept values, the previous
  * states (the step before's, or the initial ones). */

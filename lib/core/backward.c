@@ -13,13 +13,13 @@
 
 typedef struct bw {
   pd_net *net;
-  int nf;         /* forward ops */
-  bool *leads;    /* per op: some output reaches the loss */
-  bool *needs;    /* per var: wants a gradient (forward propagation) */
-  bool *has_grad; /* per var: some emitted grad op produced a (partial) gradient */
-  bool *emit;     /* per op */
-  int *contrib;   /* per var: partial gradients it will receive */
-  int *seen;      /* per var: partial gradients emitted so far */
+  int nf;           /* forward ops */
+  bool *leads;      /* per op: some output reaches the loss */
+  bool *needs;      /* per var: wants a gradient (forward propagation) */
+  bool *has_grad;   /* per var: some emitted grad op produced a (partial) gradient */
+  bool *emit;       /* per op */
+  int *contrib;     /* per var: partial gradients it will receive */
+  int *seen;        /* per var: partial gradients emitted so far */
   const int *wants; /* when set: the variables that want a gradient (else the trainable parameters) */
   int nwants;
 } bw;

@@ -499,7 +499,21 @@ static pd_status classify(pd_block *b, pd_error *err) {
     pd_var_info *vi = &n->vars[v];
     if (b->local[v]) continue;
     bool persist = vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE;
-    if (!persist && vi->producer >= 0) {
+    const pd_op *w = vi->producer >= 0 ? &n->ops[vi->producer] : NULL;
+    /* a block writes its own variables only (state updated in place, a
+     * running mean, is the enclosing scope's and may be) */
+    bool in_place = false;
+    for (int s = 0; w && s < w->def->n_inputs; s++)
+      for (int i = 0; i < w->in[s].n; i++) in_place |= w->in[s].vars[i] == v;
+    int pv = pd_net_var(parent, vi->name);
+    if (w && (vi->kind == PD_VAR_PARAM || (!persist && pv >= 0)) && !in_place) {
+      bool param = vi->kind == PD_VAR_PARAM || parent->vars[pv].kind == PD_VAR_PARAM;
+      return pd_error_at(err, PD_ERR_INPUT, n->file, n->src, n->src_len, w->line, w->col,
+                         "block \"%s\", op #%d \"%s\" writes \"%s\", a %s of the enclosing block; a block writes "
+                         "only its own variables (give the value another name)",
+                         b->name, w->index, w->def->type, vi->name, param ? "parameter" : "variable");
+    }
+    if (!persist && w) {
       b->local[v] = true;
       continue;
     }

@@ -34,15 +34,15 @@ pd_status pd_net_build_desc_ops(pd_net *net, pd_error *err);
 /* ---- a block built for the op that runs it ---- */
 typedef struct pd_block {
   char *name;
-  pd_net *net;       /* its variables and ops: [0, net->n_forward) forward, then the gradient ops */
-  pd_net *parent;    /* the net of the op running it */
-  int nfeed, *feed;  /* variables the op gives values (block_feeds), in its order */
+  pd_net *net;        /* its variables and ops: [0, net->n_forward) forward, then the gradient ops */
+  pd_net *parent;     /* the net of the op running it */
+  int nfeed, *feed;   /* variables the op gives values (block_feeds), in its order */
   int nouter, *outer; /* variables of enclosing blocks it reads, in the order of the op's Outer slot */
-  int *outer_parent; /* their indices in the parent net */
-  bool *local;       /* per variable: has a value of its own per run (not outer) */
-  pd_tensor *shapes; /* per variable: the shapes of the last pd_block_infer (no storage) */
-  pd_tensor **bind;  /* per variable: scratch for a binding */
-  int nvars_built;   /* variables that local, shapes and bind cover */
+  int *outer_parent;  /* their indices in the parent net */
+  bool *local;        /* per variable: has a value of its own per run (not outer) */
+  pd_tensor *shapes;  /* per variable: the shapes of the last pd_block_infer (no storage) */
+  pd_tensor **bind;   /* per variable: scratch for a binding */
+  int nvars_built;    /* variables that local, shapes and bind cover */
   /* after pd_block_add_backward: the variables whose gradients the op gives
    * (seed_grad[i]: where it writes the gradient of seed[i]) and takes
    * (want_grad[i]: the gradient of want[i], -1 if it has none: zero) */
@@ -75,8 +75,7 @@ double pd_block_flops(pd_block *b, pd_tensor **bind, int begin, int end);
 /* AddBackwardOps inside the block: the gradient ops from the seeds (whose
  * gradients the op gives) to the wants (whose gradients it takes). Once;
  * the op's grad shape function calls it. */
-pd_status pd_block_add_backward(pd_block *b, const int *seeds, int nseeds, const int *wants, int nwants,
-                                pd_error *err);
+pd_status pd_block_add_backward(pd_block *b, const int *seeds, int nseeds, const int *wants, int nwants, pd_error *err);
 /* The block variable named `name`, -1 if none. */
 int pd_block_var(const pd_block *b, const char *name);
 

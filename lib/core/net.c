@@ -228,9 +228,8 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
      * duplicable slot every later slot keeps its position (maybe "") */
     int need_after = 0;
     for (int t = s + 1; t < nslots; t++) {
-      int w = slots[t].count_attr && !(slots[t].flags & PD_SLOT_DISPENSABLE)
-                  ? list_len(def, attrs, slots[t].count_attr)
-                  : -1;
+      int w = slots[t].count_attr && !(slots[t].flags & PD_SLOT_DISPENSABLE) ? list_len(def, attrs, slots[t].count_attr)
+                                                                             : -1;
       /* a slot of a known count leaves the later ones no placeholders to keep */
       bool keeps = (slots[s].flags & PD_SLOT_DUPLICABLE) && !slots[s].count_attr;
       need_after += w >= 0 ? w : keeps || !(slots[t].flags & PD_SLOT_DISPENSABLE);
@@ -565,9 +564,15 @@ static pd_status build_ops(builder *b) {
     int in_n[PD_MAX_SLOTS], out_n[PD_MAX_SLOTS];
     pd_attr attrs[PD_MAX_ATTRS];
     memset(attrs, 0, sizeof attrs);
-    pd_status st = build_attrs(b, opi, od, def, attrs);
+    /* the attributes first only where a slot's count is one of them: a
+     * missing input is the first thing said otherwise */
+    bool counted = false;
+    for (int s = 0; s < def->n_inputs; s++) counted |= def->inputs[s].count_attr != NULL;
+    for (int s = 0; s < def->n_outputs; s++) counted |= def->outputs[s].count_attr != NULL;
+    pd_status st = counted ? build_attrs(b, opi, od, def, attrs) : PD_OK;
     if (!st) st = assign_slots(b, opi, od, false, attrs, in_n);
     if (!st) st = assign_slots(b, opi, od, true, attrs, out_n);
+    if (!st && !counted) st = build_attrs(b, opi, od, def, attrs);
     const char **ins = NULL, **outs = NULL;
     if (!st) st = build_op_blocks(b, opi, od, def, attrs, in_n, out_n, &ins, &outs);
     if (!st)

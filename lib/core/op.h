@@ -56,7 +56,7 @@ typedef enum pd_attr_type {
   PD_ATTR_STRINGS = 5,
   PD_ATTR_BOOL = 6,
   PD_ATTR_BLOCK = 8, /* names a sub-block of the NetDesc (s); the core resolves it (blk) */
-} pd_attr_type; /* values equal paddle.AttrType */
+} pd_attr_type;      /* values equal paddle.AttrType */
 
 /* Range checks: PD_GT 0 means "> 0". Applied to a number or to each element. */
 typedef enum pd_bound { PD_NONE = 0, PD_GE, PD_GT } pd_bound;
@@ -83,10 +83,10 @@ typedef struct pd_attr {
   double f;
   bool b;
   const char *s;
-  int n;             /* list length */
-  int64_t *ints;     /* INTS */
-  double *floats;    /* FLOATS */
-  const char **strs; /* STRINGS */
+  int n;                /* list length */
+  int64_t *ints;        /* INTS */
+  double *floats;       /* FLOATS */
+  const char **strs;    /* STRINGS */
   struct pd_block *blk; /* BLOCK: the block named by s, built by the core (core/block.h) */
 } pd_attr;
 

@@ -1,9 +1,10 @@
 # no_step_alloc.sh — a steady training step allocates nothing: the heap
 # allocations (malloc, calloc, realloc, aligned_alloc, posix_memalign) of a
 # run of 2 steps and of a run of 42 steps, counted by an LD_PRELOAD shim, are
-# the same, for an MLP and a small CNN, on 1 and 2 threads. BLIS's own
-# allocations inside each matrix product (its control tree, 2 per call in
-# BLIS 0.9) are counted apart and reported, not failed.
+# the same, for an MLP, a small CNN and a recurrent net (two stacked
+# recurrent ops: the step scopes are laid out once per shape), on 1 and 2
+# threads. BLIS's own allocations inside each matrix product (its control
+# tree, 2 per call in BLIS 0.9) are counted apart and reported, not failed.
 command -v cc >/dev/null || { echo "skipped: no C compiler"; exit 77; }
 if ldd "$PR" | grep -q libasan; then echo "skipped: sanitizer build (ASan owns malloc; the counting shim needs the plain build)"; exit 77; fi
 cat > shim.c <<'C'
@@ -101,8 +102,40 @@ op { type: "mean" inputs: "loss" outputs: "avg" }
 train { loss: "avg" batch_size: 64 log_every: 1000 optimizer { type: "momentum" lr: 0.01 }
         data { var: "x" file: "img.npy" } data { var: "y" file: "y.npy" } }
 N
+# and a recurrent net: a hand-written tanh cell over 6 steps, per-row
+# lengths, a second recurrent op reversed over the first's outputs
+/usr/bin/python3 -c "
+import numpy as np; r = np.random.default_rng(1)
+np.save('seq.npy', r.normal(size=(4096, 6, 8)).astype(np.float32)); np.save('lens.npy', r.integers(0, 7, 4096))"
+cat > rnn.pbtxt <<'N'
+var { name: "s" shape: [-1, 6, 8] }
+var { name: "len" shape: [-1] dtype: INT64 }
+var { name: "y" shape: [-1, 1] dtype: INT64 }
+block { name: "cell" var { name: "h_prev" shape: [-1, 16] }
+  op { type: "concat" inputs: ["x_t", "h_prev"] outputs: "xh" attrs { key: "axis" value { i: 1 } } }
+  op { type: "fc" inputs: ["xh", "cw", "cb"] outputs: "a" attrs { key: "size" value { i: 16 } } }
+  op { type: "tanh" inputs: "a" outputs: "h" } }
+block { name: "back" var { name: "g_prev" shape: [-1, 16] }
+  op { type: "fc" inputs: ["u_t", "bw"] outputs: "p" attrs { key: "size" value { i: 16 } } }
+  op { type: "fc" inputs: ["g_prev", "bu", "bb"] outputs: "q" attrs { key: "size" value { i: 16 } } }
+  op { type: "elementwise_add" inputs: ["p", "q"] outputs: "pq" }
+  op { type: "sigmoid" inputs: "pq" outputs: "g" } }
+op { type: "recurrent" inputs: ["s", "", "len"] outputs: ["hs", "hT"] attrs { key: "step_block" value { block: "cell" } }
+     attrs { key: "inputs" value { strings: "x_t" } } attrs { key: "prev_states" value { strings: "h_prev" } }
+     attrs { key: "states" value { strings: "h" } } attrs { key: "outputs" value { strings: "h" } } }
+op { type: "recurrent" inputs: ["hs", "", "len"] outputs: ["gs", "gT"] attrs { key: "step_block" value { block: "back" } }
+     attrs { key: "inputs" value { strings: "u_t" } } attrs { key: "prev_states" value { strings: "g_prev" } }
+     attrs { key: "states" value { strings: "g" } } attrs { key: "outputs" value { strings: "g" } }
+     attrs { key: "reverse" value { b: true } } }
+op { type: "concat" inputs: ["hT", "gT"] outputs: "f" attrs { key: "axis" value { i: 1 } } }
+op { type: "fc" inputs: ["f", "w2", "b2"] outputs: "logits" attrs { key: "size" value { i: 5 } } }
+op { type: "softmax_with_cross_entropy" inputs: ["logits", "y"] outputs: ["sm", "loss"] }
+op { type: "mean" inputs: "loss" outputs: "avg" }
+train { loss: "avg" batch_size: 64 log_every: 1000 optimizer { type: "adam" lr: 0.001 }
+  data { var: "s" file: "seq.npy" } data { var: "len" file: "lens.npy" } data { var: "y" file: "y.npy" } }
+N
 fail=0
-for net in net.pbtxt cnn.pbtxt; do
+for net in net.pbtxt cnn.pbtxt rnn.pbtxt; do
   for threads in 1 2; do
     a=$(LD_PRELOAD=./shim.so "$PR" train $net --iterations 2 --threads $threads 2>&1 | sed -n 's/^allocations: //p')
     b=$(LD_PRELOAD=./shim.so "$PR" train $net --iterations 42 --threads $threads 2>&1 | sed -n 's/^allocations: //p')
