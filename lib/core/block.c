@@ -553,6 +553,7 @@ static pd_status build_net(pd_block *b, pd_net *root, const Paddle__BlockDesc *b
   shell->n_block = root->desc->n_block, shell->block = root->desc->block;
   n->desc = shell;
   n->root = root;
+  n->depth = b->parent->depth + 1;
   n->block_name = b->name;
   n->src = root->src, n->src_len = root->src_len, n->map = root->map;
   n->float_dtype = root->float_dtype;
@@ -578,6 +579,9 @@ pd_status pd_block_get(pd_net *parent, const char *name, const char *const *feed
                        pd_error *err) {
   pd_net *root = parent->root ? parent->root : parent;
   const Paddle__NetDesc *d = root->desc;
+  if (parent->depth >= PD_MAX_BLOCK_DEPTH) /* each level is a recursion of the builder */
+    return pd_errorf(err, PD_ERR_INPUT, "%s: block \"%s\" is run %d blocks deep; blocks nest at most %d deep",
+                     root->file, name, parent->depth + 1, PD_MAX_BLOCK_DEPTH);
   size_t i = 0;
   while (i < d->n_block && strcmp(d->block[i]->name, name) != 0) i++;
   if (i == d->n_block) return pd_errorf(err, PD_ERR_INPUT, "%s: no block \"%s\"", root->file, name);

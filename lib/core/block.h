@@ -32,6 +32,11 @@ pd_status pd_net_build_desc_vars(pd_net *net, pd_error *err);
 pd_status pd_net_build_desc_ops(pd_net *net, pd_error *err);
 
 /* ---- a block built for the op that runs it ---- */
+
+/* How deep blocks may nest (a block run by an op of a block run by ...):
+ * protobuf's own limit on nested messages. */
+#define PD_MAX_BLOCK_DEPTH 100
+
 typedef struct pd_block {
   char *name;
   pd_net *net;        /* its variables and ops: [0, net->n_forward) forward, then the gradient ops */

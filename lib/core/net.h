@@ -68,6 +68,7 @@ typedef struct pd_net {
   int nblocks;
   struct pd_net *root;    /* NULL: this is the outermost net */
   const char *block_name; /* the block this net is (NULL at the top level) */
+  int depth;              /* blocks around this one (0 at the top level) */
   bool check_only;        /* built for its checks only (core/block.c): the blocks its ops name are not built */
 } pd_net;
 

@@ -83,15 +83,29 @@ def wide_blocks_net(n, cycle=False):
     return "\n".join(lines) + "\n"
 
 
+def nested_recurrent_net(n):
+    """block r<i> holds a recurrent op running r<i+1>: n recurrent ops nested"""
+    rec = ('op { type: "recurrent" inputs: ["%s"] outputs: ["%s"] attrs { key: "step_block" value { block: "%s" } } '
+           'attrs { key: "inputs" value { strings: "%s" } } attrs { key: "outputs" value { strings: "%s" } } }')
+    lines = ['name: "nested_recurrent"', 'var { name: "x" shape: [-1, 3, 3, 4] }', rec % ("x", "y", "r0", "u0", "o0")]
+    for i in range(n):
+        inner = rec % ("u%d" % i, "o%d" % i, "r%d" % (i + 1), "u%d" % (i + 1), "o%d" % (i + 1)) if i + 1 < n else \
+            'op { type: "tanh" inputs: "u%d" outputs: "o%d" }' % (i, i)
+        lines.append('block { name: "r%d" %s }' % (i, inner))
+    return "\n".join(lines) + "\n"
+
+
 def rnn_cell_net():
     return """name: "rnn_cell"
 var { name: "x" shape: [-1, 5, 4] }
 var { name: "h0" shape: [-1, 8] }
-op { type: "identity" inputs: "h0" outputs: "h_last" attrs { key: "step_block" value { type: BLOCK block: "cell" } } }
+op { type: "recurrent" inputs: ["x", "h0"] outputs: ["hs", "h_last"]
+     attrs { key: "step_block" value { type: BLOCK block: "cell" } } attrs { key: "inputs" value { strings: "x_t" } }
+     attrs { key: "prev_states" value { strings: "h_prev" } } attrs { key: "states" value { strings: "h" } }
+     attrs { key: "outputs" value { strings: "h" } } }
 block {
   name: "cell"
   comment: "h = tanh(x_t W + h_prev U + b)"
-  var { name: "x_t" shape: [-1, 4] }
   var { name: "cell.u" shape: [8, 8] kind: PARAM }
   op { type: "fc" inputs: ["x_t", "cell.w", "cell.b"] outputs: "a" attrs { key: "size" value { i: 8 } } }
   op { type: "mul" inputs: ["h_prev", "cell.u"] outputs: "c" }
@@ -104,6 +118,8 @@ block {
 for t in ("fuzz_netdesc", "fuzz_textformat"):
     put(t, "blocks_rnn_cell.pbtxt", rnn_cell_net())
     put(t, "blocks_nested_90.pbtxt", nested_blocks_net(90))
+    put(t, "recurrent_nested_2.pbtxt", nested_recurrent_net(2))
+    put(t, "recurrent_nested_3000.pbtxt", nested_recurrent_net(3000))
     put(t, "blocks_nested_3000.pbtxt", nested_blocks_net(3000))
     put(t, "blocks_nested_redeclare_3000.pbtxt", nested_blocks_net(3000, "t"))
     put(t, "blocks_wide_2000.pbtxt", wide_blocks_net(2000))
