@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/backward.h"
+#include "core/block.h"
 #include "cpu/blas.h"
 #include "cpu/blisarch.h"
 #include "cli.h"
@@ -183,6 +184,10 @@ static pd_status time_steps(timing *tm, bool timed_warmup, pd_error *err) {
       if (it >= tm->warmup) tm->load[it - tm->warmup] = pd_cli_now() - t0;
     }
     if (it == tm->warmup && tm->place.kind == PD_CPU) pd_blas_profile_start();
+    if (it == tm->warmup) /* the blocks' ops are timed from here on */
+      for (int i = 0; i < net->nblocks; i++)
+        if (net->blocks[i] && net->blocks[i]->op_seconds)
+          memset(net->blocks[i]->op_seconds, 0, sizeof(double) * (size_t)net->blocks[i]->net->nops);
     st = pd_runner_run(r, 0, tm->end, err);
     if (timed_warmup && it + 1 == tm->warmup && pd_cli_now() - warm_from < 0.25 && tm->warmup < 100000) tm->warmup++;
     if (!st && it >= tm->warmup)
@@ -255,6 +260,23 @@ static void print_ops(timing *tm, const summary *s, bool json) {
     } else
       printf("%4d  %-32s %-24s %-8s %10.4f %6.1f%% %9.2f\n", o, net->ops[o].def->type, op_name(net, o), pass_names[p],
              s->med[o] * 1e3, 100 * share, gf);
+  }
+}
+
+/* The ops of each block an op runs: their kernel time per iteration (the
+ * mean, summed over the steps), inside their op's line above. */
+static void print_block_ops(const timing *tm) {
+  const pd_net *net = tm->net;
+  for (int i = 0; i < net->nblocks; i++) {
+    const pd_block *b = net->blocks[i];
+    if (!b || !b->op_seconds || tm->iters <= 0) continue;
+    printf("\nblock \"%s\": its ops' time per iteration (the mean, summed over every run of the block)\n", b->name);
+    for (int o = 0; o < b->net->nops; o++) {
+      const pd_op *op = &b->net->ops[o];
+      const char *out = op->out[0].n ? b->net->vars[op->out[0].vars[0]].name : "";
+      printf("%4d  %-32s %-24s %-8s %10.4f\n", o, op->def->type, out, o < b->net->n_forward ? "forward" : "backward",
+             b->op_seconds[o] / (double)tm->iters * 1e3);
+    }
   }
 }
 
@@ -346,8 +368,10 @@ static int run(int argc, char **argv) {
     print_ops(&tm, &s, opts[JSON].value != NULL);
     if (opts[JSON].value)
       print_totals_json(&tm, &s);
-    else
+    else {
+      print_block_ops(&tm);
       print_totals_text(&tm, &s);
+    }
     free(s.med);
     code = 0;
   }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/util.h"
 #include "core/backward.h"
@@ -463,7 +464,7 @@ void pd_block_free(pd_block *b) {
     for (int v = 0; v < b->net->nvars; v++) pd_tensor_release(&b->shapes[v]);
   pd_net_free(b->net);
   free(b->name), free(b->feed), free(b->outer), free(b->outer_parent), free(b->local), free(b->shapes);
-  free(b->bind), free(b->seed), free(b->seed_grad), free(b->want), free(b->want_grad);
+  free(b->bind), free(b->op_seconds), free(b->seed), free(b->seed_grad), free(b->want), free(b->want_grad);
   free(b);
 }
 
@@ -667,6 +668,20 @@ pd_status pd_block_infer(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, in
 
 pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end) {
   pd_ctx sc = {.vars = bind, .exec = c->exec, .err = c->err};
+  if (c->exec && c->exec->time_ops) {
+    if (!b->op_seconds && !(b->op_seconds = calloc((size_t)b->net->nops + 1, sizeof *b->op_seconds)))
+      return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+    for (int o = begin; o < end; o++) {
+      sc.op = &b->net->ops[o];
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      pd_status st = sc.op->kernel->fn(&sc);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      b->op_seconds[o] += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+      if (st) return st;
+    }
+    return PD_OK;
+  }
   for (int o = begin; o < end; o++) {
     sc.op = &b->net->ops[o];
     pd_status st = sc.op->kernel->fn(&sc);

@@ -54,6 +54,7 @@ typedef struct pd_block {
   bool backward;
   int nseed, *seed, *seed_grad;
   int nwant, *want, *want_grad;
+  double *op_seconds;      /* per op: kernel time summed while exec.time_ops is set (`time`); NULL until then */
   void *rt;                /* the running op's own (its layout of the steps) */
   void (*rt_free)(void *); /* frees rt */
 } pd_block;

@@ -14,6 +14,7 @@ typedef struct pd_exec {
   int64_t step;
   int threads;
   pd_place place;
+  bool time_ops; /* ops running blocks time the blocks' ops too (pd_block.op_seconds): `time` */
 } pd_exec;
 
 #endif

@@ -246,6 +246,7 @@ static pd_status cpu_run(pd_runner *r, int begin, int end, pd_error *err) {
   pd_net *net = r->net;
   pd_ctx c = {.vars = r->vars, .exec = &r->exec, .err = err};
   pd_status st;
+  r->exec.time_ops = r->op_seconds != NULL;
   if (r->op_seconds) {
     for (int o = begin; o < end; o++) {
       if (!r->active[o]) continue;
