@@ -230,8 +230,9 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
     for (int t = s + 1; t < nslots; t++) {
       int w = slots[t].count_attr && !(slots[t].flags & PD_SLOT_DISPENSABLE) ? list_len(def, attrs, slots[t].count_attr)
                                                                              : -1;
-      /* a slot of a known count leaves the later ones no placeholders to keep */
-      bool keeps = (slots[s].flags & PD_SLOT_DUPLICABLE) && !slots[s].count_attr;
+      /* a slot of a known count leaves the later ones no placeholders to keep;
+       * nor does a core-filled Outer slot (if_else's X takes every name) */
+      bool keeps = (slots[s].flags & PD_SLOT_DUPLICABLE) && !slots[s].count_attr && !(slots[t].flags & PD_SLOT_OUTER);
       need_after += w >= 0 ? w : keeps || !(slots[t].flags & PD_SLOT_DISPENSABLE);
     }
     int avail = n - pos - need_after, take;
