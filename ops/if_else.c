@@ -32,10 +32,11 @@ static const pd_slot_def inputs[] = {
                PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE | PD_SLOT_OUTER},
 };
 static const pd_slot_def outputs[] = {
-    [OUT] = {"Out", "the merged rows, [batch, ...], one per name in `outputs`", PD_SLOT_DUPLICABLE, "outputs"},
+    [OUT] = {"Out", "the merged rows, [batch, ...], one per name in `outputs`", PD_SLOT_DUPLICABLE},
     [STEPS] = {"Steps", "the blocks' values (named <true_block>@STEPS when left out)",
                PD_SLOT_DISPENSABLE | PD_SLOT_STEPS},
 };
+static const char *const output_counts[N_OUT] = {[OUT] = "outputs"};
 static const pd_attr_def attrs[] = {
     [A_TRUE] = {"true_block", "the block run on the rows whose condition is 1", PD_ATTR_BLOCK, .required = true},
     [A_FALSE] = {"false_block", "the block run on the rows whose condition is 0", PD_ATTR_BLOCK, .required = true},
@@ -561,4 +562,5 @@ const pd_op_def pd_op_if_else = {
     .n_grad_kernels = PD_LEN(grad_kernels),
     .grad_infer_shape = grad_infer,
     .block_feeds = feeds,
+    .output_counts = output_counts,
 };

@@ -24,23 +24,23 @@
 #include "core/op.h"
 
 static const pd_slot_def inputs[] = {
-    [X] = {"X", "the input sequences, [batch, time, ...], one per name in `inputs`", PD_SLOT_DUPLICABLE, "inputs"},
+    [X] = {"X", "the input sequences, [batch, time, ...], one per name in `inputs`", PD_SLOT_DUPLICABLE},
     [H0] = {"H0",
             "the initial states, [batch, ...], one per name in `states` (left out: zeros of the shape the block "
             "declares for the previous value)",
-            PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE, "states"},
+            PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE},
     [LENGTHS] = {"Lengths", "int64 [batch]: each row's number of steps, 0 to time (left out: every row has all)",
                  PD_SLOT_DISPENSABLE | PD_SLOT_NO_GRAD},
     [OUTER] = {"Outer", "the variables outside the step block that it reads (filled in when left out)",
                PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE | PD_SLOT_OUTER},
 };
 static const pd_slot_def outputs[] = {
-    [OUT] = {"Out", "the stacked step outputs, [batch, time, ...], one per name in `outputs`", PD_SLOT_DUPLICABLE,
-             "outputs"},
-    [HT] = {"HT", "the final states, [batch, ...], one per name in `states`", PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE,
-            "states"},
+    [OUT] = {"Out", "the stacked step outputs, [batch, time, ...], one per name in `outputs`", PD_SLOT_DUPLICABLE},
+    [HT] = {"HT", "the final states, [batch, ...], one per name in `states`", PD_SLOT_DUPLICABLE | PD_SLOT_DISPENSABLE},
     [STEPS] = {"Steps", "the step scopes (named <block>@STEPS when left out)", PD_SLOT_DISPENSABLE | PD_SLOT_STEPS},
 };
+static const char *const input_counts[N_IN] = {[X] = "inputs", [H0] = "states"};
+static const char *const output_counts[N_OUT] = {[OUT] = "outputs", [HT] = "states"};
 static const pd_attr_def attrs[] = {
     [A_BLOCK] = {"step_block", "the block run at every step", PD_ATTR_BLOCK, .required = true},
     [A_INPUTS] = {"inputs", "the block's names for each step's slice of the X sequences", PD_ATTR_STRINGS,
@@ -659,4 +659,6 @@ const pd_op_def pd_op_recurrent = {
     .n_grad_kernels = PD_LEN(grad_kernels),
     .grad_infer_shape = grad_infer,
     .block_feeds = feeds,
+    .input_counts = input_counts,
+    .output_counts = output_counts,
 };

@@ -205,7 +205,7 @@ static const char *slot_list(const pd_slot_def *slots, int n, char *buf, size_t 
 /* Distributes a flat list of names over the def's slots: a plain slot takes
  * one, a duplicable slot what the slots after it leave, an optional slot one
  * if there is one to spare. */
-/* The length of list attribute `name` (a slot's count_attr), -1 if none. */
+/* The length of list attribute `name` (a slot's count attribute), -1 if none. */
 static int list_len(const pd_op_def *def, const pd_attr *attrs, const char *name) {
   for (int a = 0; a < def->n_attrs; a++)
     if (!strcmp(def->attrs[a].name, name)) return attrs[a].n;
@@ -228,15 +228,18 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
      * duplicable slot every later slot keeps its position (maybe "") */
     int need_after = 0;
     for (int t = s + 1; t < nslots; t++) {
-      int w = slots[t].count_attr && !(slots[t].flags & PD_SLOT_DISPENSABLE) ? list_len(def, attrs, slots[t].count_attr)
-                                                                             : -1;
+      int w = pd_slot_count_attr(def, outputs, t) && !(slots[t].flags & PD_SLOT_DISPENSABLE)
+                  ? list_len(def, attrs, pd_slot_count_attr(def, outputs, t))
+                  : -1;
       /* a slot of a known count leaves the later ones no placeholders to keep;
        * nor does a core-filled Outer slot (if_else's X takes every name) */
-      bool keeps = (slots[s].flags & PD_SLOT_DUPLICABLE) && !slots[s].count_attr && !(slots[t].flags & PD_SLOT_OUTER);
+      bool keeps = (slots[s].flags & PD_SLOT_DUPLICABLE) && !pd_slot_count_attr(def, outputs, s) &&
+                   !(slots[t].flags & PD_SLOT_OUTER);
       need_after += w >= 0 ? w : keeps || !(slots[t].flags & PD_SLOT_DISPENSABLE);
     }
     int avail = n - pos - need_after, take;
-    int want = slots[s].count_attr ? list_len(def, attrs, slots[s].count_attr) : -1;
+    const char *count = pd_slot_count_attr(def, outputs, s);
+    int want = count ? list_len(def, attrs, count) : -1;
     if (want >= 0) {
       take = avail >= want ? want : 0;
       if (take < want && !(slots[s].flags & PD_SLOT_DISPENSABLE)) {
@@ -244,7 +247,7 @@ static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, boo
         return fail_at(b->net, b->err, line, col,
                        "op #%d \"%s\": %s \"%s\" takes one variable per entry of attribute \"%s\" (%d), but only %d "
                        "%ss are left for it",
-                       opi, od->type, what, slots[s].name, slots[s].count_attr, want, avail > 0 ? avail : 0, what);
+                       opi, od->type, what, slots[s].name, count, want, avail > 0 ? avail : 0, what);
       }
       if (!want) {
         counts[s] = 0;
@@ -568,8 +571,8 @@ static pd_status build_ops(builder *b) {
     /* the attributes first only where a slot's count is one of them: a
      * missing input is the first thing said otherwise */
     bool counted = false;
-    for (int s = 0; s < def->n_inputs; s++) counted |= def->inputs[s].count_attr != NULL;
-    for (int s = 0; s < def->n_outputs; s++) counted |= def->outputs[s].count_attr != NULL;
+    for (int s = 0; s < def->n_inputs; s++) counted |= pd_slot_count_attr(def, false, s) != NULL;
+    for (int s = 0; s < def->n_outputs; s++) counted |= pd_slot_count_attr(def, true, s) != NULL;
     pd_status st = counted ? build_attrs(b, opi, od, def, attrs) : PD_OK;
     if (!st) st = assign_slots(b, opi, od, false, attrs, in_n);
     if (!st) st = assign_slots(b, opi, od, true, attrs, out_n);

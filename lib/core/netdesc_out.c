@@ -51,18 +51,33 @@ static Paddle__AttrValue *attr_value(const pd_attr *a) {
   return v;
 }
 
-static char **names_of(const pd_net *net, const pd_arg *args, const pd_slot_def *slots, int nslots, size_t *count) {
+/* The flat list of an op's input or output names. An absent slot keeps its
+ * position ("", or one "" per entry of its count attribute) only where a
+ * later slot needs it; the Outer slot of an op running blocks is left out
+ * (the loader fills it in again). */
+static char **names_of(const pd_net *net, const pd_op *op, bool outputs, size_t *count) {
+  const pd_arg *args = outputs ? op->out : op->in;
+  const pd_slot_def *slots = outputs ? op->def->outputs : op->def->inputs;
+  int nslots = outputs ? op->def->n_outputs : op->def->n_inputs;
   size_t n = 0;
-  for (int s = 0; s < nslots; s++) n += args[s].n ? (size_t)args[s].n : 1;
+  int counts[PD_MAX_SLOTS];
+  for (int s = 0; s < nslots; s++) {
+    const char *c = pd_slot_count_attr(op->def, outputs, s);
+    counts[s] = 1;
+    for (int a = 0; c && a < op->def->n_attrs; a++)
+      if (!strcmp(op->def->attrs[a].name, c)) counts[s] = op->attrs[a].n;
+    n += args[s].n ? (size_t)args[s].n : (size_t)counts[s];
+  }
   char **out = malloc(sizeof *out * (n + 1));
   if (!out) return NULL;
   size_t k = 0;
   for (int s = 0; s < nslots; s++) {
+    if (slots[s].flags & PD_SLOT_OUTER) continue;
     if (!args[s].n) {
-      /* an absent slot keeps its position only where a later slot needs it */
       bool later = false;
-      for (int t = s + 1; t < nslots; t++) later |= args[t].n > 0;
-      if (later || !(slots[s].flags & PD_SLOT_DISPENSABLE)) out[k++] = dup("");
+      for (int t = s + 1; t < nslots; t++) later |= args[t].n > 0 && !(slots[t].flags & PD_SLOT_OUTER);
+      if (later || !(slots[s].flags & PD_SLOT_DISPENSABLE))
+        for (int i = 0; i < counts[s]; i++) out[k++] = dup("");
       continue;
     }
     for (int i = 0; i < args[s].n; i++) out[k++] = dup(net->vars[args[s].vars[i]].name);
@@ -120,8 +135,8 @@ Paddle__NetDesc *pd_net_to_desc(const pd_net *net) {
     if (!od) break;
     paddle__op_desc__init(od);
     od->type = dup(op->def->type);
-    od->inputs = names_of(net, op->in, op->def->inputs, op->def->n_inputs, &od->n_inputs);
-    od->outputs = names_of(net, op->out, op->def->outputs, op->def->n_outputs, &od->n_outputs);
+    od->inputs = names_of(net, op, false, &od->n_inputs);
+    od->outputs = names_of(net, op, true, &od->n_outputs);
     od->attrs = calloc((size_t)op->def->n_attrs + 1, sizeof *od->attrs);
     for (int a = 0; od->attrs && a < op->def->n_attrs; a++) {
       Paddle__OpDesc__AttrsEntry *e = malloc(sizeof *e);

@@ -38,12 +38,6 @@ typedef struct pd_slot_def {
   const char *name;
   const char *comment;
   unsigned flags;
-  /* A duplicable slot whose number of variables is the length of this
-   * list attribute of the op (a recurrent op's states), so that two
-   * duplicable slots can follow each other in the flat list of names; a
-   * dispensable one takes all of them or none. NULL: what the later slots
-   * leave. */
-  const char *count_attr;
 } pd_slot_def;
 
 /* ---- attributes (AttrProto) ---- */
@@ -199,7 +193,20 @@ struct pd_op_def {
    * write is looked up in the enclosing blocks. Returns the count (at most
    * max). */
   int (*block_feeds)(const pd_attr *attrs, const char *const *ins, const int *in_n, const char **names, int max);
+  /* Per input / output slot (NULL: none): the list attribute whose length
+   * is the slot's number of variables (a recurrent op's states), so that
+   * two duplicable slots can follow each other in the flat list of names;
+   * a dispensable one takes all of them or none. A slot without one takes
+   * what the later slots leave. */
+  const char *const *input_counts;
+  const char *const *output_counts;
 };
+
+/* Slot s's count attribute (pd_op_def.input_counts / output_counts), NULL if none. */
+static inline const char *pd_slot_count_attr(const pd_op_def *d, bool output, int s) {
+  const char *const *a = output ? d->output_counts : d->input_counts;
+  return a ? a[s] : NULL;
+}
 
 /* Slot indices inside a generated grad op, for an op with NI inputs and NO
  * outputs: forward input s, forward output s, grad of forward output s (all

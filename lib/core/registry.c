@@ -51,15 +51,13 @@ static void make_grad(const pd_op_def *f) {
   for (int s = 0; s < no; s++) g->inputs[ni + s] = f->outputs[s];
   for (int s = 0; s < no; s++) {
     snprintf(g->names[k], sizeof g->names[k], "%s@GRAD", f->outputs[s].name);
-    g->inputs[ni + no + s] =
-        (pd_slot_def){g->names[k++], "gradient of the forward output",
-                      PD_SLOT_DISPENSABLE | (f->outputs[s].flags & PD_SLOT_DUPLICABLE), f->outputs[s].count_attr};
+    g->inputs[ni + no + s] = (pd_slot_def){g->names[k++], "gradient of the forward output",
+                                           PD_SLOT_DISPENSABLE | (f->outputs[s].flags & PD_SLOT_DUPLICABLE)};
   }
   for (int s = 0; s < ni; s++) {
     snprintf(g->names[k], sizeof g->names[k], "%s@GRAD", f->inputs[s].name);
-    g->outputs[s] =
-        (pd_slot_def){g->names[k++], "gradient of the forward input",
-                      PD_SLOT_DISPENSABLE | (f->inputs[s].flags & PD_SLOT_DUPLICABLE), f->inputs[s].count_attr};
+    g->outputs[s] = (pd_slot_def){g->names[k++], "gradient of the forward input",
+                                  PD_SLOT_DISPENSABLE | (f->inputs[s].flags & PD_SLOT_DUPLICABLE)};
   }
   snprintf(g->type, sizeof g->type, "%s_grad", f->type);
   g->fwd = f;
