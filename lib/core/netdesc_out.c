@@ -149,10 +149,25 @@ Paddle__NetDesc *pd_net_to_desc(const pd_net *net) {
     d->op[d->n_op++] = od;
   }
   if (net->desc->train) d->train = copy_msg(&net->desc->train->base);
-  /* sub-blocks as the file gives them: no op runs one yet, so their ops are
-   * not built into the net (docs/netdesc.md, "Blocks") */
+  /* sub-blocks as the file gives them (a block's net is built from them
+   * again on load), less the parameters and state they declare: those live
+   * in the outermost scope and are declared there above, with their shapes */
   if (net->desc->n_block && (d->block = calloc(net->desc->n_block, sizeof *d->block)))
-    for (size_t i = 0; i < net->desc->n_block; i++)
-      if ((d->block[d->n_block] = copy_msg(&net->desc->block[i]->base))) d->n_block++;
+    for (size_t i = 0; i < net->desc->n_block; i++) {
+      Paddle__BlockDesc *b = copy_msg(&net->desc->block[i]->base);
+      if (!b) continue;
+      size_t k = 0;
+      for (size_t j = 0; j < b->n_var; j++) {
+        const Paddle__VarDesc *vd = b->var[j];
+        int v = pd_net_var(net, vd->name);
+        if ((vd->kind == PADDLE__VAR_KIND__PARAM || vd->kind == PADDLE__VAR_KIND__STATE) && v >= 0 &&
+            net->vars[v].declared)
+          protobuf_c_message_free_unpacked(&b->var[j]->base, NULL);
+        else
+          b->var[k++] = b->var[j];
+      }
+      b->n_var = k;
+      d->block[d->n_block++] = b;
+    }
   return d;
 }
