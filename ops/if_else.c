@@ -100,17 +100,6 @@ static pd_status branch_of(pd_ctx *c, pd_block *b, branch **out) {
   return PD_OK;
 }
 
-static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
-
-/* Bytes of a shape with the batch (-1) taken as 1. */
-static size_t bytes_per(const pd_tensor *t) {
-  pd_tensor u = *t;
-  for (int d = 0; d < u.ndim; d++)
-    if (u.dims[d] < 0) u.dims[d] = 1;
-  size_t n = pd_tensor_bytes(&u);
-  return n == SIZE_MAX ? 0 : n;
-}
-
 /* Where each of the block's values lives in its part of Steps, starting at
  * `at`, for the whole batch's shapes just inferred. */
 static pd_status lay_out(pd_ctx *c, pd_block *b, branch *s, size_t at) {
@@ -131,7 +120,7 @@ static pd_status lay_out(pd_ctx *c, pd_block *b, branch *s, size_t at) {
     for (int i = 0; i < s->nx; i++) feed |= s->x_var[i] == v;
     s->fwd[v] = b->local[v] && (feed || (vi->producer >= 0 && vi->producer < nf));
     s->grad[v] = b->local[v] && !s->fwd[v] && b->backward;
-    s->cap[v] = s->fwd[v] || s->grad[v] ? align64(bytes_per(&b->shapes[v])) : 0;
+    s->cap[v] = s->fwd[v] || s->grad[v] ? pd_block_align(pd_block_bytes1(&b->shapes[v])) : 0;
     s->off[v] = n, n += s->cap[v];
   }
   s->at = at, s->bytes = n;
@@ -164,22 +153,6 @@ static pd_status point(pd_ctx *c, pd_block *b, branch *s, pd_tensor *buf) {
 
 /* ---- shapes ---- */
 
-static pd_status fail_shape(pd_ctx *c, const char *what, const char *name, const pd_tensor *t, const char *want) {
-  char d[128];
-  return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" is %s %s; %s", what, name, pd_dtype_name(t->dtype),
-                     pd_dims_str(t->ndim, t->dims, d, sizeof d), want);
-}
-
-/* The seeds of the block's gradient take their variables' shapes. */
-static void seed_shapes(pd_block *b, pd_tensor **bind) {
-  for (int i = 0; i < b->nseed; i++) {
-    pd_tensor *g = &b->shapes[b->seed_grad[i]], *v = bind[b->seed[i]];
-    g->dtype = v->dtype, g->ndim = v->ndim;
-    memcpy(g->dims, v->dims, sizeof g->dims);
-    bind[b->seed_grad[i]] = g;
-  }
-}
-
 /* Infers the block's shapes for `rows` rows of X (-1: the batch at load),
  * the gradient ops' too when `grad`, into b->shapes. */
 static pd_status infer_rows(pd_ctx *c, pd_block *b, branch *s, int64_t rows, bool grad) {
@@ -199,7 +172,7 @@ static pd_status infer_rows(pd_ctx *c, pd_block *b, branch *s, int64_t rows, boo
   }
   pd_status st = pd_block_infer(b, c, bind, 0, b->net->n_forward);
   if (st || !grad || !b->backward) return st;
-  seed_shapes(b, bind);
+  pd_block_seed_shapes(b, bind);
   return pd_block_infer(b, c, bind, b->net->n_forward, b->net->nops);
 }
 
@@ -210,15 +183,15 @@ static pd_status check_inputs(pd_ctx *c, int64_t *batch) {
     if (x->ndim < 1 || !pd_dim_fits(x->dims[0], x0->dims[0])) {
       char want[160];
       snprintf(want, sizeof want, "every X is [batch, ...] with the batch of \"%s\"", pd_ctx_in_name(c, X, 0));
-      return fail_shape(c, "X", pd_ctx_in_name(c, X, i), x, want);
+      return pd_ctx_fail_shape(c, "X", pd_ctx_in_name(c, X, i), x, want);
     }
   }
   *batch = x0->dims[0];
   bool int_type = cond->dtype == PD_U8 || cond->dtype == PD_I32 || cond->dtype == PD_I64;
   if (!int_type || cond->ndim < 1 || cond->ndim > 2 || (cond->ndim == 2 && cond->dims[1] != 1) ||
       !pd_dim_fits(cond->dims[0], *batch))
-    return fail_shape(c, "Cond", pd_ctx_in_name(c, COND, 0), cond,
-                      "a condition is [batch] or [batch, 1] of uint8, int32 or int64, with X's batch");
+    return pd_ctx_fail_shape(c, "Cond", pd_ctx_in_name(c, COND, 0), cond,
+                             "a condition is [batch] or [batch, 1] of uint8, int32 or int64, with X's batch");
   if (*batch < 0) *batch = cond->dims[0];
   return PD_OK;
 }
@@ -250,7 +223,7 @@ static pd_status out_shapes(pd_ctx *c, branch *const s[2], int64_t batch) {
       if (t->ndim < 1 || !pd_dim_fits(t->dims[0], batch)) {
         char what[160];
         snprintf(what, sizeof what, "block \"%s\" writes output", block_at(c, k)->name);
-        return fail_shape(c, what, o->strs[i], t, "an output is [rows, ...], a value per row of the block");
+        return pd_ctx_fail_shape(c, what, o->strs[i], t, "an output is [rows, ...], a value per row of the block");
       }
     }
     if (y->dtype != z->dtype || !pd_dims_equal(y->ndim - 1, y->dims + 1, z->ndim - 1, z->dims + 1)) {
@@ -286,7 +259,7 @@ static pd_status infer(pd_ctx *c) {
   for (int k = 0; k < 2; k++) {
     pd_block *b = block_at(c, k);
     if (b->backward) {
-      seed_shapes(b, b->bind);
+      pd_block_seed_shapes(b, b->bind);
       if ((st = pd_block_infer(b, c, b->bind, b->net->n_forward, b->net->nops))) return st;
     }
     if ((st = lay_out(c, b, s[k], at))) return st;
@@ -297,8 +270,6 @@ static pd_status infer(pd_ctx *c) {
 }
 
 /* ---- running a block on its rows ---- */
-
-static size_t row_bytes(const pd_tensor *t) { return t->dims[0] ? pd_tensor_bytes(t) / (size_t)t->dims[0] : 0; }
 
 /* Splits the batch's rows by the condition; anything but 0 or 1 is an
  * error naming the row. */
@@ -364,46 +335,19 @@ static pd_status forward(pd_ctx *c) {
     pd_tensor **bind = b->bind;
     for (int i = 0; i < s[k]->nx; i++) {
       const pd_tensor *x = pd_in_at(c, X, i);
-      gather(pd_tensor_data(bind[s[k]->x_var[i]]), pd_tensor_data(x), s[k]->rows, s[k]->nrows, row_bytes(x));
+      gather(pd_tensor_data(bind[s[k]->x_var[i]]), pd_tensor_data(x), s[k]->rows, s[k]->nrows, pd_row_bytes(x));
     }
     if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward))) break;
     for (int i = 0; i < s[k]->nout; i++) {
       const pd_tensor *y = bind[s[k]->out_var[i]];
       pd_tensor *out = pd_out_at(c, OUT, i);
-      scatter(pd_tensor_data(out), pd_tensor_data(y), s[k]->rows, s[k]->nrows, row_bytes(out));
+      scatter(pd_tensor_data(out), pd_tensor_data(y), s[k]->rows, s[k]->nrows, pd_row_bytes(out));
     }
   }
   return st;
 }
 
 /* ---- backward ---- */
-
-/* The grad op's outputs, matched to the forward inputs by name (the
- * gradients no input needs are left out). */
-static pd_tensor *grad_for(pd_ctx *c, int in_slot, int out_slot, int i) {
-  const char *x = pd_ctx_in_name(c, in_slot, i);
-  if (pd_out_count(c, out_slot) == pd_in_count(c, in_slot)) return pd_out_at(c, out_slot, i);
-  for (int j = 0; j < pd_out_count(c, out_slot); j++)
-    if (pd_is_grad_name(pd_ctx_out_name(c, out_slot, j), x)) return pd_out_at(c, out_slot, j);
-  return NULL;
-}
-
-/* The gradient of forward output i, NULL if none flows there. */
-static pd_tensor *dout_for(pd_ctx *c, int i) {
-  if (pd_in_count(c, G_DOUT) == pd_in_count(c, G_OUT_Y)) return pd_in_at(c, G_DOUT, i);
-  const char *y = pd_ctx_in_name(c, G_OUT_Y, i);
-  for (int k = 0; k < pd_in_count(c, G_DOUT); k++)
-    if (pd_is_grad_name(pd_ctx_in_name(c, G_DOUT, k), y)) return pd_in_at(c, G_DOUT, k);
-  return NULL;
-}
-
-/* The gradient of the Outer input that is the block's outer variable i. */
-static pd_tensor *douter_for(pd_ctx *c, const pd_block *b, int i) {
-  const pd_arg *a = &c->op->in[G_OUTER];
-  for (int k = 0; k < a->n; k++)
-    if (a->vars[k] == b->outer_parent[i]) return grad_for(c, G_OUTER, G_DOUTER, k);
-  return NULL;
-}
 
 /* The block's gradient ops, made once: from its outputs (seeds) to the X
  * feeds and the outer variables whose gradients are wanted. */
@@ -421,9 +365,9 @@ static pd_status build_backward(pd_ctx *c, pd_block *b, branch *s) {
     if (!dup) seeds[nseed++] = s->out_var[i];
   }
   for (int i = 0; i < s->nx; i++)
-    if (grad_for(c, G_X, G_DX, i)) wants[nwant++] = s->x_var[i];
+    if (pd_ctx_grad_of_in(c, G_X, G_DX, i)) wants[nwant++] = s->x_var[i];
   for (int i = 0; i < b->nouter; i++)
-    if (douter_for(c, b, i)) wants[nwant++] = b->outer[i];
+    if (pd_block_outer_grad(b, c, G_OUTER, G_DOUTER, i)) wants[nwant++] = b->outer[i];
   pd_status st = pd_block_add_backward(b, seeds, nseed, wants, nwant, c->err);
   free(seeds), free(wants);
   if (st || !c->op->kernel) return st; /* chosen with the net's when it is */
@@ -440,38 +384,24 @@ static pd_status grad_infer(pd_ctx *c) {
   static const int in_slots[] = {G_X, G_OUTER}, out_slots[] = {G_DX, G_DOUTER};
   for (int k = 0; k < 2 && !st; k++)
     for (int i = 0; i < pd_in_count(c, in_slots[k]) && !st; i++) {
-      pd_tensor *x = pd_in_at(c, in_slots[k], i), *dx = grad_for(c, in_slots[k], out_slots[k], i);
+      pd_tensor *x = pd_in_at(c, in_slots[k], i), *dx = pd_ctx_grad_of_in(c, in_slots[k], out_slots[k], i);
       if (dx) st = pd_ctx_set_shape(c, dx, x->dtype, x->ndim, x->dims);
     }
   return st;
 }
 
-/* dst[e] += src[e] over n elements, for the float types */
-static void add_into(void *dst, const void *src, int64_t n, pd_dtype dt) {
-  if (dt == PD_F64)
-    for (int64_t e = 0; e < n; e++) ((double *)dst)[e] += ((const double *)src)[e];
-  else
-    for (int64_t e = 0; e < n; e++) ((float *)dst)[e] += ((const float *)src)[e];
-}
-
-static int want_index(const pd_block *b, int v) {
-  for (int i = 0; i < b->nwant; i++)
-    if (b->want[i] == v) return b->want_grad[i];
-  return -1;
-}
-
 /* The gradient from outside of seed i: the rows of dOut the block's rows
  * came from (summed when `outputs` names its variable twice). */
 static void fill_seed(pd_ctx *c, const branch *s, pd_tensor *g, int v) {
-  size_t row = row_bytes(g), es = pd_dtype_size(g->dtype);
+  size_t row = pd_row_bytes(g), es = pd_dtype_size(g->dtype);
   char *d = pd_tensor_data(g);
   memset(d, 0, pd_tensor_bytes(g));
   for (int i = 0; i < s->nout; i++) {
-    const pd_tensor *dy = s->out_var[i] == v ? dout_for(c, i) : NULL;
+    const pd_tensor *dy = s->out_var[i] == v ? pd_ctx_grad_of_out(c, G_OUT_Y, G_DOUT, i) : NULL;
     if (!dy) continue;
     const char *src = pd_tensor_data(dy);
     for (int64_t q = 0; q < s->nrows; q++)
-      add_into(d + (size_t)q * row, src + (size_t)s->rows[q] * row, (int64_t)(row / es), g->dtype);
+      pd_block_add_into(d + (size_t)q * row, src + (size_t)s->rows[q] * row, (int64_t)(row / es), g->dtype);
   }
 }
 
@@ -491,10 +421,10 @@ static pd_status backward(pd_ctx *c) {
     for (int i = 0; i < b->nseed; i++) fill_seed(c, bs, bind[b->seed_grad[i]], b->seed[i]);
     if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops))) break;
     for (int i = 0; i < bs->nx; i++) {
-      pd_tensor *dx = grad_for(c, G_X, G_DX, i);
+      pd_tensor *dx = pd_ctx_grad_of_in(c, G_X, G_DX, i);
       if (!dx) continue;
-      int g = want_index(b, bs->x_var[i]);
-      size_t row = row_bytes(dx);
+      int g = pd_block_want_grad(b, bs->x_var[i]);
+      size_t row = pd_row_bytes(dx);
       if (g >= 0) {
         scatter(pd_tensor_data(dx), pd_tensor_data(bind[g]), bs->rows, bs->nrows, row);
         continue;
@@ -502,9 +432,9 @@ static pd_status backward(pd_ctx *c) {
       for (int64_t q = 0; q < bs->nrows; q++) memset((char *)pd_tensor_data(dx) + (size_t)bs->rows[q] * row, 0, row);
     }
     for (int i = 0; i < b->nouter; i++) {
-      int g = want_index(b, b->outer[i]);
-      pd_tensor *d = g >= 0 ? douter_for(c, b, i) : NULL;
-      if (d) add_into(pd_tensor_data(d), pd_tensor_data(bind[g]), pd_tensor_numel(d), d->dtype);
+      int g = pd_block_want_grad(b, b->outer[i]);
+      pd_tensor *d = g >= 0 ? pd_block_outer_grad(b, c, G_OUTER, G_DOUTER, i) : NULL;
+      if (d) pd_block_add_into(pd_tensor_data(d), pd_tensor_data(bind[g]), pd_tensor_numel(d), d->dtype);
     }
   }
   return st;

@@ -141,17 +141,6 @@ static bool is_prev(const steps *s, int v) {
   return false;
 }
 
-static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
-
-/* Bytes of a shape with the batch (-1) taken as 1. */
-static size_t bytes_per(const pd_tensor *t) {
-  pd_tensor u = *t;
-  for (int d = 0; d < u.ndim; d++)
-    if (u.dims[d] < 0) u.dims[d] = 1;
-  size_t n = pd_tensor_bytes(&u);
-  return n == SIZE_MAX ? 0 : n;
-}
-
 /* Where each of the block's values lives in the Steps buffer, for the shapes
  * just inferred: returns the buffer's bytes (per row of the batch at load). */
 static pd_status lay_out(pd_ctx *c, pd_block *b, steps *s, bool keep, size_t *total) {
@@ -171,7 +160,7 @@ static pd_status lay_out(pd_ctx *c, pd_block *b, steps *s, bool keep, size_t *to
     for (int i = 0; i < s->nin; i++) in |= s->in_var[i] == v;
     s->fwd[v] = b->local[v] && !is_prev(s, v) && (in || (vi->producer >= 0 && vi->producer < nf));
     s->grad[v] = b->local[v] && !is_prev(s, v) && !s->fwd[v] && b->backward;
-    size_t n = align64(bytes_per(&b->shapes[v]));
+    size_t n = pd_block_align(pd_block_bytes1(&b->shapes[v]));
     if (s->fwd[v]) s->off[v] = slot, slot += n;
     if (s->grad[v]) s->off[v] = gsum, gsum += n;
   }
@@ -230,12 +219,6 @@ static pd_status point(pd_ctx *c, pd_block *b, steps *s, pd_tensor *buf) {
 
 /* ---- shapes ---- */
 
-static pd_status fail_shape(pd_ctx *c, const char *what, const char *name, const pd_tensor *t, const char *want) {
-  char d[128];
-  return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" is %s %s; %s", what, name, pd_dtype_name(t->dtype),
-                     pd_dims_str(t->ndim, t->dims, d, sizeof d), want);
-}
-
 /* The feeds' shapes for a batch: x_t from X, previous states from H0 or the
  * block's declarations. */
 static pd_status feed_shapes(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind) {
@@ -243,7 +226,7 @@ static pd_status feed_shapes(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind)
   if (pd_in_count(c, X) != s->nin)
     return pd_ctx_fail(c, PD_ERR_INPUT, "X has %d sequences but attribute \"inputs\" names %d", pd_in_count(c, X),
                        s->nin);
-  if (x0->ndim < 2) return fail_shape(c, "X", pd_ctx_in_name(c, X, 0), x0, "a sequence is [batch, time, ...]");
+  if (x0->ndim < 2) return pd_ctx_fail_shape(c, "X", pd_ctx_in_name(c, X, 0), x0, "a sequence is [batch, time, ...]");
   s->batch = x0->dims[0], s->time = x0->dims[1];
   for (int i = 0; i < s->nin; i++) {
     pd_tensor *x = pd_in_at(c, X, i), *xt = &b->shapes[s->in_var[i]];
@@ -252,7 +235,7 @@ static pd_status feed_shapes(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind)
       snprintf(want, sizeof want,
                "every sequence must be [batch, time, ...] with the batch and the %lld steps of \"%s\"",
                (long long)s->time, pd_ctx_in_name(c, X, 0));
-      return fail_shape(c, "X", pd_ctx_in_name(c, X, i), x, want);
+      return pd_ctx_fail_shape(c, "X", pd_ctx_in_name(c, X, i), x, want);
     }
     int64_t dims[PD_MAX_DIMS];
     dims[0] = x->dims[0];
@@ -272,7 +255,7 @@ static pd_status feed_shapes(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind)
     if (nh) {
       pd_tensor *h0 = pd_in_at(c, H0, j);
       if (h0->ndim < 1 || !pd_dim_fits(h0->dims[0], s->batch))
-        return fail_shape(c, "H0", pd_ctx_in_name(c, H0, j), h0, "an initial state is [batch, ...]");
+        return pd_ctx_fail_shape(c, "H0", pd_ctx_in_name(c, H0, j), h0, "an initial state is [batch, ...]");
       pd_status st = pd_ctx_set_shape(c, h, h0->dtype, h0->ndim, h0->dims);
       if (st) return st;
     } else {
@@ -292,18 +275,8 @@ static pd_status feed_shapes(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind)
   }
   pd_tensor *len = pd_in(c, LENGTHS);
   if (len && (len->dtype != PD_I64 || len->ndim != 1 || !pd_dim_fits(len->dims[0], s->batch)))
-    return fail_shape(c, "Lengths", pd_ctx_in_name(c, LENGTHS, 0), len, "lengths are int64 [batch]");
+    return pd_ctx_fail_shape(c, "Lengths", pd_ctx_in_name(c, LENGTHS, 0), len, "lengths are int64 [batch]");
   return PD_OK;
-}
-
-/* The seeds of the block's gradient take their variables' shapes. */
-static void seed_shapes(pd_block *b, pd_tensor **bind) {
-  for (int i = 0; i < b->nseed; i++) {
-    pd_tensor *g = &b->shapes[b->seed_grad[i]], *v = bind[b->seed[i]];
-    g->dtype = v->dtype, g->ndim = v->ndim;
-    memcpy(g->dims, v->dims, sizeof g->dims);
-    bind[b->seed_grad[i]] = g;
-  }
 }
 
 /* Shape inference through the step block: once at load (batch -1) and once
@@ -332,17 +305,18 @@ static pd_status infer(pd_ctx *c) {
   for (int i = 0; i < s->nout; i++) {
     const pd_tensor *y = bind[s->out_var[i]];
     if (y->ndim < 1 || !pd_dim_fits(y->dims[0], s->batch))
-      return fail_shape(c, "the step output", b->net->vars[s->out_var[i]].name, y,
-                        "a step output is [batch, ...], stacked into [batch, time, ...]");
+      return pd_ctx_fail_shape(c, "the step output", b->net->vars[s->out_var[i]].name, y,
+                               "a step output is [batch, ...], stacked into [batch, time, ...]");
     int64_t dims[PD_MAX_DIMS];
     if (y->ndim + 1 > PD_MAX_DIMS)
-      return fail_shape(c, "the step output", b->net->vars[s->out_var[i]].name, y, "it has too many dims to stack");
+      return pd_ctx_fail_shape(c, "the step output", b->net->vars[s->out_var[i]].name, y,
+                               "it has too many dims to stack");
     dims[0] = s->batch, dims[1] = s->time;
     for (int d = 1; d < y->ndim; d++) dims[d + 1] = y->dims[d];
     if ((st = pd_ctx_set_shape(c, pd_out_at(c, OUT, i), y->dtype, y->ndim + 1, dims))) return st;
   }
   if (b->backward) {
-    seed_shapes(b, bind);
+    pd_block_seed_shapes(b, bind);
     if ((st = pd_block_infer(b, c, bind, b->net->n_forward, b->net->nops))) return st;
   }
   bool keep = !c->exec || (pd_ctx_training(c) && b->backward);
@@ -369,8 +343,6 @@ static void scatter(char *dst, const char *src, int64_t B, int64_t T, int64_t p,
       memcpy(d, src + (size_t)r * row, row);
   }
 }
-
-static size_t row_bytes(const pd_tensor *t) { return t->dims[0] ? pd_tensor_bytes(t) / (size_t)t->dims[0] : 0; }
 
 /* Binds step k (slot `slot`) of the block: its kept values, the previous
  * states (the step before's, or the initial ones). */
@@ -412,19 +384,19 @@ static pd_status forward(pd_ctx *c) {
     bind_step(c, b, s, bind, k, slot, prev);
     for (int i = 0; i < s->nin; i++) {
       pd_tensor *xt = bind[s->in_var[i]];
-      gather(pd_tensor_data(xt), pd_tensor_data(pd_in_at(c, X, i)), B, T, p, row_bytes(xt));
+      gather(pd_tensor_data(xt), pd_tensor_data(pd_in_at(c, X, i)), B, T, p, pd_row_bytes(xt));
     }
     if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward))) return st;
     for (int j = 0; j < s->nst && len; j++) { /* rows past their length keep their state */
       pd_tensor *h = bind[s->state_var[j]], *hp = bind[s->prev_var[j]];
-      size_t row = row_bytes(h);
+      size_t row = pd_row_bytes(h);
       for (int64_t r = 0; r < B; r++)
         if (p >= len[r] && pd_tensor_data(h) != pd_tensor_data(hp))
           memcpy((char *)pd_tensor_data(h) + (size_t)r * row, (char *)pd_tensor_data(hp) + (size_t)r * row, row);
     }
     for (int i = 0; i < s->nout; i++) {
       pd_tensor *y = bind[s->out_var[i]];
-      scatter(pd_tensor_data(pd_out_at(c, OUT, i)), pd_tensor_data(y), B, T, p, row_bytes(y), len);
+      scatter(pd_tensor_data(pd_out_at(c, OUT, i)), pd_tensor_data(y), B, T, p, pd_row_bytes(y), len);
     }
   }
   for (int j = 0; j < pd_out_count(c, HT); j++) {
@@ -436,26 +408,6 @@ static pd_status forward(pd_ctx *c) {
 }
 
 /* ---- backward ---- */
-
-/* The grad op's outputs, matched to the forward inputs by name (the
- * gradients no input needs are left out). */
-static pd_tensor *grad_for(pd_ctx *c, int in_slot, int out_slot, int i) {
-  const char *x = pd_ctx_in_name(c, in_slot, i);
-  if (pd_out_count(c, out_slot) == pd_in_count(c, in_slot)) return pd_out_at(c, out_slot, i);
-  for (int j = 0; j < pd_out_count(c, out_slot); j++)
-    if (pd_is_grad_name(pd_ctx_out_name(c, out_slot, j), x)) return pd_out_at(c, out_slot, j);
-  return NULL;
-}
-
-/* The gradient (grad op input slot dy_slot) of forward output i of slot
- * y_slot, NULL if none flows there. */
-static pd_tensor *dy_for(pd_ctx *c, int y_slot, int dy_slot, int i) {
-  if (pd_in_count(c, dy_slot) == pd_in_count(c, y_slot)) return pd_in_at(c, dy_slot, i);
-  const char *y = pd_ctx_in_name(c, y_slot, i);
-  for (int k = 0; k < pd_in_count(c, dy_slot); k++)
-    if (pd_is_grad_name(pd_ctx_in_name(c, dy_slot, k), y)) return pd_in_at(c, dy_slot, k);
-  return NULL;
-}
 
 /* The block's gradient ops, made once: from the outputs and new states
  * (seeds) to the step inputs with a gradient wanted, the previous states
@@ -475,12 +427,12 @@ static pd_status build_backward(pd_ctx *c, pd_block *b, steps *s) {
     if (!dup) seeds[nseed++] = v;
   }
   for (int i = 0; i < s->nin; i++)
-    if (grad_for(c, G_X, G_DX, i)) wants[nwant++] = s->in_var[i];
+    if (pd_ctx_grad_of_in(c, G_X, G_DX, i)) wants[nwant++] = s->in_var[i];
   for (int j = 0; j < s->nst; j++) wants[nwant++] = s->prev_var[j];
   for (int i = 0; i < b->nouter; i++) {
     const pd_arg *a = &c->op->in[G_OUTER];
     for (int k = 0; k < a->n; k++)
-      if (a->vars[k] == b->outer_parent[i] && grad_for(c, G_OUTER, G_DOUTER, k)) wants[nwant++] = b->outer[i];
+      if (a->vars[k] == b->outer_parent[i] && pd_ctx_grad_of_in(c, G_OUTER, G_DOUTER, k)) wants[nwant++] = b->outer[i];
   }
   pd_status st = pd_block_add_backward(b, seeds, nseed, wants, nwant, c->err);
   free(seeds), free(wants);
@@ -497,29 +449,10 @@ static pd_status grad_infer(pd_ctx *c) {
   static const int in_slots[] = {G_X, G_H0, G_OUTER}, out_slots[] = {G_DX, G_DH0, G_DOUTER};
   for (int k = 0; k < 3; k++)
     for (int i = 0; i < pd_in_count(c, in_slots[k]); i++) {
-      pd_tensor *x = pd_in_at(c, in_slots[k], i), *dx = grad_for(c, in_slots[k], out_slots[k], i);
+      pd_tensor *x = pd_in_at(c, in_slots[k], i), *dx = pd_ctx_grad_of_in(c, in_slots[k], out_slots[k], i);
       if (dx && (st = pd_ctx_set_shape(c, dx, x->dtype, x->ndim, x->dims))) return st;
     }
   return PD_OK;
-}
-
-/* dst[r] += src[r] over the first n elements, for the float types */
-static void add_into(pd_tensor *dst, const pd_tensor *src, int64_t n) {
-  if (dst->dtype == PD_F64) {
-    double *d = PD_DATA(dst, double);
-    const double *x = PD_DATA(src, double);
-    for (int64_t i = 0; i < n; i++) d[i] += x[i];
-  } else {
-    float *d = PD_DATA(dst, float);
-    const float *x = PD_DATA(src, float);
-    for (int64_t i = 0; i < n; i++) d[i] += x[i];
-  }
-}
-
-static int want_index(const pd_block *b, int v) {
-  for (int i = 0; i < b->nwant; i++)
-    if (b->want[i] == v) return b->want_grad[i];
-  return -1;
 }
 
 /* The gradient from outside of seed i at step p: the stacked output's
@@ -527,22 +460,20 @@ static int want_index(const pd_block *b, int v) {
  * length. */
 static void fill_seed(pd_ctx *c, steps *s, pd_tensor *g, int v, int64_t p, const int64_t *len) {
   int64_t B = s->batch, T = s->time;
-  size_t row = row_bytes(g), es = pd_dtype_size(g->dtype);
+  size_t row = pd_row_bytes(g), es = pd_dtype_size(g->dtype);
   memset(pd_tensor_data(g), 0, pd_tensor_bytes(g));
   for (int i = 0; i < s->nout; i++) {
-    pd_tensor *dy = s->out_var[i] == v ? dy_for(c, G_OUT_Y, G_DOUT, i) : NULL;
+    pd_tensor *dy = s->out_var[i] == v ? pd_ctx_grad_of_out(c, G_OUT_Y, G_DOUT, i) : NULL;
     if (!dy) continue;
     for (int64_t r = 0; r < B; r++) {
       char *dst = (char *)pd_tensor_data(g) + (size_t)r * row;
       const char *src = (const char *)pd_tensor_data(dy) + ((size_t)(r * T + p)) * row;
-      if (g->dtype == PD_F64)
-        for (size_t e = 0; e < row / es; e++) ((double *)dst)[e] += ((const double *)src)[e];
-      else
-        for (size_t e = 0; e < row / es; e++) ((float *)dst)[e] += ((const float *)src)[e];
+      pd_block_add_into(dst, src, (int64_t)(row / es), g->dtype);
     }
   }
   for (int j = 0; j < s->nst; j++)
-    if (s->state_var[j] == v) add_into(g, &s->carry[j], pd_tensor_numel(g));
+    if (s->state_var[j] == v)
+      pd_block_add_into(pd_tensor_data(g), pd_tensor_data(&s->carry[j]), pd_tensor_numel(g), g->dtype);
   for (int64_t r = 0; len && r < B; r++)
     if (p >= len[r]) memset((char *)pd_tensor_data(g) + (size_t)r * row, 0, row);
 }
@@ -561,7 +492,7 @@ static pd_status backward(pd_ctx *c) {
   bool rev = pd_attr_b(c, A_REVERSE);
   pd_tensor **bind = b->bind;
   for (int j = 0; j < s->nst; j++) {
-    pd_tensor *dht = dy_for(c, G_HT_Y, G_DHT, j);
+    pd_tensor *dht = pd_ctx_grad_of_out(c, G_HT_Y, G_DHT, j);
     if (dht)
       memcpy(pd_tensor_data(&s->carry[j]), pd_tensor_data(dht), pd_tensor_bytes(&s->carry[j]));
     else
@@ -575,10 +506,10 @@ static pd_status backward(pd_ctx *c) {
     for (int i = 0; i < b->nseed; i++) fill_seed(c, s, bind[b->seed_grad[i]], b->seed[i], p, len);
     if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops))) return st;
     for (int i = 0; i < s->nin; i++) {
-      pd_tensor *dx = grad_for(c, G_X, G_DX, i);
+      pd_tensor *dx = pd_ctx_grad_of_in(c, G_X, G_DX, i);
       if (!dx) continue;
-      int g = want_index(b, s->in_var[i]);
-      size_t row = row_bytes(bind[s->in_var[i]]);
+      int g = pd_block_want_grad(b, s->in_var[i]);
+      size_t row = pd_row_bytes(bind[s->in_var[i]]);
       char *d = pd_tensor_data(dx);
       for (int64_t r = 0; r < B; r++) {
         char *dr = d + ((size_t)(r * T + p)) * row;
@@ -589,8 +520,8 @@ static pd_status backward(pd_ctx *c) {
       }
     }
     for (int j = 0; j < s->nst; j++) {
-      int g = want_index(b, s->prev_var[j]);
-      size_t row = row_bytes(&s->carry[j]);
+      int g = pd_block_want_grad(b, s->prev_var[j]);
+      size_t row = pd_row_bytes(&s->carry[j]);
       char *cj = pd_tensor_data(&s->carry[j]);
       for (int64_t r = 0; r < B; r++) {
         if (len && p >= len[r]) continue; /* passed through unchanged */
@@ -601,18 +532,18 @@ static pd_status backward(pd_ctx *c) {
       }
     }
     for (int i = 0; i < b->nouter; i++) {
-      int g = want_index(b, b->outer[i]);
+      int g = pd_block_want_grad(b, b->outer[i]);
       if (g < 0) continue;
       const pd_arg *a = &c->op->in[G_OUTER];
       for (int q = 0; q < a->n; q++)
         if (a->vars[q] == b->outer_parent[i]) {
-          pd_tensor *dst = grad_for(c, G_OUTER, G_DOUTER, q);
-          if (dst) add_into(dst, bind[g], pd_tensor_numel(dst));
+          pd_tensor *dst = pd_ctx_grad_of_in(c, G_OUTER, G_DOUTER, q);
+          if (dst) pd_block_add_into(pd_tensor_data(dst), pd_tensor_data(bind[g]), pd_tensor_numel(dst), dst->dtype);
         }
     }
   }
   for (int j = 0; j < s->nst; j++) {
-    pd_tensor *dh0 = grad_for(c, G_H0, G_DH0, j);
+    pd_tensor *dh0 = pd_ctx_grad_of_in(c, G_H0, G_DH0, j);
     if (dh0) memcpy(pd_tensor_data(dh0), pd_tensor_data(&s->carry[j]), pd_tensor_bytes(dh0));
   }
   return PD_OK;

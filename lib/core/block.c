@@ -733,3 +733,40 @@ pd_status pd_block_add_backward(pd_block *b, const int *seeds, int nseeds, const
   b->backward = true;
   return PD_OK;
 }
+
+void pd_block_seed_shapes(pd_block *b, pd_tensor **bind) {
+  for (int i = 0; i < b->nseed; i++) {
+    pd_tensor *g = &b->shapes[b->seed_grad[i]], *v = bind[b->seed[i]];
+    g->dtype = v->dtype, g->ndim = v->ndim;
+    memcpy(g->dims, v->dims, sizeof g->dims);
+    bind[b->seed_grad[i]] = g;
+  }
+}
+
+int pd_block_want_grad(const pd_block *b, int v) {
+  for (int i = 0; i < b->nwant; i++)
+    if (b->want[i] == v) return b->want_grad[i];
+  return -1;
+}
+
+pd_tensor *pd_block_outer_grad(const pd_block *b, pd_ctx *c, int outer_slot, int douter_slot, int i) {
+  const pd_arg *a = &c->op->in[outer_slot];
+  for (int k = 0; k < a->n; k++)
+    if (a->vars[k] == b->outer_parent[i]) return pd_ctx_grad_of_in(c, outer_slot, douter_slot, k);
+  return NULL;
+}
+
+size_t pd_block_bytes1(const pd_tensor *t) {
+  pd_tensor u = *t;
+  for (int d = 0; d < u.ndim; d++)
+    if (u.dims[d] < 0) u.dims[d] = 1;
+  size_t n = pd_tensor_bytes(&u);
+  return n == SIZE_MAX ? 0 : n;
+}
+
+void pd_block_add_into(void *dst, const void *src, int64_t n, pd_dtype dt) {
+  if (dt == PD_F64)
+    for (int64_t e = 0; e < n; e++) ((double *)dst)[e] += ((const double *)src)[e];
+  else
+    for (int64_t e = 0; e < n; e++) ((float *)dst)[e] += ((const float *)src)[e];
+}

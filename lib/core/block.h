@@ -82,6 +82,26 @@ double pd_block_flops(pd_block *b, pd_tensor **bind, int begin, int end);
  * gradients the op gives) to the wants (whose gradients it takes). Once;
  * the op's grad shape function calls it. */
 pd_status pd_block_add_backward(pd_block *b, const int *seeds, int nseeds, const int *wants, int nwants, pd_error *err);
+/* After pd_block_add_backward: the seeds' gradients take their variables'
+ * shapes in bind (b->shapes); the gradient of want v (-1: none); the
+ * gradient output (slot douter_slot of the grad op c) of the block's outer
+ * variable i, NULL when none is asked for. */
+void pd_block_seed_shapes(pd_block *b, pd_tensor **bind);
+int pd_block_want_grad(const pd_block *b, int v);
+pd_tensor *pd_block_outer_grad(const pd_block *b, pd_ctx *c, int outer_slot, int douter_slot, int i);
+
+/* For laying out a block's values in one buffer: n rounded up to 64 bytes;
+ * a shape's bytes with the batch (-1) taken as 1 (0 when it overflows); the
+ * bytes of one row (dims[0]) of t. */
+static inline size_t pd_block_align(size_t n) { return (n + 63) & ~(size_t)63; }
+size_t pd_block_bytes1(const pd_tensor *t);
+static inline size_t pd_row_bytes(const pd_tensor *t) {
+  return t->dims[0] ? pd_tensor_bytes(t) / (size_t)t->dims[0] : 0;
+}
+/* dst[e] += src[e] for n elements of a float dtype (a gradient summed over
+ * steps or branches). */
+void pd_block_add_into(void *dst, const void *src, int64_t n, pd_dtype dt);
+
 /* The block variable named `name`, -1 if none. */
 int pd_block_var(const pd_block *b, const char *name);
 

@@ -29,6 +29,28 @@ bool pd_is_grad_name(const char *g, const char *x) {
   return strncmp(g, x, n) == 0 && strncmp(g + n, "@GRAD", 5) == 0 && (g[n + 5] == '\0' || g[n + 5] == '@');
 }
 
+pd_tensor *pd_ctx_grad_of_in(pd_ctx *c, int in_slot, int out_slot, int i) {
+  if (pd_out_count(c, out_slot) == pd_in_count(c, in_slot)) return pd_out_at(c, out_slot, i);
+  const char *x = pd_ctx_in_name(c, in_slot, i);
+  for (int j = 0; j < pd_out_count(c, out_slot); j++)
+    if (pd_is_grad_name(pd_ctx_out_name(c, out_slot, j), x)) return pd_out_at(c, out_slot, j);
+  return NULL;
+}
+
+pd_tensor *pd_ctx_grad_of_out(pd_ctx *c, int y_slot, int dy_slot, int i) {
+  if (pd_in_count(c, dy_slot) == pd_in_count(c, y_slot)) return pd_in_at(c, dy_slot, i);
+  const char *y = pd_ctx_in_name(c, y_slot, i);
+  for (int k = 0; k < pd_in_count(c, dy_slot); k++)
+    if (pd_is_grad_name(pd_ctx_in_name(c, dy_slot, k), y)) return pd_in_at(c, dy_slot, k);
+  return NULL;
+}
+
+pd_status pd_ctx_fail_shape(pd_ctx *c, const char *what, const char *name, const pd_tensor *t, const char *want) {
+  char d[128];
+  return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" is %s %s; %s", what, name, pd_dtype_name(t->dtype),
+                     pd_dims_str(t->ndim, t->dims, d, sizeof d), want);
+}
+
 pd_status pd_ctx_set_shape(pd_ctx *c, pd_tensor *t, pd_dtype dtype, int ndim, const int64_t *dims) {
   if (!t) return PD_OK;
   t->dtype = dtype;

@@ -274,6 +274,16 @@ pd_status pd_ctx_fail(pd_ctx *c, pd_status st, const char *fmt, ...) __attribute
  * match the rest to their inputs by name). */
 bool pd_is_grad_name(const char *g, const char *x);
 
+/* In a generated grad op (its outputs leave out the gradients no input
+ * needs, and are matched to the inputs by name): the gradient output (slot
+ * out_slot) of forward input i of slot in_slot, and the gradient input
+ * (slot dy_slot) of forward output i of slot y_slot; NULL when none. */
+pd_tensor *pd_ctx_grad_of_in(pd_ctx *c, int in_slot, int out_slot, int i);
+pd_tensor *pd_ctx_grad_of_out(pd_ctx *c, int y_slot, int dy_slot, int i);
+/* An input error about a variable's shape: "<what> "<name>" is <dtype>
+ * <dims>; <want>". */
+pd_status pd_ctx_fail_shape(pd_ctx *c, const char *what, const char *name, const pd_tensor *t, const char *want);
+
 /* Sets an output's dtype and dims for shape inference. */
 pd_status pd_ctx_set_shape(pd_ctx *c, pd_tensor *t, pd_dtype dtype, int ndim, const int64_t *dims);
 /* For a PD_SLOT_PARAM or PD_SLOT_STATE input: sets its shape if it has none yet (ndim -1),
