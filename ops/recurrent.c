@@ -73,6 +73,7 @@ typedef struct steps {
   size_t slot_bytes, grad_bytes;
   int64_t batch, time;
   int nslots; /* slots laid out: time when kept for the gradient, else up to 2 used in turn */
+  int nt;     /* tensors in t (nslots * nv when they were pointed; the layout may have changed since) */
   bool keep;  /* every step's values kept (training with a gradient) */
   pd_tensor *t, *g, *zero, *carry;
   void *base; /* the Steps storage the tensors point into */
@@ -82,7 +83,7 @@ typedef struct steps {
 static void steps_free(void *p) {
   steps *s = p;
   if (!s) return;
-  for (int i = 0; s->t && i < s->nslots * s->nv; i++) pd_tensor_release(&s->t[i]);
+  for (int i = 0; s->t && i < s->nt; i++) pd_tensor_release(&s->t[i]);
   for (int v = 0; s->g && v < s->nv; v++) pd_tensor_release(&s->g[v]);
   for (int j = 0; j < s->nst; j++) {
     if (s->zero) pd_tensor_release(&s->zero[j]);
@@ -180,10 +181,11 @@ static pd_status point(pd_ctx *c, pd_block *b, steps *s, pd_tensor *buf) {
   char *base = pd_tensor_data(buf);
   if (!s->dirty && base == s->base) return PD_OK;
   int nv = b->net->nvars;
-  for (int i = 0; s->t && i < s->nslots * s->nv; i++) pd_tensor_release(&s->t[i]);
+  for (int i = 0; s->t && i < s->nt; i++) pd_tensor_release(&s->t[i]);
   for (int v = 0; s->g && v < s->nv; v++) pd_tensor_release(&s->g[v]);
   free(s->t), free(s->g);
   s->t = calloc((size_t)(s->nslots * nv) + 1, sizeof *s->t);
+  s->nt = s->t ? s->nslots * nv : 0;
   s->g = calloc((size_t)nv + 1, sizeof *s->g);
   s->nv = nv;
   if (!s->zero) s->zero = calloc((size_t)s->nst + 1, sizeof *s->zero);
