@@ -24,6 +24,8 @@ PD_HD float pd_log_float(float x) { return logf(x); }
 PD_HD double pd_log_double(double x) { return log(x); }
 PD_HD float pd_exp_float(float x) { return expf(x); }
 PD_HD double pd_exp_double(double x) { return exp(x); }
+PD_HD float pd_libm_tanh_float(float x) { return tanhf(x); }
+PD_HD double pd_libm_tanh_double(double x) { return tanh(x); }
 
 /* cross_entropy clamps X below at this (float32: FLT_MIN). */
 #define PD_CE_TINY_float FLT_MIN

@@ -19,8 +19,11 @@ PD_HD bool PD_T(pd_nan_gt)(T v, T best) { return v > best || (v != v && best == 
  * threshold_backward). */
 PD_HD T PD_T(pd_relu)(T x) { return x <= 0 ? 0 : x; /* pd_max(x, 0) in one comparison */ }
 /* without overflow: never exp of a large positive number */
-PD_HD T PD_T(pd_sigmoid)(T x) { return (T)(x >= 0 ? (T)1 / ((T)1 + exp(-x)) : exp(x) / ((T)1 + exp(x))); }
-PD_HD T PD_T(pd_tanh)(T x) { return (T)tanh(x); }
+PD_HD T PD_T(pd_sigmoid)(T x) {
+  T e = PD_T(pd_exp)(x >= 0 ? -x : x); /* in T: a float's exp in double cost twice the time */
+  return x >= 0 ? (T)1 / ((T)1 + e) : e / ((T)1 + e);
+}
+PD_HD T PD_T(pd_tanh)(T x) { return PD_T(pd_libm_tanh)(x); }
 PD_HD T PD_T(pd_relu_grad)(T y, T dy) { return y <= 0 ? 0 : dy; }
 PD_HD T PD_T(pd_sigmoid_grad)(T y, T dy) { return dy * y * (1 - y); }
 PD_HD T PD_T(pd_tanh_grad)(T y, T dy) { return dy * (1 - y * y); }
