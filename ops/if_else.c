@@ -337,7 +337,7 @@ static pd_status forward(pd_ctx *c) {
       const pd_tensor *x = pd_in_at(c, X, i);
       gather(pd_tensor_data(bind[s[k]->x_var[i]]), pd_tensor_data(x), s[k]->rows, s[k]->nrows, pd_row_bytes(x));
     }
-    if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward))) break;
+    if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward, 0))) break;
     for (int i = 0; i < s[k]->nout; i++) {
       const pd_tensor *y = bind[s[k]->out_var[i]];
       pd_tensor *out = pd_out_at(c, OUT, i);
@@ -419,7 +419,7 @@ static pd_status backward(pd_ctx *c) {
     if ((st = bind_rows(c, b, bs, true))) break;
     pd_tensor **bind = b->bind;
     for (int i = 0; i < b->nseed; i++) fill_seed(c, bs, bind[b->seed_grad[i]], b->seed[i]);
-    if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops))) break;
+    if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops, 0))) break;
     for (int i = 0; i < bs->nx; i++) {
       pd_tensor *dx = pd_ctx_grad_of_in(c, G_X, G_DX, i);
       if (!dx) continue;

@@ -388,7 +388,7 @@ static pd_status forward(pd_ctx *c) {
       pd_tensor *xt = bind[s->in_var[i]];
       gather(pd_tensor_data(xt), pd_tensor_data(pd_in_at(c, X, i)), B, T, p, pd_row_bytes(xt));
     }
-    if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward))) return st;
+    if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward, k))) return st;
     for (int j = 0; j < s->nst && len; j++) { /* rows past their length keep their state */
       pd_tensor *h = bind[s->state_var[j]], *hp = bind[s->prev_var[j]];
       size_t row = pd_row_bytes(h);
@@ -506,7 +506,7 @@ static pd_status backward(pd_ctx *c) {
     int64_t p = rev ? T - 1 - k : k;
     bind_step(c, b, s, bind, k, (int)k, (int)k - 1);
     for (int i = 0; i < b->nseed; i++) fill_seed(c, s, bind[b->seed_grad[i]], b->seed[i], p, len);
-    if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops))) return st;
+    if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops, k))) return st;
     for (int i = 0; i < s->nin; i++) {
       pd_tensor *dx = pd_ctx_grad_of_in(c, G_X, G_DX, i);
       if (!dx) continue;

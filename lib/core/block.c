@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/rng.h"
 #include "base/util.h"
 #include "core/backward.h"
 
@@ -602,6 +603,7 @@ pd_status pd_block_get(pd_net *parent, const char *name, const char *const *feed
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
   root->blocks[i] = b; /* freed with the root */
+  b->index = (int)i;
   b->parent = parent;
   b->nfeed = nfeed;
   pd_status st = build_net(b, root, d->block[i], feeds, nfeed, err);
@@ -666,8 +668,13 @@ pd_status pd_block_infer(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, in
   return st;
 }
 
-pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end) {
-  pd_ctx sc = {.vars = bind, .exec = c->exec, .err = c->err};
+pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end, int64_t run) {
+  pd_exec e;
+  if (c->exec) {
+    e = *c->exec;
+    e.seed = pd_rng_op_seed(c->exec->seed, ((uint64_t)1 << 40) + (uint64_t)b->index, (uint64_t)run);
+  }
+  pd_ctx sc = {.vars = bind, .exec = c->exec ? &e : NULL, .err = c->err};
   if (c->exec && c->exec->time_ops) {
     if (!b->op_seconds && !(b->op_seconds = calloc((size_t)b->net->nops + 1, sizeof *b->op_seconds)))
       return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");

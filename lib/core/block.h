@@ -39,6 +39,7 @@ pd_status pd_net_build_desc_ops(pd_net *net, pd_error *err);
 
 typedef struct pd_block {
   char *name;
+  int index;          /* in NetDesc.block */
   pd_net *net;        /* its variables and ops: [0, net->n_forward) forward, then the gradient ops */
   pd_net *parent;     /* the net of the op running it */
   int nfeed, *feed;   /* variables the op gives values (block_feeds), in its order */
@@ -74,8 +75,12 @@ void pd_block_bind_outer(pd_block *b, pd_ctx *c, int outer_slot, pd_tensor **bin
  * (the net's load) the block's own variables take them too (kernel choice,
  * FLOPs). Errors name the block and op. */
 pd_status pd_block_infer(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end);
-/* Runs the kernels of ops [begin, end) over bind. */
-pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end);
+/* Runs the kernels of ops [begin, end) over bind, as run number `run` of
+ * the block in this step of the net (a recurrent op's time step): a random
+ * op of the block draws its own numbers for each run and each block, never
+ * those of another (the seed its ops see is the net's mixed with the
+ * block's index and the run). */
+pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end, int64_t run);
 /* FLOPs of ops [begin, end) over bind. */
 double pd_block_flops(pd_block *b, pd_tensor **bind, int begin, int end);
 /* AddBackwardOps inside the block: the gradient ops from the seeds (whose

@@ -12,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include "core/initializer.h"
 #include "core/net.h"
+#include "core/runner.h"
 #include "core/netdesc_out.h"
 #include "paddle.pb-c.h"
 #include "text/pbset.h"
@@ -265,6 +267,45 @@ static void test_block_ops(void **state) {
   fails_with(X RUN("cell") "block { name: 'cell' op { type: 'nope' } }", "block \"cell\", op #0: unknown op type");
 }
 
+/* A random op in a step block draws new numbers at every step, and two
+ * blocks with the same ops draw different ones: dropout masks of two
+ * recurrent ops over a sequence of ones, while training. */
+static void test_block_random_streams(void **state) {
+  (void)state;
+  static const char *text =
+      "var { name: 'x' shape: [-1, 4, 64] }\n"
+      "block { name: 'a' op { type: 'dropout' inputs: 'x_t' outputs: ['d', 'm'] } }\n"
+      "block { name: 'b' op { type: 'dropout' inputs: 'x_t' outputs: ['d', 'm'] } }\n"
+      "op { type: 'recurrent' inputs: 'x' outputs: 'da' attrs { key: 'step_block' value { block: 'a' } } "
+      "attrs { key: 'inputs' value { strings: 'x_t' } } attrs { key: 'outputs' value { strings: 'd' } } }\n"
+      "op { type: 'recurrent' inputs: 'x' outputs: 'db' attrs { key: 'step_block' value { block: 'b' } } "
+      "attrs { key: 'inputs' value { strings: 'x_t' } } attrs { key: 'outputs' value { strings: 'd' } } }\n";
+  pd_error err = {0};
+  pd_net *net = NULL;
+  if (pd_net_from_text("t.pbtxt", text, strlen(text), NULL, &net, &err)) fail_msg("%s", err.msg);
+  pd_scope *scope = pd_scope_new(NULL);
+  pd_runner r;
+  assert_int_equal(pd_net_select_kernels(net, PD_CPU, &err), PD_OK);
+  assert_int_equal(pd_runner_init(&r, net, scope, NULL, &err), PD_OK);
+  r.exec.training = true, r.exec.seed = 3;
+  int x = pd_net_var(net, "x"), da = pd_net_var(net, "da"), db = pd_net_var(net, "db");
+  assert_int_equal(pd_tensor_set_dims(r.t[x], 3, (int64_t[]){2, 4, 64}, &err), PD_OK);
+  assert_int_equal(pd_tensor_alloc(r.t[x], &err), PD_OK);
+  for (int64_t i = 0; i < 2 * 4 * 64; i++) pd_tensor_set(r.t[x], i, 1);
+  if (pd_runner_run(&r, 0, net->nops, &err)) fail_msg("%s", err.msg);
+  const float *a = PD_DATA(r.t[da], float), *b = PD_DATA(r.t[db], float);
+  int kept = 0;
+  for (int i = 0; i < 64; i++) kept += a[i] != 0;
+  assert_true(kept > 8 && kept < 56); /* p = 0.5 */
+  for (int t = 1; t < 4; t++)         /* step t of row 0 against step 0 */
+    assert_memory_not_equal(a, a + t * 64, 64 * sizeof(float));
+  assert_memory_not_equal(a + 64, a + 4 * 64, 64 * sizeof(float)); /* step 1 of rows 0 and 1 */
+  assert_memory_not_equal(a, b, 4 * 64 * sizeof(float));           /* the other block */
+  pd_runner_free(&r);
+  pd_scope_free(scope);
+  pd_net_free(net);
+}
+
 static void test_set(void **state) {
   (void)state;
   Paddle__NetDesc *d = parse(CANON);
@@ -330,15 +371,11 @@ static void test_desc_copies_blocks(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_round_trip),
-      cmocka_unit_test(test_sound_nets_end_at_the_block_attribute),
-      cmocka_unit_test(test_names),
-      cmocka_unit_test(test_references),
-      cmocka_unit_test(test_cycles),
-      cmocka_unit_test(test_variables),
-      cmocka_unit_test(test_block_ops),
-      cmocka_unit_test(test_set),
-      cmocka_unit_test(test_desc_copies_blocks),
+      cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sound_nets_end_at_the_block_attribute),
+      cmocka_unit_test(test_names),      cmocka_unit_test(test_references),
+      cmocka_unit_test(test_cycles),     cmocka_unit_test(test_variables),
+      cmocka_unit_test(test_block_ops),  cmocka_unit_test(test_block_random_streams),
+      cmocka_unit_test(test_set),        cmocka_unit_test(test_desc_copies_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
