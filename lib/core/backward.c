@@ -24,6 +24,21 @@ typedef struct bw {
   int nwants;
 } bw;
 
+/* The per-op and per-variable tables of a pass over net; false when out of
+ * memory (bw_free frees what was made). */
+static bool bw_alloc(bw *b, pd_net *net) {
+  size_t nv = (size_t)net->nvars + 1, no = (size_t)net->nops + 1;
+  b->net = net, b->nf = net->n_forward;
+  b->leads = calloc(no, 1), b->emit = calloc(no, 1);
+  b->needs = calloc(nv, 1), b->has_grad = calloc(nv, 1);
+  b->contrib = calloc(nv, sizeof(int)), b->seen = calloc(nv, sizeof(int));
+  return b->leads && b->emit && b->needs && b->has_grad && b->contrib && b->seen;
+}
+
+static void bw_free(bw *b) {
+  free(b->leads), free(b->emit), free(b->needs), free(b->has_grad), free(b->contrib), free(b->seen);
+}
+
 static bool slot_grad(const pd_op *op, int s) { return !(op->def->inputs[s].flags & PD_SLOT_NO_GRAD); }
 
 /* Whether op reads v through a slot that gets a gradient. */
@@ -297,12 +312,8 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
   int L;
   pd_status st = find_loss(net, loss, &L, err);
   if (st) return st;
-  bw b = {.net = net, .nf = net->n_forward};
-  size_t nv = (size_t)net->nvars + 1, no = (size_t)net->nops + 1;
-  b.leads = calloc(no, 1), b.emit = calloc(no, 1);
-  b.needs = calloc(nv, 1), b.has_grad = calloc(nv, 1);
-  b.contrib = calloc(nv, sizeof(int)), b.seen = calloc(nv, sizeof(int));
-  if (!b.leads || !b.emit || !b.needs || !b.has_grad || !b.contrib || !b.seen) {
+  bw b = {0};
+  if (!bw_alloc(&b, net)) {
     st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
     goto done;
   }
@@ -321,19 +332,15 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
     st = pd_net_infer_shapes(net, err);
   }
 done:
-  free(b.leads), free(b.emit), free(b.needs), free(b.has_grad), free(b.contrib), free(b.seen);
+  bw_free(&b);
   return st;
 }
 
 pd_status pd_net_add_backward_from(pd_net *net, const int *seeds, int nseeds, int *seed_grad, const int *wants,
                                    int nwants, int *want_grad, pd_error *err) {
-  bw b = {.net = net, .nf = net->n_forward, .wants = wants, .nwants = nwants};
-  size_t nv = (size_t)net->nvars + 1, no = (size_t)net->nops + 1;
-  b.leads = calloc(no, 1), b.emit = calloc(no, 1);
-  b.needs = calloc(nv, 1), b.has_grad = calloc(nv, 1);
-  b.contrib = calloc(nv, sizeof(int)), b.seen = calloc(nv, sizeof(int));
+  bw b = {.wants = wants, .nwants = nwants};
   pd_status st = PD_OK;
-  if (!b.leads || !b.emit || !b.needs || !b.has_grad || !b.contrib || !b.seen) {
+  if (!bw_alloc(&b, net)) {
     st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
     goto done;
   }
@@ -365,7 +372,7 @@ pd_status pd_net_add_backward_from(pd_net *net, const int *seeds, int nseeds, in
   }
   if (!st) net->n_backward = net->nops - net->n_forward;
 done:
-  free(b.leads), free(b.emit), free(b.needs), free(b.has_grad), free(b.contrib), free(b.seen);
+  bw_free(&b);
   return st;
 }
 
