@@ -486,8 +486,13 @@ static pd_status build_op_blocks(builder *b, int opi, const Paddle__OpDesc *od, 
   int nblk = 0, line, col;
   for (int a = 0; a < def->n_attrs; a++) nblk += def->attrs[a].type == PD_ATTR_BLOCK;
   if (!nblk || net->check_only) return PD_OK;
-  const char *feeds[256];
-  int nfeed = def->block_feeds ? def->block_feeds(attrs, (const char *const *)od->inputs, in_n, feeds, 256) : 0;
+  /* the feeds are names from the inputs and list attributes: no more than
+   * all of them (a fixed list would drop the 257th state silently) */
+  size_t most = od->n_inputs;
+  for (int a = 0; a < def->n_attrs; a++) most += def->attrs[a].type == PD_ATTR_STRINGS ? (size_t)attrs[a].n : 0;
+  const char **feeds = malloc(sizeof *feeds * (most + 1));
+  if (!feeds) return pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+  int nfeed = def->block_feeds ? def->block_feeds(attrs, (const char *const *)od->inputs, in_n, feeds, (int)most) : 0;
   pd_status st = PD_OK;
   const char *first = NULL;
   int nouter = 0, cap = 0;
@@ -543,7 +548,7 @@ static pd_status build_op_blocks(builder *b, int opi, const Paddle__OpDesc *od, 
     if (!name || !(*outs = insert_names(od->outputs, od->n_outputs, out_n, s, one, 1)))
       st = pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
   }
-  free(outer);
+  free(outer), free(feeds);
   return st;
 }
 

@@ -9,7 +9,9 @@
 #     one: gradcheck failed, and the `desc --backward` output did not reload);
 #   * ONNX export of ops on 600-byte names gives each value in between its
 #     own name (they were cut at 512 bytes: two Flatten nodes wrote one
-#     value, and the model did not import again).
+#     value, and the model did not import again);
+#   * a recurrent op with 300 states (the names an op feeds its block were
+#     a list of 256: the rest were looked up outside and refused).
 import os, re, subprocess, sys
 import numpy as np
 
@@ -99,4 +101,21 @@ for i in (1, 2):
     got = np.load(f"out{i}.npy")
     if not np.array_equal(got, np.full((2, 3), 4.0 * i, np.float32)):
         sys.exit(f"FAIL: the exported and imported fc #{i} gives {got.tolist()}")
-print("ok: concat of 200, 5000 parameters, 601-byte names, export of 600-byte names")
+# a recurrent op of 300 states, each h_i = h_prev_i + x_t: after 3 steps of
+# ones every final state is 3
+n = 300
+rec = ['name: "wide_rnn"', 'var { name: "x" shape: [-1, 3, 1] }', "block {", '  name: "cell"']
+rec += ['  var { name: "hp%d" shape: [-1, 1] }' % i for i in range(n)]
+rec += ['  op { type: "elementwise_add" inputs: ["hp%d", "x_t"] outputs: "h%d" }' % (i, i) for i in range(n)]
+rec += ["}", 'op { type: "recurrent" inputs: "x" outputs: ["hs", %s]' % ", ".join('"hT%d"' % i for i in range(n)),
+        '  attrs { key: "step_block" value { block: "cell" } } attrs { key: "inputs" value { strings: "x_t" } }',
+        '  attrs { key: "outputs" value { strings: "h0" } }',
+        '  attrs { key: "prev_states" value { strings: [%s] } }' % ", ".join('"hp%d"' % i for i in range(n)),
+        '  attrs { key: "states" value { strings: [%s] } } }' % ", ".join('"h%d"' % i for i in range(n))]
+open("wide_rnn.pbtxt", "w").write("\n".join(rec) + "\n")
+np.save("ones.npy", np.ones((2, 3, 1), np.float32))
+ok("infer", "wide_rnn.pbtxt", "--data", "x=ones.npy", "--fetch", "hT299=last.npy", "--fetch", "hT0=first.npy")
+for f in ("first.npy", "last.npy"):
+    if not np.array_equal(np.load(f), np.full((2, 1), 3, np.float32)):
+        sys.exit(f"FAIL: the 300-state recurrent op gives {np.load(f).tolist()} in {f}")
+print("ok: concat of 200, 5000 parameters, 601-byte names, export of 600-byte names, 300 recurrent states")
