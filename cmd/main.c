@@ -1,10 +1,12 @@
 /* main.c — paddle-run's entry point: the table of subcommands, global
  * --help and --version, and a suggestion for a mistyped command. Each
  * subcommand lives in cmd/NAME.c and exports `pd_cmd_NAME`. */
+#define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu/blisarch.h"
 #include "cli.h"
@@ -36,10 +38,38 @@ static void usage(FILE *out) {
 /* Whatever a command wrote to stdout must have reached it (a full disk, a
  * closed pipe, /dev/full): otherwise a message and exit 1, never a cut
  * output with exit 0. */
+static int stdout_errno; /* the first error writing stdout, kept */
+
+/* stdout's writes go through here so that the first error is kept: stdio
+ * remembers only that one happened, and a later flush with nothing left to
+ * write sets no errno, so the reason (a full disk) would be lost. */
+static ssize_t stdout_write(void *cookie, const char *buf, size_t n) {
+  (void)cookie;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (!stdout_errno) stdout_errno = w < 0 ? errno : EIO;
+      return done ? (ssize_t)done : -1;
+    }
+    done += (size_t)w;
+  }
+  return (ssize_t)n;
+}
+
+static void keep_stdout_errors(void) {
+  cookie_io_functions_t io = {.write = stdout_write};
+  FILE *f = fopencookie(NULL, "w", io);
+  if (!f) return; /* stdio's own stream still reports that a write failed */
+  setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+  stdout = f;
+}
+
 static int check_stdout(int code) {
   errno = 0;
-  if (fflush(stdout) == 0 && !ferror(stdout)) return code;
-  int e = errno;
+  if (fflush(stdout) == 0 && !ferror(stdout) && !stdout_errno) return code;
+  int e = stdout_errno ? stdout_errno : errno;
   fprintf(stderr, "paddle-run: cannot write standard output: %s\n", e ? strerror(e) : "write error");
   return code ? code : 1;
 }
@@ -53,6 +83,7 @@ int main(int argc, char **argv) {
   /* past `ulimit -f`, a write should fail with EFBIG and a message, not kill us */
   signal(SIGXFSZ, SIG_IGN);
   pd_input_tracking(true); /* no output of this run may replace one of its inputs */
+  keep_stdout_errors();
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     usage(stdout);
