@@ -59,7 +59,7 @@ static __global__ void swce_bwd(const float *s, const int64_t *label, const floa
 
 extern "C" pd_status pd_gpu_softmax_with_cross_entropy_fwd(pd_ctx *c) {
   pd_tensor *zt = pd_in(c, LOGITS), *lt = pd_in(c, LABEL);
-  int64_t n = zt->dims[0], k = zt->dims[1];
+  int64_t k = zt->dims[zt->ndim - 1], n = k ? pd_tensor_numel(zt) / k : 0; /* [..., C] as rows */
   bool soft = pd_attr_b(c, A_SOFT);
   return PD_GPU_LAUNCH_ROWS(c, n, swce_fwd, PD_DATA(zt, float), soft ? NULL : PD_DATA(lt, int64_t),
                             soft ? PD_DATA(lt, float) : NULL, PD_DATA(pd_out(c, SOFTMAX), float),
@@ -70,7 +70,7 @@ extern "C" pd_status pd_gpu_softmax_with_cross_entropy_fwd(pd_ctx *c) {
 extern "C" pd_status pd_gpu_softmax_with_cross_entropy_bwd(pd_ctx *c) {
   pd_tensor *st = pd_in(c, G_SOFTMAX), *lt = pd_in(c, G_LABEL), *dz = pd_out(c, G_DLOGITS);
   if (!dz) return PD_OK;
-  int64_t n = st->dims[0], k = st->dims[1];
+  int64_t k = st->dims[st->ndim - 1], n = k ? pd_tensor_numel(st) / k : 0;
   bool soft = pd_attr_b(c, A_SOFT);
   return PD_GPU_LAUNCH_ROWS(c, n, swce_bwd, PD_DATA(st, float), soft ? NULL : PD_DATA(lt, int64_t),
                             soft ? PD_DATA(lt, float) : NULL, pd_gpu_f32(pd_in(c, G_DSOFTMAX)),

@@ -6,12 +6,13 @@
  * the big terms apart (m and Z[j] cancel exactly; log(sum) is in [0, log C]). */
 static pd_status PD_T(forward)(pd_ctx *c) {
   pd_tensor *zt = pd_in(c, LOGITS), *lt = pd_in(c, LABEL);
-  int64_t n = zt->dims[0], k = zt->dims[1];
+  int64_t n, k;
+  pd_lastdim_rows(zt, &n, &k);
   bool soft = pd_attr_b(c, A_SOFT);
   const int64_t *label = soft ? NULL : PD_DATA(lt, int64_t);
   const T *soft_l = soft ? PD_DATA(lt, T) : NULL;
   if (!soft) {
-    pd_status st = pd_label_check_range(c, label, n, k);
+    pd_status st = check_range(c, zt, label, n, k);
     if (st) return st;
   }
   const T *z = PD_DATA(zt, T);
@@ -43,12 +44,13 @@ static pd_status PD_T(backward)(pd_ctx *c) {
   pd_tensor *smt = pd_in(c, G_SOFTMAX), *lt = pd_in(c, G_LABEL);
   pd_tensor *dst = pd_in(c, G_DSOFTMAX), *dlt = pd_in(c, G_DLOSS), *dzt = pd_out(c, G_DLOGITS);
   if (!dzt) return PD_OK;
-  int64_t n = smt->dims[0], k = smt->dims[1];
+  int64_t n, k;
+  pd_lastdim_rows(smt, &n, &k);
   bool soft = pd_attr_b(c, A_SOFT);
   const int64_t *label = soft ? NULL : PD_DATA(lt, int64_t);
   const T *soft_l = soft ? PD_DATA(lt, T) : NULL;
   if (!soft) {
-    pd_status st = pd_label_check_range(c, label, n, k);
+    pd_status st = check_range(c, smt, label, n, k);
     if (st) return st;
   }
   const T *s = PD_DATA(smt, T), *ds = dst ? PD_DATA(dst, T) : NULL;

@@ -120,11 +120,27 @@ static void test_shapes(void **state) {
   ot_assert_dims(sm, -1, 10);
   ot_assert_dims(loss, -1, 1);
   ot_free(z);
+  z = ot_shaped(PD_F32, 1, (int64_t[]){10});
+  assert_int_equal(
+      ot_infer("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL, (pd_tensor *[]){sm, loss}, NULL, &msg),
+      PD_ERR_INPUT);
+  assert_non_null(strstr(msg, "input Logits must be [N, C] or [batch, time, ..., C], got [10]"));
+  /* [batch, time, C]: a row per step, labels [batch, time] or [batch, time, 1] */
+  ot_free(z);
   z = ot_shaped(PD_F32, 3, (int64_t[]){-1, 2, 5});
   assert_int_equal(
       ot_infer("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL, (pd_tensor *[]){sm, loss}, NULL, &msg),
       PD_ERR_INPUT);
-  assert_non_null(strstr(msg, "input Logits must be [N, C] (2 dims), got [-1, 2, 5]"));
+  assert_non_null(strstr(msg, "int64 classes shaped like Logits without its last dim (or with a last dim of 1)"));
+  for (int with_one = 0; with_one < 2; with_one++) {
+    ot_free(l);
+    l = ot_shaped(PD_I64, 2 + with_one, (int64_t[]){-1, 2, 1});
+    assert_int_equal(ot_infer("softmax_with_cross_entropy", NULL, (pd_tensor *[]){z, l}, NULL,
+                              (pd_tensor *[]){sm, loss}, NULL, NULL),
+                     PD_OK);
+    ot_assert_dims(sm, -1, 2, 5);
+    ot_assert_dims(loss, -1, 2, 1);
+  }
   ot_free(z), ot_free(l), ot_free(sm), ot_free(loss);
 }
 
