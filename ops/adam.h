@@ -5,7 +5,7 @@
 
 #include "core/op.h"
 
-enum { PARAM, GRAD, MOMENT1, MOMENT2, LR, STEP, N_IN };
+enum { PARAM, GRAD, MOMENT1, MOMENT2, LR, STEP, ROWS, N_IN };
 enum { PARAM_OUT, MOMENT1_OUT, MOMENT2_OUT, N_OUT };
 enum { A_BETA1, A_BETA2, A_EPS, A_WD, N_ATTRS };
 

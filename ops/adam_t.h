@@ -17,6 +17,22 @@ static void PD_T(range)(void *arg, int64_t lo, int64_t hi) {
     PD_T(pd_adam)(p[i], g[i], m[i], v[i], lr_t, eps_t, tb1, tb2, wd, &p_out[i], &m_out[i], &v_out[i]);
 }
 
+/* Row-sparse (lazy Adam, as torch.optim.SparseAdam): entry i of Grad
+ * updates row Rows[i] of Param and of both moments; other rows keep theirs. */
+static void PD_T(rows_range)(void *arg, int64_t lo, int64_t hi) {
+  const pd_rows_job *rj = arg;
+  const job *j = rj->job;
+  for (int64_t i = lo; i < hi; i++) {
+    int64_t r = rj->rows[i], d = rj->d;
+    if (r < 0) continue;
+    job row = *j;
+    row.p = (const T *)j->p + r * d, row.g = (const T *)j->g + i * d;
+    row.m = (const T *)j->m + r * d, row.v = (const T *)j->v + r * d;
+    row.p_out = (T *)j->p_out + r * d, row.m_out = (T *)j->m_out + r * d, row.v_out = (T *)j->v_out + r * d;
+    PD_T(range)(&row, 0, d);
+  }
+}
+
 static pd_status PD_T(update)(pd_ctx *c) {
   double t = PD_DATA(pd_in(c, STEP), double)[0];
   if (!(t >= 1))
@@ -37,6 +53,8 @@ static pd_status PD_T(update)(pd_ctx *c) {
            pd_attr_f(c, A_WD),
            b1,
            b2};
+  pd_status st = pd_optim_check_rows(c, ROWS, PARAM);
+  if (st || pd_optim_run_rows(c, ROWS, PARAM, &j, PD_T(rows_range))) return st;
   pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, PD_T(range), &j);
   return PD_OK;
 }

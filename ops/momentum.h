@@ -5,7 +5,7 @@
 
 #include "core/op.h"
 
-enum { PARAM, GRAD, VELOCITY, LR, N_IN };
+enum { PARAM, GRAD, VELOCITY, LR, ROWS, N_IN };
 enum { PARAM_OUT, VELOCITY_OUT, N_OUT };
 enum { A_MU, A_NESTEROV, A_WD, N_ATTRS };
 

@@ -18,6 +18,21 @@ static void PD_T(range)(void *arg, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) PD_T(pd_momentum)(p[i], g[i], v[i], lr, mu, wd, nesterov, &p_out[i], &v_out[i]);
 }
 
+/* Row-sparse: entry i of Grad updates row Rows[i] of Param and Velocity
+ * (lazily: other rows' velocities neither decay nor move their rows). */
+static void PD_T(rows_range)(void *arg, int64_t lo, int64_t hi) {
+  const pd_rows_job *rj = arg;
+  const job *j = rj->job;
+  for (int64_t i = lo; i < hi; i++) {
+    int64_t r = rj->rows[i], d = rj->d;
+    if (r < 0) continue;
+    job row = *j;
+    row.p = (const T *)j->p + r * d, row.g = (const T *)j->g + i * d, row.v = (const T *)j->v + r * d;
+    row.p_out = (T *)j->p_out + r * d, row.v_out = (T *)j->v_out + r * d;
+    PD_T(range)(&row, 0, d);
+  }
+}
+
 static pd_status PD_T(update)(pd_ctx *c) {
   job j = {PD_DATA(pd_in(c, PARAM), T),
            PD_DATA(pd_in(c, GRAD), T),
@@ -28,6 +43,8 @@ static pd_status PD_T(update)(pd_ctx *c) {
            pd_attr_f(c, A_MU),
            pd_attr_f(c, A_WD),
            pd_attr_b(c, A_NESTEROV)};
+  pd_status st = pd_optim_check_rows(c, ROWS, PARAM);
+  if (st || pd_optim_run_rows(c, ROWS, PARAM, &j, PD_T(rows_range))) return st;
   pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, PD_T(range), &j);
   return PD_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/op.h"
+#include "cpu/parallel.h"
 
 /* Input `param` must be float32 or float64. */
 static inline pd_status pd_optim_check_param(pd_ctx *c, int param) {
@@ -32,6 +33,68 @@ static inline pd_status pd_optim_check_like(pd_ctx *c, int slot, int param) {
                        pd_dims_str(p->ndim, p->dims, ps, sizeof ps), pd_dtype_name(t->dtype),
                        pd_dims_str(t->ndim, t->dims, ts, sizeof ts));
   return PD_OK;
+}
+
+/* A row-sparse gradient (the optional input `rows`, int64 [n], of an
+ * embedding's gradient: docs/netdesc.md): Grad holds n rows of Param's
+ * shape after its first dim, the row of Param each updates in Rows
+ * (-1: unused). Without Rows, Grad must match Param (pd_optim_check_like). */
+static inline pd_status pd_optim_check_grad(pd_ctx *c, int grad, int rows, int param) {
+  const pd_tensor *r = pd_in(c, rows);
+  if (!r) return pd_optim_check_like(c, grad, param);
+  const pd_tensor *p = pd_in(c, param), *g = pd_in(c, grad);
+  char ps[128], gs[128], rs[128];
+  bool ok = r->dtype == PD_I64 && r->ndim == 1 && g->dtype == p->dtype && g->ndim == p->ndim && p->ndim >= 1 &&
+            (g->dims[0] < 0 || r->dims[0] < 0 || g->dims[0] == r->dims[0]);
+  for (int i = 1; ok && i < p->ndim; i++) ok = g->dims[i] < 0 || p->dims[i] < 0 || g->dims[i] == p->dims[i];
+  if (!ok)
+    return pd_ctx_fail(
+        c, PD_ERR_INPUT,
+        "a row-sparse Grad \"%s\" (%s %s) must hold rows of Param \"%s\" (%s %s), one per entry of "
+        "Rows \"%s\" (int64 [n]), got Rows %s %s",
+        pd_ctx_in_name(c, grad, 0), pd_dtype_name(g->dtype), pd_dims_str(g->ndim, g->dims, gs, sizeof gs),
+        pd_ctx_in_name(c, param, 0), pd_dtype_name(p->dtype), pd_dims_str(p->ndim, p->dims, ps, sizeof ps),
+        pd_ctx_in_name(c, rows, 0), pd_dtype_name(r->dtype), pd_dims_str(r->ndim, r->dims, rs, sizeof rs));
+  return PD_OK;
+}
+
+/* A row-sparse update's rows at run time (when given): rows of Param in
+ * ascending order, then only -1 (unused entries), as embedding's gradient
+ * writes them; anything else is an input error. */
+static inline pd_status pd_optim_check_rows(pd_ctx *c, int rows, int param) {
+  const pd_tensor *r = pd_in(c, rows);
+  if (!r) return PD_OK;
+  const int64_t *row = PD_DATA(r, int64_t), v = pd_in(c, param)->dims[0];
+  for (int64_t i = 0, n = pd_tensor_numel(r); i < n; i++) {
+    bool ok =
+        row[i] == -1 ? i + 1 == n || row[i + 1] == -1 : row[i] >= 0 && row[i] < v && (i == 0 || row[i] > row[i - 1]);
+    if (!ok)
+      return pd_ctx_fail(c, PD_ERR_INPUT,
+                         "Rows \"%s\" entry %lld is %lld: a row list holds distinct rows of Param \"%s\" (0 to %lld) "
+                         "in ascending order, then -1",
+                         pd_ctx_in_name(c, rows, 0), (long long)i, (long long)row[i], pd_ctx_in_name(c, param, 0),
+                         (long long)v - 1);
+  }
+  return PD_OK;
+}
+
+/* A row-sparse update: the op's dense job, run on one row at a time (its
+ * pointers moved to Param's row and Grad's entry), the entries of Rows
+ * split among threads: rows are distinct (pd_optim_check_rows). */
+typedef struct pd_rows_job {
+  const void *job;
+  const int64_t *rows;
+  int64_t n, d; /* entries of Rows, elements of a row */
+} pd_rows_job;
+
+/* Runs `rows_range` over the entries of Rows when Rows is given; false: dense. */
+static inline bool pd_optim_run_rows(pd_ctx *c, int rows, int param, const void *job, pd_range_fn rows_range) {
+  const pd_tensor *r = pd_in(c, rows), *p = pd_in(c, param);
+  if (!r) return false;
+  pd_rows_job rj = {job, PD_DATA(r, int64_t), pd_tensor_numel(r), p->dims[0] > 0 ? pd_tensor_numel(p) / p->dims[0] : 0};
+  int64_t grain = rj.d > 0 ? (PD_UPDATE_GRAIN + rj.d - 1) / rj.d : 1;
+  pd_parallel_for(rj.n, grain, rows_range, &rj);
+  return true;
 }
 
 /* Input `slot` must hold exactly one value, of dtype `dt` (or any, if dt < 0). */

@@ -12,6 +12,10 @@ static const pd_slot_def inputs[] = {
     [PARAM] = {"Param", "the parameter to update", PD_SLOT_NO_GRAD},
     [GRAD] = {"Grad", "its gradient, the shape of Param", PD_SLOT_NO_GRAD},
     [LR] = {"LearningRate", "the step size lr, [1], float32 or float64", PD_SLOT_NO_GRAD},
+    [ROWS] = {"Rows",
+              "int64 [n]: with a row-sparse Grad [n, ...] (embedding's), the rows of Param it updates, ascending, "
+              "then -1; only those rows (and their state) change. Left out: Grad is dense",
+              PD_SLOT_DISPENSABLE | PD_SLOT_NO_GRAD},
 };
 static const pd_slot_def outputs[] = {[PARAM_OUT] = {"ParamOut", "the updated parameter; usually Param itself", 0}};
 static const pd_attr_def attrs[] = {
@@ -21,7 +25,7 @@ static const pd_attr_def attrs[] = {
 
 static pd_status infer(pd_ctx *c) {
   pd_status st = pd_optim_check_param(c, PARAM);
-  if (!st) st = pd_optim_check_like(c, GRAD, PARAM);
+  if (!st) st = pd_optim_check_grad(c, GRAD, ROWS, PARAM);
   if (!st) st = pd_optim_check_lr(c, LR);
   if (!st) st = pd_optim_out_like(c, PARAM_OUT, PARAM);
   return st;

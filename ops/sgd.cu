@@ -9,6 +9,8 @@ static __global__ void sgd_k(const float *p, const float *g, float *out, pd_gpu_
 }
 
 extern "C" pd_status pd_gpu_sgd_fwd(pd_ctx *c) {
+  if (pd_in(c, ROWS)) /* embedding has no GPU kernel, so no GPU net makes a row-sparse gradient */
+    return pd_ctx_fail(c, PD_ERR_INPUT, "a row-sparse gradient (input Rows) has no GPU kernel; run on the CPU");
   int64_t n = pd_tensor_numel(pd_in(c, PARAM));
   return PD_GPU_LAUNCH_N(c, n, sgd_k, PD_DATA(pd_in(c, PARAM), float), PD_DATA(pd_in(c, GRAD), float),
                          PD_DATA(pd_out(c, PARAM_OUT), float), pd_gpu_scalar_of(pd_in(c, LR)),

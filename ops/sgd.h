@@ -5,7 +5,7 @@
 
 #include "core/op.h"
 
-enum { PARAM, GRAD, LR, N_IN };
+enum { PARAM, GRAD, LR, ROWS, N_IN };
 enum { PARAM_OUT, N_OUT };
 enum { A_WD, N_ATTRS };
 

@@ -22,6 +22,7 @@ typedef struct bw {
   int *seen;        /* per var: partial gradients emitted so far */
   const int *wants; /* when set: the variables that want a gradient (else the trainable parameters) */
   int nwants;
+  bool rows; /* row-sparse gradients wanted where an op offers one (PD_SLOT_ROWS_GRAD) */
 } bw;
 
 /* The per-op and per-variable tables of a pass over net; false when out of
@@ -227,7 +228,10 @@ static pd_status list_grad_inputs(const bw *b, const pd_op *op, grad_lists *g, p
 }
 
 /* The grad op's outputs: X@GRAD where the op is x's only contributor,
- * else x@GRAD@RENAME@k, the k-th of the partial gradients summed later. */
+ * else x@GRAD@RENAME@k, the k-th of the partial gradients summed later.
+ * Then, per PD_SLOT_ROWS_GRAD input, the row list x@GRAD@ROWS that makes
+ * x@GRAD row-sparse: only where the op is x's only contributor (partial
+ * gradients are summed densely) and the pass wants it; else "" (dense). */
 static pd_status list_grad_outputs(bw *b, const pd_op *op, grad_lists *g, pd_error *err) {
   const pd_net *net = b->net;
   pd_status st = PD_OK;
@@ -249,6 +253,19 @@ static pd_status list_grad_outputs(bw *b, const pd_op *op, grad_lists *g, pd_err
       if (!g->names[g->nn]) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
       g->outs[g->q++] = g->names[g->nn++];
     }
+  }
+  int k = op->def->n_inputs;
+  for (int s = 0; s < op->def->n_inputs && !st; s++) {
+    if (!(op->def->inputs[s].flags & PD_SLOT_ROWS_GRAD)) continue;
+    int v = op->in[s].n == 1 ? op->in[s].vars[0] : -1;
+    g->out_n[k++] = 1;
+    if (!b->rows || v < 0 || !slot_grad(op, s) || !b->needs[v] || b->contrib[v] != 1) {
+      g->outs[g->q++] = "";
+      continue;
+    }
+    if (!(g->names[g->nn] = pd_strf("%s@GRAD@ROWS", net->vars[v].name)))
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    g->outs[g->q++] = g->names[g->nn++];
   }
   return st;
 }
@@ -282,8 +299,10 @@ static pd_status add_grad_op(bw *b, int o, pd_error *err) {
   size_t nin = 0, nout = 0;
   for (int s = 0; s < op->def->n_inputs; s++) nin += op->in[s].n ? (size_t)op->in[s].n : 1;
   for (int s = 0; s < op->def->n_outputs; s++) nout += op->out[s].n ? (size_t)op->out[s].n : 1;
-  size_t cap = nin + 2 * nout; /* the names the op makes: at most one per entry */
-  grad_lists g = {.ins = calloc(cap, sizeof *g.ins), .outs = calloc(nin, sizeof *g.outs)};
+  size_t nrows = 0; /* row lists of row-sparse gradients */
+  for (int s = 0; s < op->def->n_inputs; s++) nrows += (op->def->inputs[s].flags & PD_SLOT_ROWS_GRAD) != 0;
+  size_t cap = nin + nrows + 2 * nout; /* the names the op makes: at most one per entry */
+  grad_lists g = {.ins = calloc(cap, sizeof *g.ins), .outs = calloc(nin + nrows, sizeof *g.outs)};
   g.names = calloc(cap, sizeof *g.names);
   g.sums = calloc(nin, sizeof *g.sums);
   if (!g.ins || !g.outs || !g.names || !g.sums) {
@@ -308,11 +327,11 @@ static pd_status add_grad_op(bw *b, int o, pd_error *err) {
   return st;
 }
 
-pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
+static pd_status add_backward(pd_net *net, const char *loss, bool rows, pd_error *err) {
   int L;
   pd_status st = find_loss(net, loss, &L, err);
   if (st) return st;
-  bw b = {0};
+  bw b = {.rows = rows};
   if (!bw_alloc(&b, net)) {
     st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
     goto done;
@@ -334,6 +353,14 @@ pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
 done:
   bw_free(&b);
   return st;
+}
+
+pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err) {
+  return add_backward(net, loss, false, err);
+}
+
+pd_status pd_net_add_backward_rows(pd_net *net, const char *loss, pd_error *err) {
+  return add_backward(net, loss, true, err);
 }
 
 pd_status pd_net_add_backward_from(pd_net *net, const int *seeds, int nseeds, int *seed_grad, const int *wants,

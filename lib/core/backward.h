@@ -7,6 +7,10 @@
 
 /* Appends the gradient ops for `loss` (a one-element float variable). */
 pd_status pd_net_add_backward(pd_net *net, const char *loss, pd_error *err);
+/* The same, with row-sparse gradients where an op offers one (embedding's
+ * W read by it alone): x@GRAD holds the rows listed in x@GRAD@ROWS, which
+ * only the update ops read (AddOptimizerOps wires them). */
+pd_status pd_net_add_backward_rows(pd_net *net, const char *loss, pd_error *err);
 /* AddBackwardOps for a block's net (core/block.h): the gradient ops from
  * the seeds, whose gradients come from outside (seed_grad[i]: the variable
  * to write seed i's gradient into before the gradient ops run), to the

@@ -32,6 +32,10 @@ enum {
                                    read: filled in by the core when the NetDesc leaves it out */
   PD_SLOT_STEPS = 1 << 6,       /* (an op running blocks) an output holding the values its blocks
                                    computed, for its gradient: named "<block>@STEPS" by the core */
+  PD_SLOT_ROWS_GRAD = 1 << 7,   /* (a PD_SLOT_PARAM input) its gradient may be row-sparse: the grad op
+                                   gets an extra output "<slot>@GRAD@ROWS"; when given (the op is the
+                                   parameter's only reader, training with an optimizer), x@GRAD holds
+                                   only the rows it lists (docs/netdesc.md) */
 };
 
 typedef struct pd_slot_def {

@@ -12,6 +12,7 @@
 #include "core/optimizer.h"
 
 #include "core/backward.h"
+#include "base/util.h"
 
 static pd_status set_attr(const pd_op_def *d, pd_attr *attrs, const char *name, double f, bool b, pd_error *err) {
   for (int a = 0; a < d->n_attrs; a++) {
@@ -82,12 +83,20 @@ static pd_status add_clip(pd_net *net, const int *grads, int n, double clip_norm
   return st;
 }
 
+/* The row list g@ROWS of a row-sparse gradient g (backward.c), -1 if g is dense. */
+static int grad_rows(const pd_net *net, int g) {
+  char *name = pd_strf("%s@ROWS", net->vars[g].name);
+  int v = name ? pd_net_var(net, name) : -1;
+  free(name);
+  return v >= 0 && net->vars[v].producer >= 0 ? v : -1;
+}
+
 /* The update op `d` (sgd, momentum or adam) of parameter p from gradient g,
  * with the state variables it keeps, wired by its slots: Param and Grad, the
- * step's LearningRate (@lr) and Step (@step), and a state input S (Velocity,
- * Moment1, ...) as the variable p@S in upper case, updated in place through
- * output SOut. The optimizer's settings go to the attributes of their name
- * the op has. */
+ * step's LearningRate (@lr) and Step (@step), Rows as g's row list when g
+ * is row-sparse, and a state input S (Velocity, Moment1, ...) as the
+ * variable p@S in upper case, updated in place through output SOut. The
+ * optimizer's settings go to the attributes of their name the op has. */
 static pd_status add_update(pd_net *net, const pd_op_def *d, const Paddle__OptimizerDesc *opt, int p, int g,
                             pd_error *err) {
   pd_status st = PD_OK;
@@ -107,9 +116,13 @@ static pd_status add_update(pd_net *net, const pd_op_def *d, const Paddle__Optim
     for (int a = 0; a < d->n_attrs; a++)
       if (!strcmp(d->attrs[a].name, set[i].name)) st = set_attr(d, attrs, set[i].name, set[i].f, set[i].b, err);
   if (st) return st;
-  int in[PD_MAX_SLOTS], out[PD_MAX_SLOTS];
+  int in[PD_MAX_SLOTS], out[PD_MAX_SLOTS], rows = grad_rows(net, g);
   for (int s = 0; s < d->n_inputs; s++) {
     const char *sn = d->inputs[s].name;
+    if (!strcmp(sn, "Rows")) {
+      in[s] = rows;
+      continue;
+    }
     if (!strcmp(sn, "Param"))
       in[s] = p;
     else if (!strcmp(sn, "Grad"))
@@ -127,6 +140,13 @@ static pd_status add_update(pd_net *net, const pd_op_def *d, const Paddle__Optim
     }
     if (in[s] < 0) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
+  if (rows >= 0) {
+    bool takes = false;
+    for (int s = 0; s < d->n_inputs; s++) takes |= !strcmp(d->inputs[s].name, "Rows");
+    if (!takes)
+      return pd_errorf(err, PD_ERR_INPUT, "%s: the gradient \"%s\" is row-sparse and %s takes no Rows input", net->file,
+                       net->vars[g].name, d->type);
+  }
   for (int o = 0; o < d->n_outputs; o++) { /* SOut: the variable of input S */
     out[o] = -1;
     size_t n = strlen(d->outputs[o].name);
@@ -139,7 +159,7 @@ static pd_status add_update(pd_net *net, const pd_op_def *d, const Paddle__Optim
                        d->outputs[o].name);
   }
   const char *ins[PD_MAX_SLOTS], *outs[PD_MAX_SLOTS]; /* names once all are added: add_var may move net->vars */
-  for (int s = 0; s < d->n_inputs; s++) ins[s] = net->vars[in[s]].name;
+  for (int s = 0; s < d->n_inputs; s++) ins[s] = in[s] >= 0 ? net->vars[in[s]].name : "";
   for (int o = 0; o < d->n_outputs; o++) outs[o] = net->vars[out[o]].name;
   return pd_net_add_op(net, d, ins, NULL, outs, NULL, attrs, -1, err);
 }
@@ -168,6 +188,12 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
     st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter gets a gradient from the loss; nothing to train", net->file);
   int before = net->nops;
   if (!st) st = add_step_vars(net, err);
+  for (int i = 0; i < n && !st && (net->ranks > 1 || net->nccl); i++)
+    if (grad_rows(net, grads[i]) >= 0)
+      st = pd_errorf(err, PD_ERR_INPUT,
+                     "%s: the gradient \"%s\" is row-sparse, which the allreduce of data-parallel training cannot "
+                     "average; give the net without its backward ops (they are then made dense)",
+                     net->file, net->vars[grads[i]].name);
   if (!st && (net->ranks > 1 || net->nccl)) st = add_allreduce(net, grads, n, err);
   if (!st && opt->clip_norm > 0) st = add_clip(net, grads, n, opt->clip_norm, err);
   for (int i = 0; i < n && !st; i++) st = add_update(net, d, opt, params[i], grads[i], err);
@@ -182,7 +208,10 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
 
 pd_status pd_net_make_trainable(pd_net *net, const char *loss, const Paddle__OptimizerDesc *opt, pd_error *err) {
   pd_status st = pd_net_find_training(net, loss, err);
-  if (!st && net->loss < 0) st = pd_net_add_backward(net, loss, err);
+  /* row-sparse gradients only where an update op reads them, and never
+   * under the allreduce, which averages dense tensors */
+  bool rows = opt && net->ranks <= 1 && !net->nccl;
+  if (!st && net->loss < 0) st = rows ? pd_net_add_backward_rows(net, loss, err) : pd_net_add_backward(net, loss, err);
   if (!st && opt && !net->n_optimizer) st = pd_net_add_optimizer(net, opt, err);
   bool reduced = false;
   for (int o = net->nops - net->n_optimizer; o < net->nops; o++)

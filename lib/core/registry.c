@@ -18,7 +18,7 @@ typedef struct grad_entry {
   const pd_op_def *fwd;
   pd_slot_def inputs[PD_MAX_SLOTS];
   pd_slot_def outputs[PD_MAX_SLOTS];
-  char names[PD_MAX_SLOTS * 2][48];
+  char names[PD_MAX_SLOTS * 3][48];
   char type[64];
 } grad_entry;
 
@@ -59,6 +59,14 @@ static void make_grad(const pd_op_def *f) {
     g->outputs[s] = (pd_slot_def){g->names[k++], "gradient of the forward input",
                                   PD_SLOT_DISPENSABLE | (f->inputs[s].flags & PD_SLOT_DUPLICABLE)};
   }
+  /* a row-sparse gradient's row list: one more output per such input */
+  int nrows = 0;
+  for (int s = 0; s < ni; s++) {
+    if (!(f->inputs[s].flags & PD_SLOT_ROWS_GRAD)) continue;
+    snprintf(g->names[k], sizeof g->names[k], "%s@GRAD@ROWS", f->inputs[s].name);
+    g->outputs[ni + nrows++] = (pd_slot_def){
+        g->names[k++], "the rows of the row-sparse gradient, int64 [n] (-1: unused)", PD_SLOT_DISPENSABLE};
+  }
   snprintf(g->type, sizeof g->type, "%s_grad", f->type);
   g->fwd = f;
   g->def = (pd_op_def){
@@ -67,7 +75,7 @@ static void make_grad(const pd_op_def *f) {
       .inputs = g->inputs,
       .n_inputs = ni + 2 * no,
       .outputs = g->outputs,
-      .n_outputs = ni,
+      .n_outputs = ni + nrows,
       .attrs = f->attrs,
       .n_attrs = f->n_attrs,
       .infer_shape = f->grad_infer_shape,
@@ -123,7 +131,10 @@ static void build(void) {
   if (!grads || !all_defs || !fwd_names) abort();
   for (int i = 0; i < pd_n_builtin_ops; i++) {
     const pd_op_def *f = pd_builtin_ops[i];
-    if (f->n_inputs > PD_MAX_SLOTS / 2 || f->n_outputs > PD_MAX_SLOTS / 4 || f->n_attrs > PD_MAX_ATTRS) {
+    /* a grad op takes the inputs, the outputs and their gradients */
+    bool wide = f->grad_kernels ? f->n_inputs > PD_MAX_SLOTS / 2 || f->n_outputs > PD_MAX_SLOTS / 4
+                                : f->n_inputs > PD_MAX_SLOTS || f->n_outputs > PD_MAX_SLOTS;
+    if (wide || f->n_attrs > PD_MAX_ATTRS) {
       fprintf(stderr, "paddle-run: internal error: op \"%s\" has too many slots or attributes\n", f->type);
       abort();
     }

@@ -385,9 +385,10 @@ static void test_optim(void **state) {
     for (int o = 0; o < 3; o++) {
       pd_tensor *p = ot_rand(dt, 1, (int64_t[]){6}, 19, -1, 1, 0), *g = rand_nan(dt, 1, (int64_t[]){6}, 20, 2);
       pd_tensor *m1 = filled(dt, 1, (int64_t[]){6}, 0), *m2 = filled(dt, 1, (int64_t[]){6}, 0);
-      if (o == 0) ot_run("sgd", NULL, (pd_tensor *[]){p, g, lr}, NULL, (pd_tensor *[]){p}, NULL);
-      if (o == 1) ot_run("momentum", NULL, (pd_tensor *[]){p, g, m1, lr}, NULL, (pd_tensor *[]){p, m1}, NULL);
-      if (o == 2) ot_run("adam", NULL, (pd_tensor *[]){p, g, m1, m2, lr, t}, NULL, (pd_tensor *[]){p, m1, m2}, NULL);
+      if (o == 0) ot_run("sgd", NULL, (pd_tensor *[]){p, g, lr, NULL}, NULL, (pd_tensor *[]){p}, NULL);
+      if (o == 1) ot_run("momentum", NULL, (pd_tensor *[]){p, g, m1, lr, NULL}, NULL, (pd_tensor *[]){p, m1}, NULL);
+      if (o == 2)
+        ot_run("adam", NULL, (pd_tensor *[]){p, g, m1, m2, lr, t, NULL}, NULL, (pd_tensor *[]){p, m1, m2}, NULL);
       for (int64_t i = 0; i < 6; i++) expect_nan(p, i, i == 2, "ParamOut");
       ot_free(p), ot_free(g), ot_free(m1), ot_free(m2);
     }

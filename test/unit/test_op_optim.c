@@ -60,7 +60,7 @@ static void check_sgd(pd_dtype dt, int64_t rows, double wd, bool in_place) {
   const char *attrs[] = {"weight_decay", wd_attr, NULL};
   for (int s = 0; s < 5; s++) {
     pd_tensor *g = ot_rand(dt, 2, dims, 10 + (uint64_t)s, -1, 1, 0);
-    step("sgd", attrs, (pd_tensor *[]){p, g, lr}, 1, (pd_tensor *[]){p}, in_place);
+    step("sgd", attrs, (pd_tensor *[]){p, g, lr, NULL}, 1, (pd_tensor *[]){p}, in_place);
     for (int64_t i = 0; i < rows * 3; i++) ref[i] -= lrv * (pd_tensor_get(g, i) + wd * ref[i]);
     ot_free(g);
   }
@@ -80,7 +80,7 @@ static void check_momentum(pd_dtype dt, int64_t rows, double wd, bool nesterov, 
                          wd_attr, NULL};
   for (int s = 0; s < 5; s++) {
     pd_tensor *g = ot_rand(dt, 2, dims, 20 + (uint64_t)s, -1, 1, 0);
-    step("momentum", attrs, (pd_tensor *[]){p, g, v, lr}, 2, (pd_tensor *[]){p, v}, in_place);
+    step("momentum", attrs, (pd_tensor *[]){p, g, v, lr, NULL}, 2, (pd_tensor *[]){p, v}, in_place);
     for (int64_t i = 0; i < rows * 3; i++) {
       double gi = pd_tensor_get(g, i) + wd * rp[i];
       rv[i] = mu * rv[i] + gi;
@@ -109,7 +109,7 @@ static void check_adam(pd_dtype dt, int64_t rows, double wd, bool in_place) {
     pd_tensor_set(t, 0, s);
     pd_tensor *g = ot_rand(dt, 2, dims, 30 + (uint64_t)s, -1, 1, 0.01);
     double *p_before = values(p);
-    step("adam", attrs, (pd_tensor *[]){p, g, m, v, lr, t}, 3, (pd_tensor *[]){p, m, v}, in_place);
+    step("adam", attrs, (pd_tensor *[]){p, g, m, v, lr, t, NULL}, 3, (pd_tensor *[]){p, m, v}, in_place);
     for (int64_t i = 0; i < rows * 3; i++) {
       double gi = pd_tensor_get(g, i) + wd * rp[i];
       rm[i] = b1 * rm[i] + (1 - b1) * gi;
@@ -170,12 +170,12 @@ static void test_adam(void **state) {
 static void test_defaults(void **state) {
   (void)state;
   pd_tensor *p = scalar(PD_F64, 1), *g = scalar(PD_F64, 0.5), *v = scalar(PD_F64, 0.2), *lr = scalar(PD_F64, 0.1);
-  ot_run("momentum", NULL, (pd_tensor *[]){p, g, v, lr}, NULL, (pd_tensor *[]){p, v}, NULL);
+  ot_run("momentum", NULL, (pd_tensor *[]){p, g, v, lr, NULL}, NULL, (pd_tensor *[]){p, v}, NULL);
   assert_true(fabs(pd_tensor_get(v, 0) - (0.9 * 0.2 + 0.5)) < 1e-15);
   assert_true(fabs(pd_tensor_get(p, 0) - (1 - 0.1 * 0.68)) < 1e-15);
   pd_tensor *m1 = scalar(PD_F64, 0), *m2 = scalar(PD_F64, 0), *t = scalar(PD_F64, 2);
   pd_tensor_set(p, 0, 1);
-  ot_run("adam", NULL, (pd_tensor *[]){p, g, m1, m2, lr, t}, NULL, (pd_tensor *[]){p, m1, m2}, NULL);
+  ot_run("adam", NULL, (pd_tensor *[]){p, g, m1, m2, lr, t, NULL}, NULL, (pd_tensor *[]){p, m1, m2}, NULL);
   double m = 0.1 * 0.5, vv = 0.001 * 0.25;
   double want = 1 - 0.1 * (m / (1 - 0.81)) / (sqrt(vv / (1 - 0.999 * 0.999)) + 1e-8);
   assert_true(fabs(pd_tensor_get(p, 0) - want) < 1e-14);
@@ -188,26 +188,28 @@ static void test_optimizer_checks(void **state) {
   pd_tensor *p = ot_rand(PD_F32, 2, (int64_t[]){3, 4}, 1, -1, 1, 0),
             *g = ot_rand(PD_F32, 2, (int64_t[]){4, 3}, 2, -1, 1, 0);
   pd_tensor *lr = scalar(PD_F32, 0.1), *out = ot_out();
-  msg = ot_run_fail("sgd", NULL, (pd_tensor *[]){p, g, lr}, NULL, (pd_tensor *[]){out}, NULL);
+  msg = ot_run_fail("sgd", NULL, (pd_tensor *[]){p, g, lr, NULL}, NULL, (pd_tensor *[]){out}, NULL);
   assert_non_null(strstr(msg, "must match Param \"\" (float32 [3, 4]), got float32 [4, 3]"));
   ot_free(g), ot_free(lr);
   g = ot_rand(PD_F32, 2, (int64_t[]){3, 4}, 2, -1, 1, 0);
   lr = scalar(PD_I64, 1);
-  msg = ot_run_fail("sgd", NULL, (pd_tensor *[]){p, g, lr}, NULL, (pd_tensor *[]){out}, NULL);
+  msg = ot_run_fail("sgd", NULL, (pd_tensor *[]){p, g, lr, NULL}, NULL, (pd_tensor *[]){out}, NULL);
   assert_non_null(strstr(msg, "LearningRate \"\" must hold one float32 or float64 value ([1]), got int64 [1]"));
   ot_free(lr);
   lr = scalar(PD_F64, 0.1); /* a float64 rate serves float32 parameters */
   const char *neg_wd[] = {"weight_decay", "f: -0.1", NULL};
-  msg = ot_run_fail("sgd", neg_wd, (pd_tensor *[]){p, g, lr}, NULL, (pd_tensor *[]){out}, NULL);
+  msg = ot_run_fail("sgd", neg_wd, (pd_tensor *[]){p, g, lr, NULL}, NULL, (pd_tensor *[]){out}, NULL);
   assert_string_equal(msg, "attribute \"weight_decay\" must be >= 0, got -0.10000000000000001");
   const char *beta1[] = {"beta1", "f: 1.0", NULL};
-  msg = ot_run_fail("adam", beta1, (pd_tensor *[]){p, g, p, p, lr, lr}, NULL, (pd_tensor *[]){out, NULL, NULL}, NULL);
+  msg = ot_run_fail("adam", beta1, (pd_tensor *[]){p, g, p, p, lr, lr, NULL}, NULL, (pd_tensor *[]){out, NULL, NULL},
+                    NULL);
   assert_string_equal(msg, "attribute \"beta1\" must be >= 0 and < 1, got 1");
   /* Step 0: the bias correction would divide by 0 */
   pd_tensor *m1 = ot_rand(PD_F32, 2, (int64_t[]){3, 4}, 0, 0, 0, 0),
             *m2 = ot_rand(PD_F32, 2, (int64_t[]){3, 4}, 0, 0, 0, 0);
   pd_tensor *lr32 = scalar(PD_F32, 0.1), *t = scalar(PD_F64, 0), *o1 = ot_out(), *o2 = ot_out();
-  msg = ot_run_fail("adam", NULL, (pd_tensor *[]){p, g, m1, m2, lr32, t}, NULL, (pd_tensor *[]){out, o1, o2}, NULL);
+  msg =
+      ot_run_fail("adam", NULL, (pd_tensor *[]){p, g, m1, m2, lr32, t, NULL}, NULL, (pd_tensor *[]){out, o1, o2}, NULL);
   assert_non_null(strstr(msg, "Step \"\" must hold the update count t >= 1, got 0"));
   ot_free(p), ot_free(g), ot_free(lr), ot_free(out), ot_free(m1), ot_free(m2), ot_free(lr32), ot_free(t);
   ot_free(o1), ot_free(o2);
@@ -218,7 +220,8 @@ static void test_optimizer_shapes(void **state) {
   (void)state;
   pd_tensor *p = ot_shaped(PD_F64, 2, (int64_t[]){5, 2}), *g = ot_shaped(PD_F64, 2, (int64_t[]){5, 2});
   pd_tensor *lr = ot_shaped(PD_F64, 1, (int64_t[]){1}), *out = ot_out();
-  assert_int_equal(ot_infer("sgd", NULL, (pd_tensor *[]){p, g, lr}, NULL, (pd_tensor *[]){out}, NULL, NULL), PD_OK);
+  assert_int_equal(ot_infer("sgd", NULL, (pd_tensor *[]){p, g, lr, NULL}, NULL, (pd_tensor *[]){out}, NULL, NULL),
+                   PD_OK);
   ot_assert_dims(out, 5, 2);
   assert_int_equal(out->dtype, PD_F64);
   ot_free(p), ot_free(g), ot_free(lr), ot_free(out);

@@ -123,7 +123,7 @@ static void check_same_bits(const char *type, const char *const *attrs, pd_tenso
   pd_tensor *res[2][OT_MAX] = {{0}};
   for (int run = 0; run < 2; run++) {
     pd_set_threads(run + 1);
-    pd_tensor *in[OT_MAX], *out[OT_MAX];
+    pd_tensor *in[OT_MAX] = {0}, *out[OT_MAX]; /* past n_in: slots left out */
     for (int k = 0; k < n_in; k++) {
       in[k] = ot_out();
       pd_tensor_copy(in[k], ins[k], NULL);
