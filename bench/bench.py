@@ -236,7 +236,8 @@ PEER_CONFIGS = [
     ("infmode", "+ both, inference_mode", {"BLIS_NUM_THREADS": "{n}", "OMP_NUM_THREADS": "{n}"},
      ("inference_mode",), {"infer"}, False, 1),
 ]
-# variables cleared from the peer's environment before each configuration adds its own, so that "alone" is
+# variables cleared from the peer's environment before each configuration adds its own, so that `alone` is
+# set_num_threads alone whatever the bench was started with
 PEER_ENV = ("BLIS_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "ATEN_CPU_CAPABILITY",
             "OMP_PROC_BIND", "DNNL_MAX_CPU_ISA", "MKL_NUM_THREADS", "BLIS_JC_NT", "BLIS_IC_NT", "BLIS_JR_NT",
             "BLIS_IR_NT")
