@@ -12,11 +12,25 @@ accuracy metric computed each step as the NetDescs do:
       bias -> relu -> max pool 2x2 -> flatten -> fc 3136x256 + relu ->
       dropout 0.5 (scaled in training) -> fc 256x10; Adam (0.9, 0.999, 1e-8),
       lr 0.002 on a cosine schedule over 4690 steps (set each step, as
-      paddle-run does); xavier-uniform weights, zero biases (unless --params).
+      paddle-run does), or with --optimizer momentum SGD momentum 0.9, lr 0.01
+      on the same schedule (bench.py's momentum variant of the net, so that
+      the optimizer's cost on one side does not decide the ratio);
+      xavier-uniform weights, zero biases (unless --params).
   tiny (bench/tiny.pbtxt): 16-16-2 with ReLU on float32 rows from --data
       X.npy LABEL.npy; SGD momentum 0.9, lr 0.01.
 With --serve, a request {"cmd": "infer", "threads", "batch", "params", "runs"}
-times the MLP's inference instead (see infer()).
+times the MLP's inference instead (see infer()), and {"cmd": "gemm", "threads",
+"n"} an n x n x n float32 matmul (shows whether BLIS threads, see gemm()).
+A recurrent (or any other) net joins by adding its model to make_model():
+bench.py then runs it in every peer configuration like the others.
+
+The peer is tried in several configurations (bench.py's PEER_CONFIGS): Debian's
+PyTorch multiplies matrices with BLIS (OpenMP flavour), which
+torch.set_num_threads() does not thread; BLIS_NUM_THREADS / OMP_NUM_THREADS
+(and other environment knobs) must be set before torch is imported, so
+bench.py starts one --serve process per environment, and the ready line
+reports what the process saw. Knobs that can change in a process come with
+each request as "knobs" (see KNOBS).
 Prints one JSON line: steady-state examples/s over the steps after the
 first `--warmup` steps (the same interval paddle-run's log is read over).
 With --serve it stays up (torch imported and data read once) and answers
@@ -27,13 +41,16 @@ initial parameters, same batches in the same order, same optimizer and
 learning-rate schedule; the mean loss of each logged interval is returned for
 bench.py to check against paddle-run's log.
     compare_torch.py [--model mlp|cnn|tiny] [--data X.npy LABEL.npy] --threads N --batch B --iterations K --warmup W
-                     [--params DIR] [--no-shuffle] [--dropout P]
+                     [--params DIR] [--no-shuffle] [--dropout P] [--optimizer adam|momentum]
+                     [--knob NAME ...]
     compare_torch.py --serve   < JSON lines {"batch", "threads", "iterations", "warmup",
-                                 "model", "params", "shuffle", "dropout"} """
+                                 "model", "params", "shuffle", "dropout", "optimizer", "knobs"} """
 import argparse
+import contextlib
 import gzip
 import json
 import math
+import os
 import sys
 import time
 
@@ -42,6 +59,29 @@ import torch
 
 DATA = "/usr/share/datasets/fashion-mnist/"
 CNN_LR, CNN_DECAY = 0.002, 4690  # fashion_cnn.pbtxt: adam lr 0.002, schedule cosine, decay_steps 4690
+CNN_MOMENTUM_LR = 0.01  # bench.py's momentum variant of fashion_cnn.pbtxt: momentum 0.9, lr 0.01, same schedule
+
+# the environment variables that decide the peer's threading, reported in the ready line
+PEER_ENV = ("BLIS_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "ATEN_CPU_CAPABILITY",
+            "OMP_PROC_BIND", "DNNL_MAX_CPU_ISA")
+# in-process knobs a request may ask for: channels_last (cnn: model and input in NHWC, oneDNN's own layout),
+# no_mkldnn (torch.backends.mkldnn.enabled = False: convolutions without oneDNN), inference_mode (infer:
+# torch.inference_mode() in place of torch.no_grad())
+KNOBS = ("channels_last", "no_mkldnn", "inference_mode")
+
+
+@contextlib.contextmanager
+def knobs_applied(knobs):
+    """The process-wide knobs of `knobs` set for the duration of one run, then put back."""
+    bad = [k for k in knobs if k not in KNOBS]
+    if bad:
+        raise ValueError(f"unknown knob(s) {bad}")
+    old = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = "no_mkldnn" not in knobs
+    try:
+        yield
+    finally:
+        torch.backends.mkldnn.enabled = old
 
 
 def read_idx(path):
@@ -120,17 +160,31 @@ def make_model(name, params=None, dropout=0.5):
 
 
 def run(pixels, labels, threads, batch, iterations, warmup, model_name="mlp", params=None, shuffle=True,
-        dropout=0.5):
+        dropout=0.5, optimizer="adam", knobs=()):
     """One training run; steady-state examples/s over the steps after `warmup`, and the mean loss over each
     interval of `warmup` steps (as paddle-run's log with --log-every WARMUP writes it). With `params` the
     run starts from paddle-run's parameter files; with shuffle=False the batches are the rows in file order,
-    epoch after epoch, the last batch of an epoch short (as `paddle-run train --no-shuffle`)."""
+    epoch after epoch, the last batch of an epoch short (as `paddle-run train --no-shuffle`). `optimizer`
+    (cnn only): adam as the shipped net, or momentum as bench.py's variant of it; `knobs`: see KNOBS."""
+    with knobs_applied(knobs):
+        return _run(pixels, labels, threads, batch, iterations, warmup, model_name, params, shuffle, dropout,
+                    optimizer, knobs)
+
+
+def _run(pixels, labels, threads, batch, iterations, warmup, model_name, params, shuffle, dropout, optimizer,
+         knobs):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     rows = pixels.shape[0]
     model, shape, lr_at = make_model(model_name, params, dropout)
+    nhwc = "channels_last" in knobs and len(shape) == 3
+    if nhwc:
+        model = model.to(memory_format=torch.channels_last)
     model.train()
-    if model_name == "cnn":  # as netdescs/fashion_cnn.pbtxt
+    if model_name == "cnn" and optimizer == "momentum":  # bench.py's momentum variant of fashion_cnn.pbtxt
+        lr_at = cosine(CNN_MOMENTUM_LR, CNN_DECAY)
+        opt = torch.optim.SGD(model.parameters(), lr=lr_at(0), momentum=0.9)
+    elif model_name == "cnn":  # as netdescs/fashion_cnn.pbtxt
         opt = torch.optim.Adam(model.parameters(), lr=lr_at(0), betas=(0.9, 0.999), eps=1e-8)
     else:
         opt = torch.optim.SGD(model.parameters(), lr=lr_at(0), momentum=0.9)
@@ -153,6 +207,8 @@ def run(pixels, labels, threads, batch, iterations, warmup, model_name="mlp", pa
         if x.dtype == torch.uint8:  # the nets' cast and scale
             x = x.float().mul_(1.0 / 255.0)
         x = x.reshape((n,) + shape)
+        if nhwc:
+            x = x.contiguous(memory_format=torch.channels_last)
         y = labels[idx]
         logits = model(x)
         loss = torch.nn.functional.cross_entropy(logits, y)
@@ -176,17 +232,19 @@ def run(pixels, labels, threads, batch, iterations, warmup, model_name="mlp", pa
             "model": model_name, "torch": torch.__version__, "threads": torch.get_num_threads()}
 
 
-def infer(threads, batch, params, runs):
+def infer(threads, batch, params, runs, knobs=()):
     """Inference of the MLP from paddle-run's parameters as `paddle-run infer --fetch prob` runs it (cast,
     scale, the three layers, softmax) under torch.no_grad(), on random uint8 pixels: seconds per batch for
-    each of `runs` runs, each averaging enough calls to last ~20 ms (as bench_infer does)."""
+    each of `runs` runs, each averaging enough calls to last ~20 ms (as bench_infer does). With the
+    inference_mode knob, under torch.inference_mode() instead."""
     torch.set_num_threads(threads)
+    no_grad = torch.inference_mode if "inference_mode" in knobs else torch.no_grad
     model, shape, _ = make_model("mlp", params)
     model.eval()
     x = torch.randint(0, 256, (batch, 28, 28), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
 
     def once():
-        with torch.no_grad():
+        with no_grad():
             return torch.softmax(model(x.float().mul_(1.0 / 255.0).reshape((batch,) + shape)), dim=1)
     for _ in range(5):
         once()
@@ -207,6 +265,38 @@ def infer(threads, batch, params, runs):
     return {"seconds_per_batch": out, "calls": n}
 
 
+def gemm(threads, n, runs=5):
+    """GFLOP/s of an n x n x n float32 matmul on `threads` threads (median of `runs`, each ~50 ms): the product
+    goes to BLIS, so this shows whether the environment made BLIS thread."""
+    torch.set_num_threads(threads)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    for _ in range(3):
+        a @ b
+    reps = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            a @ b
+        if time.perf_counter() - t0 > 0.05:
+            break
+        reps *= 2
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            a @ b
+        out.append(2.0 * n ** 3 * reps / (time.perf_counter() - t0) * 1e-9)
+    return {"gflops": sorted(out)[len(out) // 2], "all": out}
+
+
+def seen():
+    """What this process runs with: the threading variables it was started with and the kernels ATen uses."""
+    show = torch.__config__.show()
+    cap = show.split("CPU capability usage:")[1].split("\n")[0].strip() if "CPU capability usage:" in show else "?"
+    return {"env": {k: os.environ[k] for k in PEER_ENV if k in os.environ}, "capability": cap,
+            "mkldnn": torch.backends.mkldnn.is_available()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="mlp", choices=["mlp", "cnn", "tiny"])
@@ -218,6 +308,8 @@ def main():
     ap.add_argument("--params", help="paddle-run parameter directory to start from")
     ap.add_argument("--no-shuffle", action="store_true", help="batches in file order")
     ap.add_argument("--dropout", type=float, default=0.5, help="cnn: dropout probability")
+    ap.add_argument("--optimizer", default="adam", choices=["adam", "momentum"], help="cnn: the optimizer")
+    ap.add_argument("--knob", action="append", default=[], choices=list(KNOBS), help="an in-process knob")
     ap.add_argument("--serve", action="store_true",
                     help="read JSON requests on stdin, one a line, answer each with a JSON line")
     a = ap.parse_args()
@@ -229,15 +321,19 @@ def main():
         labels = labels.reshape(-1)
     if not a.serve:
         print(json.dumps(run(pixels, labels, a.threads, a.batch, a.iterations, a.warmup, a.model, a.params,
-                             not a.no_shuffle, a.dropout)))
+                             not a.no_shuffle, a.dropout, a.optimizer, a.knob)))
         return 0
-    print(json.dumps({"ready": True, "torch": torch.__version__}), flush=True)
+    print(json.dumps(dict({"ready": True, "torch": torch.__version__}, **seen())), flush=True)
     for line in sys.stdin:
         if not line.strip():
             continue
         r = json.loads(line)
         if r.get("cmd") == "infer":
-            print(json.dumps(infer(r["threads"], r["batch"], r["params"], r.get("runs", 1))), flush=True)
+            print(json.dumps(infer(r["threads"], r["batch"], r["params"], r.get("runs", 1), r.get("knobs", ()))),
+                  flush=True)
+            continue
+        if r.get("cmd") == "gemm":
+            print(json.dumps(gemm(r["threads"], r.get("n", 1024))), flush=True)
             continue
         px, lb = pixels, labels
         if r.get("data"):
@@ -245,7 +341,8 @@ def main():
             lb = lb.reshape(-1)
         print(json.dumps(run(px, lb, r["threads"], r["batch"], r["iterations"], r["warmup"],
                              r.get("model", a.model), r.get("params"), r.get("shuffle", True),
-                             r.get("dropout", 0.5))), flush=True)
+                             r.get("dropout", 0.5), r.get("optimizer", "adam"), r.get("knobs", ()))),
+                  flush=True)
     return 0
 
 

@@ -4,9 +4,12 @@
 # comparison when it installs quickly (BENCH_TORCH=0 skips it), then runs
 # bench/bench.py, which prints a table and writes bench/RESULTS.md.
 #   sh bench/run.sh [BUILD]        BENCH_QUICK=1: fewer runs, shorter training
-# BENCH_ONLY=section,... runs only those (parse dispatch startup train gemm
+# BENCH_ONLY=section,... runs only those (peak parse dispatch startup train gemm
 # infer cnn tiny dist gpu) and writes bench/out/RESULTS.only.md; add BENCH_MERGE=1 to put
 # their figures into bench/RESULTS.md instead, keeping the other sections'.
+# BENCH_SMOKE=1: a few steps of everything to check the machinery (report in
+# bench/out/RESULTS.smoke.md; its figures mean nothing). BENCH_PEER=alone,blis,...
+# narrows the PyTorch configurations tried (bench.py's PEER_CONFIGS; default all).
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
@@ -66,6 +69,7 @@ fi
 
 quick=""
 [ "${BENCH_QUICK:-0}" = 1 ] && quick="--quick"
+[ "${BENCH_SMOKE:-0}" = 1 ] && quick="--smoke"
 merge=""
 [ -n "${BENCH_ONLY:-}" ] && [ "${BENCH_MERGE:-0}" = 1 ] && merge="--merge"
 exec $PY bench/bench.py --build "$BUILD" --torch "$torch" --torch-reason "$reason" $quick \
