@@ -268,11 +268,8 @@ pd_status pd_feed_bind_held_out(pd_feed *f, const pd_net *net, const char *net_p
   for (size_t i = 0; i < n_file; i++) {
     const Paddle__DataBinding *b = file_b[i];
     if (!is_text(b) || !(b->held_out > 0)) continue;
-    pd_status st = bind_text(f, net, net_path, b, "train.eval_data", true, err);
-    if (st) {
-      pd_error_prefix(err, "the held-out part of train.data's text");
-      return st;
-    }
+    pd_status st = bind_text(f, net, net_path, b, "held_out (the evaluation of this text's tails)", true, err);
+    if (st) return st;
   }
   return PD_OK;
 }
