@@ -9,7 +9,9 @@
 # Then: resume mid-epoch and at an epoch's end equals a straight run byte
 # for byte (h_carry included); --shuffle changes nothing; the vocabulary
 # maps bytes to ids and is stored in the checkpoint's manifest; held_out
-# evaluates the files' tails; int64 [N, T] .npy token files bind as data.
+# evaluates the files' tails; `generate` (same seed, same text; another
+# seed, another; temperature 0 is NumPy's greedy run; a prime byte not in
+# the vocabulary is exit 2); int64 [N, T] .npy token files bind as data.
 import glob, os, re, subprocess
 import numpy as np
 
@@ -29,7 +31,7 @@ var { name: "keep" shape: [%(B)d, 1] }
 var { name: "h_carry" shape: [%(B)d, %(H)d] kind: STATE init { type: "constant" value: 0 } }
 op { type: "cast" inputs: "ids" outputs: "xf" attrs { key: "dtype" value { s: "float32" } } }
 op { type: "scale" inputs: "xf" outputs: "xs" attrs { key: "scale" value { f: 0.01 } } }
-op { type: "reshape" inputs: "xs" outputs: "x" attrs { key: "shape" value { ints: [0, %(T)d, 1] } } }
+op { type: "reshape" inputs: "xs" outputs: "x" attrs { key: "shape" value { ints: [0, -1, 1] } } }
 op { type: "broadcast_mul" inputs: ["h_carry", "keep"] outputs: "h0" }
 block {
   name: "cell"
@@ -159,6 +161,37 @@ Se, erows = layout([A, Bt], held_out=0.25, eval_part=True)
 assert (S, Se) == (21, 6), (S, Se)
 rc, out = run("--epochs", "1", "--log", "log.jsonl")
 assert "finished: %d steps" % S in out and "eval_avg_loss" in out, out
+
+# ---- generate: one byte at a time, the state carried, sampled from the logits
+def generate(*args):
+    r = subprocess.run([PR, "generate", "net.pbtxt", "--threads", "1", *args], capture_output=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr.decode()
+
+
+write_net()
+rc, one, e = generate("--params", "straight", "--prime", "ab", "--length", "60", "--seed", "1")
+assert rc == 0 and one.startswith(b"ab") and len(one) == 62, (rc, one, e)
+assert generate("--params", "straight", "--prime", "ab", "--length", "60", "--seed", "1")[1] == one
+assert generate("--params", "straight", "--prime", "ab", "--length", "60", "--seed", "2")[1] != one
+# temperature 0 is the argmax at every step: NumPy runs the net greedily
+p = load("straight/latest")
+h, text = np.zeros((1, H)), list(b"ab")
+for i in range(62):
+    x = np.array([[text[i] * np.float32(0.01)]])
+    h = np.tanh(x @ p["cell.w"] + p["cell.b"] + h @ p["cell.u"])
+    if i >= 1 and len(text) < 62:
+        text.append(int(np.argmax(h @ p["out.w"] + p["out.b"])))
+rc, greedy, e = generate("--params", "straight", "--prime", "ab", "--length", "60", "--temperature", "0")
+assert rc == 0 and greedy == bytes(text), (greedy, bytes(text), e)
+assert generate("--params", "straight", "--prime", "ab", "--length", "60", "--temperature", "1e-9", "--seed", "7")[1] == greedy
+rc, k1, e = generate("--params", "straight", "--prime", "ab", "--length", "60", "--top-k", "1", "--seed", "3")
+assert rc == 0 and k1 == greedy, (k1, greedy)
+# the vocabulary comes from the checkpoint: ids 0, 1 are 'b', 'a'; 'c' is not in it
+write_net('vocab: "v.txt"')
+rc, out, e = generate("--params", "v0", "--prime", "ba", "--length", "30")
+assert rc == 0 and set(out) <= set(b"ab"), (out, e)
+rc, out, e = generate("--params", "v0", "--prime", "abc", "--length", "30")
+assert rc == 2 and "--prime: byte 'c' at offset 2 is not in the checkpoint's vocabulary" in e, (rc, e)
 
 # ---- token sequences from .npy: int64 [N, T] ids and [N] lengths bind as data
 rng = np.random.default_rng(3)
