@@ -189,7 +189,9 @@ static pd_status feed(gen *g, int v, double value, pd_error *err) {
   return st;
 }
 
-/* One token in (every row the same), the output's logits for row 0 out. */
+/* One token in, the output's logits for row 0 out. Every row of the
+ * training batch gets the same token: the STATE variables that carry the
+ * states are declared with that batch (and checkpointed so). */
 static pd_status step(gen *g, int id, bool first, const pd_tensor **logits, pd_error *err) {
   pd_status st = feed(g, g->ids_v, id, err);
   if (!st) st = feed(g, g->keep_v, first ? 0 : 1, err);
