@@ -38,8 +38,8 @@ const pd_command pd_cmd_generate = {
     "  --temperature T     divides the logits; 0: always the most likely (default 1)\n"
     "  --top-k K           sample among the K most likely only (default 0: all)\n"
     "  --seed N            the sampling's seed (default 1): the same seed, the same text\n"
-    "  --output VAR        the logits sampled from (default: the Logits input of the\n"
-    "                      net's softmax_with_cross_entropy op)\n"
+    "  --output VAR        the logits sampled from (default: the net's one Logits\n"
+    "                      input, e.g. of softmax_with_cross_entropy)\n"
     "  --threads N         threads for matrix products (default: all cores)\n",
     run};
 
@@ -135,7 +135,7 @@ static pd_status load_vocab(gen *g, const char *path, const char *dir, pd_error 
   return PD_OK;
 }
 
-/* --output, or the Logits of the net's one softmax_with_cross_entropy. */
+/* --output, or the variable the net's ops read as Logits (one). */
 static pd_status pick_output(gen *g, const char *name, pd_error *err) {
   pd_net *net = g->net;
   if (name) {
@@ -143,13 +143,15 @@ static pd_status pick_output(gen *g, const char *name, pd_error *err) {
     return g->out_v < 0 ? pd_errorf(err, PD_ERR_INPUT, "--output: the net has no variable \"%s\"", name) : PD_OK;
   }
   g->out_v = -1;
-  for (int o = 0; o < net->nops; o++)
-    if (!strcmp(net->ops[o].def->type, "softmax_with_cross_entropy") && net->ops[o].in[0].n) {
-      if (g->out_v >= 0)
-        return pd_errorf(err, PD_ERR_INPUT, "the net has more than one softmax_with_cross_entropy: give --output VAR");
-      g->out_v = net->ops[o].in[0].vars[0];
+  for (int o = 0; o < net->nops; o++) /* by its slot's name: the core never compares op types */
+    for (int sl = 0; sl < net->ops[o].def->n_inputs; sl++) {
+      if (strcmp(net->ops[o].def->inputs[sl].name, "Logits") != 0 || net->ops[o].in[sl].n != 1) continue;
+      if (g->out_v >= 0 && g->out_v != net->ops[o].in[sl].vars[0])
+        return pd_errorf(err, PD_ERR_INPUT, "the net has more than one op reading Logits: give --output VAR");
+      g->out_v = net->ops[o].in[sl].vars[0];
     }
-  return g->out_v < 0 ? pd_errorf(err, PD_ERR_INPUT, "the net has no softmax_with_cross_entropy: give --output VAR")
+  return g->out_v < 0 ? pd_errorf(err, PD_ERR_INPUT,
+                                  "the net has no op reading Logits (softmax_with_cross_entropy): give --output VAR")
                       : PD_OK;
 }
 
