@@ -1,8 +1,8 @@
 /* generate.c — `paddle-run generate`: sample text from a trained language
  * model whose data is a text binding (docs/training.md, "Generating text").
- * The net is built with its text binding's window as 1 and run one token
- * at a time; its STATE variables carry the recurrent state from token to
- * token, as they carry it from window to window in training. */
+ * The net is built at batch 1 with its text binding's window as 1 and run
+ * one token at a time; its STATE variables carry the recurrent state from
+ * token to token, as they carry it from window to window in training. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +62,46 @@ static const Paddle__DataBinding *text_binding(const Paddle__NetDesc *d) {
   return NULL;
 }
 
-/* The desc with the text binding's window declared as 1. */
+static pd_status rename_in(char **names, size_t n, const char *from, const char *to) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(names[i], from)) {
+      char *c = strdup(to);
+      if (!c) return PD_ERR_RUNTIME;
+      free(names[i]);
+      names[i] = c;
+    }
+  return PD_OK;
+}
+
+/* A carried state, declared [B, ...] for training: [1, ...] here, under a
+ * name of its own, so that its checkpointed [B, ...] value is not loaded
+ * (it starts at its init: keep is 0 at the prime's first byte anyway). */
+static pd_status carry_at_batch_1(Paddle__NetDesc *d, Paddle__VarDesc *v, pd_error *err) {
+  size_t len = strlen(v->name);
+  char *to = malloc(len + sizeof "@GENERATE");
+  if (!to) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  memcpy(to, v->name, len);
+  memcpy(to + len, "@GENERATE", sizeof "@GENERATE");
+  char *from = v->name;
+  pd_status st = PD_OK;
+  for (size_t i = 0; !st && i < d->n_op; i++)
+    if ((st = rename_in(d->op[i]->inputs, d->op[i]->n_inputs, from, to)) ||
+        (st = rename_in(d->op[i]->outputs, d->op[i]->n_outputs, from, to)))
+      break;
+  for (size_t k = 0; !st && k < d->n_block; k++)
+    for (size_t i = 0; !st && i < d->block[k]->n_op; i++) {
+      Paddle__OpDesc *o = d->block[k]->op[i];
+      if (!(st = rename_in(o->inputs, o->n_inputs, from, to))) st = rename_in(o->outputs, o->n_outputs, from, to);
+    }
+  v->name = to;
+  v->shape[0] = 1;
+  free(from);
+  return st ? pd_errorf(err, PD_ERR_RUNTIME, "out of memory") : PD_OK;
+}
+
+/* The desc run one byte at a time at batch 1: the text binding's variables
+ * declared [1, 1], and the carried states (STATE variables whose first dim
+ * is the batch size) [1, ...]. */
 static pd_status one_step_net(gen *g, const char *path, pd_error *err) {
   char *src;
   size_t len;
@@ -81,9 +120,15 @@ static pd_status one_step_net(gen *g, const char *path, pd_error *err) {
     st = pd_errorf(err, PD_ERR_INPUT,
                    "%s: no train { data { type: \"text\" ... } }: generate feeds the net through its text binding",
                    path);
+  int64_t B = d->train ? d->train->batch_size : 0;
   for (size_t i = 0; !st && i < d->n_var; i++) {
     Paddle__VarDesc *v = d->var[i];
-    if ((!strcmp(v->name, b->var) || (b->target && !strcmp(v->name, b->target))) && v->n_shape == 2) v->shape[1] = 1;
+    bool text = !strcmp(v->name, b->var) || (b->target && !strcmp(v->name, b->target)) ||
+                (b->keep && !strcmp(v->name, b->keep));
+    if (text && v->n_shape >= 1 && v->shape[0] == B) v->shape[0] = 1;
+    if (text && v->n_shape == 2 && strcmp(v->name, b->keep ? b->keep : "") != 0) v->shape[1] = 1;
+    if (v->kind == PADDLE__VAR_KIND__STATE && v->n_shape >= 1 && v->shape[0] == B && B != 1)
+      st = carry_at_batch_1(d, v, err);
   }
   if (st) {
     protobuf_c_message_free_unpacked(m, NULL);
@@ -92,7 +137,7 @@ static pd_status one_step_net(gen *g, const char *path, pd_error *err) {
     return st;
   }
   char *var = strdup(b->var), *keep = b->keep ? strdup(b->keep) : NULL;
-  g->batch = d->train->batch_size;
+  g->batch = 1;
   if ((st = pd_net_from_desc(path, d, src, len, &map, NULL, &g->net, err)))
     pd_error_prefix(err, "generate runs the net with a window of 1");
   if (!st) {
@@ -168,7 +213,23 @@ static pd_status prepare(gen *g, const char *dir, pd_error *err) {
   pd_net_prune(net, targets, n, g->active);
   pd_status st = pd_net_select_kernels(net, PD_CPU, err);
   if (!st && !(g->scope = pd_scope_new(NULL))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
-  if (!st) st = pd_params_load(net, g->scope, dir, g->active, true, NULL, NULL, err);
+  /* the carried states are not loaded (renamed, of another shape); every
+   * other persistable variable the run reads must be there */
+  pd_checkpoint *ck = NULL;
+  if (!st) st = pd_checkpoint_open(dir, &ck, err);
+  for (int o = 0; o < net->nops && !st; o++)
+    for (int sl = 0; g->active[o] && sl < net->ops[o].def->n_inputs && !st; sl++)
+      for (int i = 0; i < net->ops[o].in[sl].n && !st; i++) {
+        const pd_var_info *vi = &net->vars[net->ops[o].in[sl].vars[i]];
+        size_t len = strlen(vi->name);
+        bool carried = len > 9 && !strcmp(vi->name + len - 9, "@GENERATE");
+        if ((vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE) && !carried && !pd_checkpoint_find(ck, vi->name))
+          st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter \"%s\" in this directory", pd_checkpoint_dir(ck),
+                         vi->name);
+      }
+  pd_checkpoint_close(ck);
+  if (!st) st = pd_params_load(net, g->scope, dir, g->active, false, NULL, NULL, err);
+  if (!st) st = pd_init_persistables(net, g->scope, NULL, 1, err);
   if (!st) st = pd_runner_init(&g->r, net, g->scope, g->active, err);
   if (!st) st = pd_runner_plan_memory(&g->r, targets, n, false, err);
   if (!st) st = pd_runner_set_place(&g->r, (pd_place){.kind = PD_CPU}, err);
@@ -191,9 +252,7 @@ static pd_status feed(gen *g, int v, double value, pd_error *err) {
   return st;
 }
 
-/* One token in, the output's logits for row 0 out. Every row of the
- * training batch gets the same token: the STATE variables that carry the
- * states are declared with that batch (and checkpointed so). */
+/* One token in, its logits out. */
 static pd_status step(gen *g, int id, bool first, const pd_tensor **logits, pd_error *err) {
   pd_status st = feed(g, g->ids_v, id, err);
   if (!st) st = feed(g, g->keep_v, first ? 0 : 1, err);
@@ -204,7 +263,8 @@ static pd_status step(gen *g, int id, bool first, const pd_tensor **logits, pd_e
   return PD_OK;
 }
 
-/* The next id from row 0's logits (its first nvocab... V values). */
+/* The next id from the first v logits (ids beyond the vocabulary have no
+ * byte and are never drawn). */
 static int sample(const pd_tensor *t, int64_t v, double temperature, long long top_k, uint64_t *rng, double *p) {
   int best = 0;
   for (int64_t i = 1; i < v; i++)
