@@ -74,6 +74,7 @@ static int run(int argc, char **argv) {
     st = pd_errorf(&err, PD_ERR_INPUT, "%s: no loss: set train { loss: \"VAR\" } in the file", pos[0]);
   if (!st) st = pd_net_make_trainable(net, td->loss, NULL, &err);
   if (!st) st = pd_net_select_kernels(net, PD_CPU, &err);
+  if (td) feed.text_streams = td->batch_size; /* a text binding's streams, as train cuts them */
   if (!st)
     st = pd_feed_bind_all(&feed, net, pos[0], td ? td->data : NULL, td ? td->n_data : 0, "train.data",
                           opts[DATA].values, opts[DATA].n_values, "--data", &err);

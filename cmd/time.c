@@ -133,6 +133,7 @@ static pd_status setup(timing *tm, const char *path, const pd_opt *params, const
   if (!st && tm->train) st = pd_net_make_trainable(net, td->loss, td->optimizer ? td->optimizer : &dflt, err);
   if (!st) st = pd_net_select_kernels(net, tm->place.kind, err);
   if (!tm->batch) tm->batch = td && td->has_batch_size ? td->batch_size : 64;
+  tm->feed.text_streams = tm->batch; /* a text binding: one stream a batch row */
   if (!st)
     st = pd_feed_bind_all(&tm->feed, net, path, td ? td->data : NULL, td ? td->n_data : 0, "train.data", data->values,
                           data->n_values, "--data", err);

@@ -350,6 +350,9 @@ static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_
                          .optimizer = t->opt->type,
                          .seed = t->seed,
                          .lr = lr};
+  int nvocab;
+  state.vocab = pd_feed_vocab(&t->feed, &nvocab); /* so `generate` reads ids back as text */
+  state.n_vocab = (size_t)nvocab;
   char path[4096];
   pd_status st = pd_checkpoint_save(t->save_dir, vars, n, &state, (int)t->keep, path, sizeof path, err);
   free(vars);
@@ -967,6 +970,7 @@ static pd_status prepare_net(trainer *t, pd_place place, const pd_opt *opts, con
   /* a net printed by `desc --backward --optimizer` already has them */
   if (!st) st = pd_net_make_trainable(t->net, t->td->loss, t->opt, err);
   if (!st) st = pd_net_select_kernels(t->net, place.kind, err);
+  t->feed.text_streams = t->efeed.text_streams = t->batch; /* a text binding: one stream a batch row */
   if (!st)
     st = pd_feed_bind_all(&t->feed, t->net, path, t->td->data, t->td->n_data, "train.data", opts[O_DATA].values,
                           opts[O_DATA].n_values, "--data", err);
@@ -976,6 +980,8 @@ static pd_status prepare_net(trainer *t, pd_place place, const pd_opt *opts, con
   if (!st)
     st = pd_feed_bind_all(&t->efeed, t->net, path, t->td->eval_data, t->td->n_eval_data, "train.eval_data",
                           opts[O_EVAL].values, opts[O_EVAL].n_values, "--eval-data", err);
+  if (!st) st = pd_feed_bind_held_out(&t->efeed, t->net, path, t->td->data, t->td->n_data, err);
+  if (t->feed.text) t->shuffle = false; /* windows continue each row's stream from batch to batch */
   return st;
 }
 

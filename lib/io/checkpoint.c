@@ -713,6 +713,9 @@ static pd_status write_contents(const char *tmp, const pd_ckpt_var *vars, int n,
   m.batch_size = state->batch_size;
   m.n_rng_state = state->n_rng;
   m.rng_state = (uint64_t *)state->rng_state;
+  m.has_vocab = state->n_vocab > 0;
+  m.vocab.len = state->n_vocab;
+  m.vocab.data = (uint8_t *)state->vocab;
   m.n_file = (size_t)n;
   m.file = fp;
   if (pd_buf_printf(&text,
@@ -810,6 +813,7 @@ struct pd_checkpoint {
   pd_ckpt_state state;
   char *net, *optimizer;
   uint64_t *rng;
+  uint8_t *vocab;
   pd_ckpt_file *files;
   size_t n;
   const char **names;    /* files[i].var, in order */
@@ -836,6 +840,7 @@ void pd_checkpoint_close(pd_checkpoint *ck) {
   free(ck->net);
   free(ck->optimizer);
   free(ck->rng);
+  free(ck->vocab);
   free(ck->dir);
   free(ck);
 }
@@ -1008,6 +1013,17 @@ static pd_status copy_state(pd_checkpoint *ck, const Paddle__CheckpointManifest 
       (m->n_rng_state && !(ck->rng = malloc(m->n_rng_state * sizeof *ck->rng))))
     return oom(err);
   if (m->n_rng_state) memcpy(ck->rng, m->rng_state, m->n_rng_state * sizeof *ck->rng);
+  if (m->has_vocab && m->vocab.len) {
+    bool seen[256] = {false}, twice = m->vocab.len > 256;
+    for (size_t i = 0; i < m->vocab.len && !twice; i++) twice = seen[m->vocab.data[i]], seen[m->vocab.data[i]] = true;
+    if (twice) /* ids must map back to bytes one to one */
+      return pd_errorf(err, PD_ERR_INPUT, "%s/%s: vocab holds a byte twice; it lists each byte of the vocabulary once",
+                       ck->dir, MANIFEST);
+    if (!(ck->vocab = malloc(m->vocab.len))) return oom(err);
+    memcpy(ck->vocab, m->vocab.data, m->vocab.len);
+    ck->state.vocab = ck->vocab;
+    ck->state.n_vocab = m->vocab.len;
+  }
   ck->state.net = ck->net;
   ck->state.optimizer = ck->optimizer;
   ck->state.rng_state = ck->rng;

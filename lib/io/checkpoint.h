@@ -33,6 +33,10 @@ typedef struct pd_ckpt_state {
   double lr;
   const uint64_t *rng_state; /* n_rng words */
   size_t n_rng;
+  /* a text binding's vocabulary (docs/training.md, "Text data"): the byte
+   * of each id, n_vocab of them; NULL, 0: none (ids are bytes) */
+  const uint8_t *vocab;
+  size_t n_vocab;
 } pd_ckpt_state;
 
 /* One variable's file as a checkpoint lists it. */

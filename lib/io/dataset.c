@@ -15,6 +15,7 @@
 #include "base/fileutil.h"
 #include "io/idx.h"
 #include "io/npy.h"
+#include "io/textdata.h"
 
 struct pd_dataset {
   char *path;
@@ -29,7 +30,9 @@ struct pd_dataset {
   int row_ndim;
   int64_t row_dims[PD_MAX_DIMS];
   size_t row_elems, row_bytes;
-  bool loaded; /* data is there (else only the header was read: gzip not inflated yet) */
+  bool loaded;   /* data is there (else only the header was read: gzip not inflated yet) */
+  pd_text *text; /* a text corpus's rows of one role (PD_TEXT_INPUT...), made by pd_text_row */
+  int role;
 };
 
 static pd_status not_data_file(const char *name, const uint8_t *b, size_t len, pd_error *err) {
@@ -180,8 +183,28 @@ pd_status pd_dataset_open_memory(const char *name, const void *buf, size_t len, 
   return PD_OK;
 }
 
+pd_status pd_dataset_open_text(pd_text *text, int role, const char *name, pd_dataset **out, pd_error *err) {
+  *out = NULL;
+  pd_dataset *ds = new_dataset(name, err);
+  if (!ds) return PD_ERR_RUNTIME;
+  ds->text = pd_text_ref(text);
+  ds->role = role;
+  ds->dtype = role == PD_TEXT_KEEP ? PD_F32 : PD_I64;
+  ds->elem_size = pd_dtype_size(ds->dtype);
+  ds->rows = pd_text_rows(text);
+  ds->row_ndim = 1;
+  ds->row_dims[0] = role == PD_TEXT_KEEP ? 1 : pd_text_window(text);
+  ds->row_elems = (size_t)ds->row_dims[0];
+  ds->row_bytes = ds->row_elems * ds->elem_size;
+  ds->decode = true; /* rows are made into the scratch buffer */
+  ds->loaded = true;
+  *out = ds;
+  return PD_OK;
+}
+
 void pd_dataset_close(pd_dataset *ds) {
   if (!ds) return;
+  pd_text_close(ds->text);
   pd_file_image_close(&ds->img);
   free(ds->path);
   free(ds);
@@ -189,10 +212,12 @@ void pd_dataset_close(pd_dataset *ds) {
 
 const char *pd_dataset_path(const pd_dataset *ds) { return ds->path; }
 const void *pd_dataset_bytes(const pd_dataset *ds, size_t *len) {
+  if (ds->text) return pd_text_ids(ds->text, len);
   *len = (size_t)ds->rows * ds->row_bytes;
   return ds->data;
 }
-const char *pd_dataset_format(const pd_dataset *ds) { return ds->is_idx ? "IDX" : "npy"; }
+const char *pd_dataset_format(const pd_dataset *ds) { return ds->text ? "text" : ds->is_idx ? "IDX" : "npy"; }
+const pd_text *pd_dataset_text(const pd_dataset *ds) { return ds->text; }
 int64_t pd_dataset_rows(const pd_dataset *ds) { return ds->rows; }
 int pd_dataset_row_ndim(const pd_dataset *ds) { return ds->row_ndim; }
 const int64_t *pd_dataset_row_dims(const pd_dataset *ds) { return ds->row_dims; }
@@ -381,6 +406,10 @@ static void ensure_sigbus(void) {
 /* Row r's bytes in the file's dtype: in place, or decoded (IDX) or copied
  * into scratch where the dataset needs that (scratch is NULL otherwise). */
 static const void *row_at(const pd_dataset *ds, int64_t r, void *scratch) {
+  if (ds->text) {
+    pd_text_row(ds->text, ds->role, r, scratch);
+    return scratch;
+  }
   const void *src = ds->data + (size_t)r * ds->row_bytes;
   if (!scratch) return src;
   if (ds->is_idx)

@@ -35,13 +35,20 @@ pd_status pd_dataset_load(pd_dataset *ds, pd_error *err);
 /* The same over a file already in memory (tests, fuzzing). buf is borrowed
  * and must outlive the data set unless it is gzip (then it is inflated). */
 pd_status pd_dataset_open_memory(const char *name, const void *buf, size_t len, pd_dataset **out, pd_error *err);
+/* Rows of a text corpus (io/textdata.h) for one role (PD_TEXT_INPUT,
+ * _TARGET: int64 rows of the window; _KEEP: float32 rows of 1), named
+ * `name` in messages; the data set holds a reference to text. */
+struct pd_text;
+pd_status pd_dataset_open_text(struct pd_text *text, int role, const char *name, pd_dataset **out, pd_error *err);
+/* The text corpus of such a data set, else NULL. */
+const struct pd_text *pd_dataset_text(const pd_dataset *ds);
 void pd_dataset_close(pd_dataset *ds);
 
 const char *pd_dataset_path(const pd_dataset *ds);
 /* The rows' bytes as the file stores them (a gzip file's inflated), *len
  * of them: for comparing data sets, not for reading rows. */
 const void *pd_dataset_bytes(const pd_dataset *ds, size_t *len);
-/* "npy" or "IDX". */
+/* "npy", "IDX" or "text". */
 const char *pd_dataset_format(const pd_dataset *ds);
 int64_t pd_dataset_rows(const pd_dataset *ds);
 /* One row's shape: the file's shape without its first dim (ndim may be 0). */
