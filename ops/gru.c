@@ -5,6 +5,11 @@
  *   h = (1 - z) * n + z * h_prev
  * over layers, directions and per-row lengths. The driver is rnn_core.c;
  * this file is the cell (gru_t.h) and the slots. docs/netdesc.md. */
+/* The gate pass's clamps and selects vectorise only where gcc may
+ * if-convert a float comparison (nothing here reads the FP exception flags). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <string.h>
 
 #include "core/op.h"

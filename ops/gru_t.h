@@ -3,16 +3,9 @@
  * (PyTorch's order); the kept value ex is h_prev R_n^T + Rb_n with
  * linear_before_reset (variant 1), r * h_prev without. */
 
-static inline T PD_T(gru_keep_s)(const PD_T(pd_rnn_step) * s, T a) {
-  return s->clip > 0 && (a <= s->clo_s || a >= s->chi_s) ? 0 : 1;
-}
-static inline T PD_T(gru_keep_t)(const PD_T(pd_rnn_step) * s, T a) {
-  return s->clip > 0 && (a <= s->clo_t || a >= s->chi_t) ? 0 : 1;
-}
-
 /* r and z from their pre-activations; h from n's. */
 static inline void PD_T(gru_rz)(const PD_T(pd_rnn_step) * s, T *g, int64_t H) {
-  for (int64_t j = 0; j < 2 * H; j++) g[j] = PD_T(pd_sigmoid)(PD_T(pd_rnn_clip)(s, g[j]));
+  for (int64_t j = 0; j < 2 * H; j++) g[j] = PD_T(pd_rnn_sigmoid)(PD_T(pd_rnn_clip)(s, g[j]));
 }
 static inline void PD_T(gru_h)(PD_T(pd_rnn_step) * s, int64_t b) {
   int64_t H = s->hidden;
@@ -37,7 +30,7 @@ static void PD_T(gru_fwd)(PD_T(pd_rnn_step) * s) {
     for (int64_t j = 0; j < H; j++) {
       if (s->variant) {
         ex[j] += s->rb ? s->rb[2 * H + j] : 0;
-        g[2 * H + j] = PD_T(pd_tanh)(PD_T(pd_rnn_clip)(s, g[2 * H + j] + g[j] * ex[j]));
+        g[2 * H + j] = PD_T(pd_rnn_tanh)(PD_T(pd_rnn_clip)(s, g[2 * H + j] + g[j] * ex[j]));
       } else
         ex[j] = g[j] * hp[j];
     }
@@ -51,7 +44,7 @@ static void PD_T(gru_fwd)(PD_T(pd_rnn_step) * s) {
     }
     T *g = s->g + b * GH;
     if (!s->variant)
-      for (int64_t j = 0; j < H; j++) g[2 * H + j] = PD_T(pd_tanh)(PD_T(pd_rnn_clip)(s, g[2 * H + j]));
+      for (int64_t j = 0; j < H; j++) g[2 * H + j] = PD_T(pd_rnn_tanh)(PD_T(pd_rnn_clip)(s, g[2 * H + j]));
     PD_T(gru_h)(s, b);
   }
 }
@@ -68,13 +61,13 @@ static void PD_T(gru_bwd)(PD_T(pd_rnn_step) * s) {
     T *dg = s->dg + b * GH, *dh = s->dh + b * H, *dex = s->dex + b * H;
     for (int64_t j = 0; j < H; j++) {
       T r = g[j], z = g[H + j], n = g[2 * H + j], dhv = dh[j] + dy[j];
-      T dnp = dhv * (1 - z) * (1 - n * n) * PD_T(gru_keep_t)(s, n);
-      dg[H + j] = dhv * (hp[j] - n) * z * (1 - z) * PD_T(gru_keep_s)(s, z);
+      T dnp = dhv * (1 - z) * (1 - n * n) * PD_T(pd_rnn_keep_t)(s, n);
+      dg[H + j] = dhv * (hp[j] - n) * z * (1 - z) * PD_T(pd_rnn_keep_s)(s, z);
       dg[2 * H + j] = dnp;
       dh[j] = dhv * z;
       if (s->variant) {
         dex[j] = dnp * r;
-        dg[j] = dnp * ex[j] * r * (1 - r) * PD_T(gru_keep_s)(s, r);
+        dg[j] = dnp * ex[j] * r * (1 - r) * PD_T(pd_rnn_keep_s)(s, r);
       } else
         dex[j] = 0;
     }
@@ -88,7 +81,7 @@ static void PD_T(gru_bwd)(PD_T(pd_rnn_step) * s) {
       const T *g = s->g + b * GH, *hp = s->hp + b * H, *drh = s->tmp + b * H;
       T *dg = s->dg + b * GH, *dh = s->dh + b * H;
       for (int64_t j = 0; j < H; j++) {
-        dg[j] = drh[j] * hp[j] * g[j] * (1 - g[j]) * PD_T(gru_keep_s)(s, g[j]);
+        dg[j] = drh[j] * hp[j] * g[j] * (1 - g[j]) * PD_T(pd_rnn_keep_s)(s, g[j]);
         dh[j] += drh[j] * g[j];
       }
     }

@@ -4,6 +4,11 @@
  *   o = sigmoid(x Wo^T + h Ro^T + Po * c + b)        h = o * tanh(c)
  * (b: Wb + Rb of the gate). The driver is rnn_core.c; this file is the
  * cell (lstm_t.h) and the slots. Gate layouts: docs/netdesc.md. */
+/* The gate pass's clamps and selects vectorise only where gcc may
+ * if-convert a float comparison (nothing here reads the FP exception flags). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <string.h>
 
 #include "core/op.h"

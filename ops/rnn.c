@@ -2,6 +2,11 @@
  *   h = act(x W^T + h_prev R^T + Wb + Rb),  act: tanh or relu
  * over layers, directions and per-row lengths. The driver is rnn_core.c;
  * this file is the cell (rnn_t.h) and the slots. docs/netdesc.md. */
+/* The gate pass's clamps and selects vectorise only where gcc may
+ * if-convert a float comparison (nothing here reads the FP exception flags). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <string.h>
 
 #include "core/op.h"

@@ -39,8 +39,11 @@ static void PD_T(rnn_step_init)(PD_T(pd_rnn_step) * s, const rnn_dims *d, const 
   s->len = d->len;
   s->r = r, s->rb = rb, s->peep = peep;
   s->clip = (T)d->clip;
-  s->clo_s = PD_T(pd_sigmoid)(-s->clip), s->chi_s = PD_T(pd_sigmoid)(s->clip);
-  s->clo_t = PD_T(pd_tanh)(-s->clip), s->chi_t = PD_T(pd_tanh)(s->clip);
+  s->bound = d->clip > 0 ? s->clip : (T)INFINITY;
+  /* without a clip, bounds no kept value reaches */
+  s->clo_s = d->clip > 0 ? PD_T(pd_rnn_sigmoid)(-s->clip) : -1,
+  s->chi_s = d->clip > 0 ? PD_T(pd_rnn_sigmoid)(s->clip) : 2;
+  s->clo_t = d->clip > 0 ? PD_T(pd_rnn_tanh)(-s->clip) : -2, s->chi_t = d->clip > 0 ? PD_T(pd_rnn_tanh)(s->clip) : 2;
   s->variant = d->variant;
   s->ldy = d->DH;
 }

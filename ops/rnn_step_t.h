@@ -16,6 +16,7 @@ typedef struct PD_T(pd_rnn_step) {
   const T *rb;                  /* Rb of this direction [gh], or NULL (the part past `split` is the cell's) */
   const T *peep;                /* lstm's P of this direction [3H] (i, o, f), or NULL */
   T clip;                       /* 0: none */
+  T bound;                      /* clip, or infinity for none */
   T clo_s, chi_s, clo_t, chi_t; /* sigmoid and tanh of -clip, clip: a kept gate there was clipped */
   int variant;                  /* rnn: 1 relu; gru: linear_before_reset */
   /* backward */
@@ -49,8 +50,15 @@ static inline void PD_T(pd_rnn_frozen_grad)(PD_T(pd_rnn_step) * s, int64_t b) {
     for (int64_t j = 0; j < s->hidden; j++) s->dex[b * s->hidden + j] = 0;
 }
 
-/* A gate pre-activation bounded by the clip attribute. */
-static inline T PD_T(pd_rnn_clip)(const PD_T(pd_rnn_step) * s, T x) {
-  if (s->clip > 0) x = x < -s->clip ? -s->clip : x > s->clip ? s->clip : x;
-  return x;
-}
+/* A gate pre-activation bounded by the clip attribute (bound: clip, or
+ * infinity for none). */
+static inline T PD_T(pd_rnn_bound)(T x, T bound) { return x < -bound ? -bound : x > bound ? bound : x; }
+static inline T PD_T(pd_rnn_clip)(const PD_T(pd_rnn_step) * s, T x) { return PD_T(pd_rnn_bound)(x, s->bound); }
+
+/* The cells' activations, branch-free so that a row's loop vectorises. */
+static inline T PD_T(pd_rnn_sigmoid)(T x) { return 1 / (1 + PD_T(pd_rnn_exp)(-x)); }
+
+/* 0 where the clip attribute bounded the pre-activation of a kept gate
+ * value (it sits at sigmoid or tanh of +-clip), else 1; always 1 without a clip. */
+static inline T PD_T(pd_rnn_keep_s)(const PD_T(pd_rnn_step) * s, T a) { return a <= s->clo_s || a >= s->chi_s ? 0 : 1; }
+static inline T PD_T(pd_rnn_keep_t)(const PD_T(pd_rnn_step) * s, T a) { return a <= s->clo_t || a >= s->chi_t ? 0 : 1; }

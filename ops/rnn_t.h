@@ -5,13 +5,13 @@
 static inline T PD_T(rnn_act)(const PD_T(pd_rnn_step) * s, T a) {
   a = PD_T(pd_rnn_clip)(s, a);
   if (s->variant) return a > 0 || a != a ? a : 0; /* a NaN stays NaN */
-  return PD_T(pd_tanh)(a);
+  return PD_T(pd_rnn_tanh)(a);
 }
 
 /* act' from the kept value, 0 where the clip bounded the pre-activation */
 static inline T PD_T(rnn_act_grad)(const PD_T(pd_rnn_step) * s, T h) {
   if (s->variant) return h > 0 && !(s->clip > 0 && h >= s->clip) ? 1 : 0;
-  return s->clip > 0 && (h <= s->clo_t || h >= s->chi_t) ? 0 : 1 - h * h;
+  return PD_T(pd_rnn_keep_t)(s, h) * (1 - h * h);
 }
 
 static void PD_T(cell_fwd)(PD_T(pd_rnn_step) * s) {
