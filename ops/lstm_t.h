@@ -24,10 +24,10 @@ static inline __attribute__((always_inline)) void PD_T(lstm_row)(T *restrict g, 
   }
 }
 
-static void PD_T(lstm_fwd)(PD_T(pd_rnn_step) * s) {
+static void PD_T(lstm_fwd_rows)(void *arg, int64_t lo, int64_t hi) {
+  PD_T(pd_rnn_step) *s = arg;
   int64_t H = s->hidden, GH = s->gh;
-  PD_T(pd_gemm)(false, true, s->nact, GH, H, 1, s->hp, H, s->r, H, 1, s->g, GH);
-  for (int64_t b = 0; b < s->batch; b++) {
+  for (int64_t b = lo; b < hi; b++) {
     if (!PD_T(pd_rnn_active)(s, b)) {
       PD_T(pd_rnn_frozen)(s, b);
       continue;
@@ -38,6 +38,12 @@ static void PD_T(lstm_fwd)(PD_T(pd_rnn_step) * s) {
     else
       PD_T(lstm_row)(g, h, c, y, s->cp + b * H, s->hp, s->bound, H, false);
   }
+}
+
+static void PD_T(lstm_fwd)(PD_T(pd_rnn_step) * s) {
+  int64_t H = s->hidden, GH = s->gh;
+  PD_T(pd_gemm)(false, true, s->nact, GH, H, 1, s->hp, H, s->r, H, 1, s->g, GH);
+  pd_parallel_for(s->batch, pd_rnn_row_grain(GH), PD_T(lstm_fwd_rows), s);
 }
 
 static inline __attribute__((always_inline)) void PD_T(lstm_bwd_row)(PD_T(pd_rnn_step) * s, int64_t b, bool has_peep) {
@@ -64,8 +70,9 @@ static inline __attribute__((always_inline)) void PD_T(lstm_bwd_row)(PD_T(pd_rnn
   }
 }
 
-static void PD_T(lstm_bwd)(PD_T(pd_rnn_step) * s) {
-  for (int64_t b = 0; b < s->batch; b++) {
+static void PD_T(lstm_bwd_rows)(void *arg, int64_t lo, int64_t hi) {
+  PD_T(pd_rnn_step) *s = arg;
+  for (int64_t b = lo; b < hi; b++) {
     if (!PD_T(pd_rnn_active)(s, b))
       PD_T(pd_rnn_frozen_grad)(s, b);
     else if (s->peep)
@@ -73,5 +80,13 @@ static void PD_T(lstm_bwd)(PD_T(pd_rnn_step) * s) {
     else
       PD_T(lstm_bwd_row)(s, b, false);
   }
+}
+
+static void PD_T(lstm_bwd)(PD_T(pd_rnn_step) * s) {
+  /* P's gradient sums over the rows in order: one part then */
+  if (s->dpeep)
+    PD_T(lstm_bwd_rows)(s, 0, s->batch);
+  else
+    pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), PD_T(lstm_bwd_rows), s);
   PD_T(pd_gemm)(false, false, s->nact, s->hidden, s->gh, 1, s->dg, s->gh, s->r, s->hidden, 1, s->dh, s->hidden);
 }

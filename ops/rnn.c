@@ -11,6 +11,7 @@
 
 #include "core/op.h"
 #include "cpu/blas.h"
+#include "cpu/parallel.h"
 #include "kmath.h"
 #include "rnn_core.h"
 

@@ -49,6 +49,10 @@ static inline double pd_rnn_exp_double(double x) { return exp(x); }
 static inline float pd_rnn_tanh_float(float x) { return 1 - 2 / (1 + pd_rnn_exp_float(2 * x)); }
 static inline double pd_rnn_tanh_double(double x) { return tanh(x); }
 
+/* Rows of a step's gate pass a part takes at least on the worker pool
+ * (cpu/parallel.h): about 8192 gate values. */
+static inline int64_t pd_rnn_row_grain(int64_t gh) { return gh >= 8192 ? 1 : 8192 / gh; }
+
 /* One step of one direction of one layer, as a cell sees it. Rows b with
  * len[b] <= p are frozen: their state is carried, their output is 0, their
  * gate gradients are 0 (pd_rnn_frozen_T). */
