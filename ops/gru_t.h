@@ -14,12 +14,11 @@ static inline void PD_T(gru_h)(PD_T(pd_rnn_step) * s, int64_t b) {
   for (int64_t j = 0; j < H; j++) h[j] = y[j] = (1 - g[H + j]) * g[2 * H + j] + g[H + j] * hp[j];
 }
 
-static void PD_T(gru_fwd)(PD_T(pd_rnn_step) * s) {
-  int64_t H = s->hidden, GH = s->gh, B = s->batch;
-  const T *rn = s->r + 2 * H * H;
-  PD_T(pd_gemm)(false, true, s->nact, 2 * H, H, 1, s->hp, H, s->r, H, 1, s->g, GH);
-  if (s->variant) PD_T(pd_gemm)(false, true, s->nact, H, H, 1, s->hp, H, rn, H, 0, s->ex, H);
-  for (int64_t b = 0; b < B; b++) {
+/* r and z; then n (linear_before_reset) or r * h_prev, n's product's input. */
+static void PD_T(gru_fwd_rz)(void *arg, int64_t lo, int64_t hi) {
+  PD_T(pd_rnn_step) *s = arg;
+  int64_t H = s->hidden, GH = s->gh;
+  for (int64_t b = lo; b < hi; b++) {
     T *g = s->g + b * GH, *ex = s->ex + b * H;
     if (!PD_T(pd_rnn_active)(s, b)) {
       for (int64_t j = 0; j < H; j++) ex[j] = 0;
@@ -35,9 +34,12 @@ static void PD_T(gru_fwd)(PD_T(pd_rnn_step) * s) {
         ex[j] = g[j] * hp[j];
     }
   }
-  if (!s->variant) /* n's product needs r first */
-    PD_T(pd_gemm)(false, true, s->nact, H, H, 1, s->ex, H, rn, H, 1, s->g + 2 * H, GH);
-  for (int64_t b = 0; b < B; b++) {
+}
+
+static void PD_T(gru_fwd_h)(void *arg, int64_t lo, int64_t hi) {
+  PD_T(pd_rnn_step) *s = arg;
+  int64_t H = s->hidden, GH = s->gh;
+  for (int64_t b = lo; b < hi; b++) {
     if (!PD_T(pd_rnn_active)(s, b)) {
       PD_T(pd_rnn_frozen)(s, b);
       continue;
@@ -49,10 +51,21 @@ static void PD_T(gru_fwd)(PD_T(pd_rnn_step) * s) {
   }
 }
 
-static void PD_T(gru_bwd)(PD_T(pd_rnn_step) * s) {
-  int64_t H = s->hidden, GH = s->gh, B = s->batch;
+static void PD_T(gru_fwd)(PD_T(pd_rnn_step) * s) {
+  int64_t H = s->hidden, GH = s->gh, grain = pd_rnn_row_grain(GH);
   const T *rn = s->r + 2 * H * H;
-  for (int64_t b = 0; b < B; b++) {
+  PD_T(pd_gemm)(false, true, s->nact, 2 * H, H, 1, s->hp, H, s->r, H, 1, s->g, GH);
+  if (s->variant) PD_T(pd_gemm)(false, true, s->nact, H, H, 1, s->hp, H, rn, H, 0, s->ex, H);
+  pd_parallel_for(s->batch, grain, PD_T(gru_fwd_rz), s);
+  if (!s->variant) /* n's product needs r first */
+    PD_T(pd_gemm)(false, true, s->nact, H, H, 1, s->ex, H, rn, H, 1, s->g + 2 * H, GH);
+  pd_parallel_for(s->batch, grain, PD_T(gru_fwd_h), s);
+}
+
+static void PD_T(gru_bwd_zn)(void *arg, int64_t lo, int64_t hi) {
+  PD_T(pd_rnn_step) *s = arg;
+  int64_t H = s->hidden, GH = s->gh;
+  for (int64_t b = lo; b < hi; b++) {
     if (!PD_T(pd_rnn_active)(s, b)) {
       PD_T(pd_rnn_frozen_grad)(s, b);
       continue;
@@ -72,19 +85,33 @@ static void PD_T(gru_bwd)(PD_T(pd_rnn_step) * s) {
         dex[j] = 0;
     }
   }
+}
+
+/* without linear_before_reset: from d(r * h_prev) (in tmp), r's gradient
+ * and h_prev's share */
+static void PD_T(gru_bwd_r)(void *arg, int64_t lo, int64_t hi) {
+  PD_T(pd_rnn_step) *s = arg;
+  int64_t H = s->hidden, GH = s->gh;
+  for (int64_t b = lo; b < hi; b++) {
+    if (!PD_T(pd_rnn_active)(s, b)) continue;
+    const T *g = s->g + b * GH, *hp = s->hp + b * H, *drh = s->tmp + b * H;
+    T *dg = s->dg + b * GH, *dh = s->dh + b * H;
+    for (int64_t j = 0; j < H; j++) {
+      dg[j] = drh[j] * hp[j] * g[j] * (1 - g[j]) * PD_T(pd_rnn_keep_s)(s, g[j]);
+      dh[j] += drh[j] * g[j];
+    }
+  }
+}
+
+static void PD_T(gru_bwd)(PD_T(pd_rnn_step) * s) {
+  int64_t H = s->hidden, GH = s->gh, grain = pd_rnn_row_grain(GH);
+  const T *rn = s->r + 2 * H * H;
+  pd_parallel_for(s->batch, grain, PD_T(gru_bwd_zn), s);
   if (s->variant)
     PD_T(pd_gemm)(false, false, s->nact, H, H, 1, s->dex, H, rn, H, 1, s->dh, H);
-  else { /* d(r * h_prev) = dn R_n, then r's gradient and h_prev's share */
+  else {
     PD_T(pd_gemm)(false, false, s->nact, H, H, 1, s->dg + 2 * H, GH, rn, H, 0, s->tmp, H);
-    for (int64_t b = 0; b < s->nact; b++) {
-      if (!PD_T(pd_rnn_active)(s, b)) continue;
-      const T *g = s->g + b * GH, *hp = s->hp + b * H, *drh = s->tmp + b * H;
-      T *dg = s->dg + b * GH, *dh = s->dh + b * H;
-      for (int64_t j = 0; j < H; j++) {
-        dg[j] = drh[j] * hp[j] * g[j] * (1 - g[j]) * PD_T(pd_rnn_keep_s)(s, g[j]);
-        dh[j] += drh[j] * g[j];
-      }
-    }
+    pd_parallel_for(s->nact, grain, PD_T(gru_bwd_r), s);
   }
   PD_T(pd_gemm)(false, false, s->nact, H, 2 * H, 1, s->dg, GH, s->r, H, 1, s->dh, H);
 }

@@ -14,10 +14,10 @@ static inline T PD_T(rnn_act_grad)(const PD_T(pd_rnn_step) * s, T h) {
   return PD_T(pd_rnn_keep_t)(s, h) * (1 - h * h);
 }
 
-static void PD_T(cell_fwd)(PD_T(pd_rnn_step) * s) {
+static void PD_T(cell_fwd_rows)(void *arg, int64_t lo, int64_t hi) {
+  PD_T(pd_rnn_step) *s = arg;
   int64_t H = s->hidden;
-  PD_T(pd_gemm)(false, true, s->nact, H, H, 1, s->hp, H, s->r, H, 1, s->g, H);
-  for (int64_t b = 0; b < s->batch; b++) {
+  for (int64_t b = lo; b < hi; b++) {
     if (!PD_T(pd_rnn_active)(s, b)) {
       PD_T(pd_rnn_frozen)(s, b);
       continue;
@@ -27,9 +27,16 @@ static void PD_T(cell_fwd)(PD_T(pd_rnn_step) * s) {
   }
 }
 
-static void PD_T(cell_bwd)(PD_T(pd_rnn_step) * s) {
+static void PD_T(cell_fwd)(PD_T(pd_rnn_step) * s) {
   int64_t H = s->hidden;
-  for (int64_t b = 0; b < s->batch; b++) {
+  PD_T(pd_gemm)(false, true, s->nact, H, H, 1, s->hp, H, s->r, H, 1, s->g, H);
+  pd_parallel_for(s->batch, pd_rnn_row_grain(H), PD_T(cell_fwd_rows), s);
+}
+
+static void PD_T(cell_bwd_rows)(void *arg, int64_t lo, int64_t hi) {
+  PD_T(pd_rnn_step) *s = arg;
+  int64_t H = s->hidden;
+  for (int64_t b = lo; b < hi; b++) {
     if (!PD_T(pd_rnn_active)(s, b)) {
       PD_T(pd_rnn_frozen_grad)(s, b);
       continue;
@@ -41,5 +48,10 @@ static void PD_T(cell_bwd)(PD_T(pd_rnn_step) * s) {
       dh[j] = 0;
     }
   }
+}
+
+static void PD_T(cell_bwd)(PD_T(pd_rnn_step) * s) {
+  int64_t H = s->hidden;
+  pd_parallel_for(s->batch, pd_rnn_row_grain(H), PD_T(cell_bwd_rows), s);
   PD_T(pd_gemm)(false, false, s->nact, H, H, 1, s->dg, H, s->r, H, 1, s->dh, H);
 }

@@ -14,7 +14,8 @@
 #      bidirectional, packed uneven lengths, initial states, agree to 1e-9
 #      in float64, the weights copied as docs/netdesc.md says;
 #   4. the final state written into the very variable the initial state is
-#      read from gives the same values as into a variable of its own.
+#      read from gives the same values as into a variable of its own;
+#   5. training on 2 threads gives the same bytes twice, and the values of 1 thread.
 import os, subprocess, sys
 import numpy as np
 
@@ -264,6 +265,31 @@ for ht in ("h0", "hT"):
     got[ht] = np.load(f"a_{ht}.npy")
 assert np.array_equal(got["h0"], got["hT"]), np.abs(got["h0"] - got["hT"]).max()
 print("HT written into the variable read as H0: the same final states as into a variable of its own")
+
+# ---- 5. threads: the gate passes split by rows change nothing -------------------------
+# (two runs on 2 threads save the same bytes; 1 thread the same values up to
+# the rounding of BLIS's products, whose paths depend on a part's size)
+np.save("bx.npy", rng.normal(size=(64, 5, 8)).astype(np.float32))
+np.save("blen.npy", rng.integers(1, 6, size=64))
+for kind, variant in (("lstm", 0), ("gru", 0), ("gru", 1), ("rnn", 0)):
+    H = 64 if kind == "lstm" else 96 if kind == "gru" else 200  # rows of 8192 / (G*H) or fewer a part: 2 parts
+    open("thr.pbtxt", "w").write('var { name: "x" shape: [-1, 5, 8] }\nvar { name: "len" shape: [-1] dtype: INT64 }\n'
+                                 + op_text(kind, H, 1, "bidirectional", False, 0, variant, False, False)
+                                 + 'op { type: "mean" inputs: "y" outputs: "avg_loss" }\n'
+                                 'train { loss: "avg_loss" batch_size: 64 epochs: 2 seed: 1 shuffle: false '
+                                 'optimizer { type: "sgd" lr: 0.5 } data { var: "x" file: "bx.npy" } '
+                                 'data { var: "len" file: "blen.npy" } }\n')
+    for t, d in (("1", "thr1"), ("2", "thr2"), ("2", "thr2b")):
+        subprocess.run(["rm", "-rf", d])
+        run("train", "thr.pbtxt", "--threads", t, "--save", d)
+    step = sorted(d for d in os.listdir("thr1") if d.startswith("step-"))[-1]
+    for f in sorted(os.listdir(f"thr1/{step}")):
+        if f.endswith(".npy"):
+            assert open(f"thr2/{step}/{f}", "rb").read() == open(f"thr2b/{step}/{f}", "rb").read(), (kind, f)
+            a, b = np.load(f"thr1/{step}/{f}"), np.load(f"thr2/{step}/{f}")
+            assert np.allclose(a, b, rtol=1e-5, atol=1e-6), (kind, f, np.abs(a - b).max())
+print("lstm, gru (both variants), rnn: two training steps on 2 threads save the same bytes twice, "
+      "on 1 thread the same values")
 
 # ---- 3. against PyTorch in float64 ---------------------------------------------
 try:
