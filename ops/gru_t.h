@@ -65,6 +65,7 @@ static void PD_T(gru_fwd)(PD_T(pd_rnn_step) * s) {
 static void PD_T(gru_bwd_zn)(void *arg, int64_t lo, int64_t hi) {
   PD_T(pd_rnn_step) *s = arg;
   int64_t H = s->hidden, GH = s->gh;
+  const T lo_s = s->clo_s, hi_s = s->chi_s, lo_t = s->clo_t, hi_t = s->chi_t;
   for (int64_t b = lo; b < hi; b++) {
     if (!PD_T(pd_rnn_active)(s, b)) {
       PD_T(pd_rnn_frozen_grad)(s, b);
@@ -74,13 +75,13 @@ static void PD_T(gru_bwd_zn)(void *arg, int64_t lo, int64_t hi) {
     T *dg = s->dg + b * GH, *dh = s->dh + b * H, *dex = s->dex + b * H;
     for (int64_t j = 0; j < H; j++) {
       T r = g[j], z = g[H + j], n = g[2 * H + j], dhv = dh[j] + dy[j];
-      T dnp = dhv * (1 - z) * (1 - n * n) * PD_T(pd_rnn_keep_t)(s, n);
-      dg[H + j] = dhv * (hp[j] - n) * z * (1 - z) * PD_T(pd_rnn_keep_s)(s, z);
+      T dnp = dhv * (1 - z) * (1 - n * n) * PD_T(pd_rnn_keep)(n, lo_t, hi_t);
+      dg[H + j] = dhv * (hp[j] - n) * z * (1 - z) * PD_T(pd_rnn_keep)(z, lo_s, hi_s);
       dg[2 * H + j] = dnp;
       dh[j] = dhv * z;
       if (s->variant) {
         dex[j] = dnp * r;
-        dg[j] = dnp * ex[j] * r * (1 - r) * PD_T(pd_rnn_keep_s)(s, r);
+        dg[j] = dnp * ex[j] * r * (1 - r) * PD_T(pd_rnn_keep)(r, lo_s, hi_s);
       } else
         dex[j] = 0;
     }
@@ -92,12 +93,13 @@ static void PD_T(gru_bwd_zn)(void *arg, int64_t lo, int64_t hi) {
 static void PD_T(gru_bwd_r)(void *arg, int64_t lo, int64_t hi) {
   PD_T(pd_rnn_step) *s = arg;
   int64_t H = s->hidden, GH = s->gh;
+  const T lo_s = s->clo_s, hi_s = s->chi_s;
   for (int64_t b = lo; b < hi; b++) {
     if (!PD_T(pd_rnn_active)(s, b)) continue;
     const T *g = s->g + b * GH, *hp = s->hp + b * H, *drh = s->tmp + b * H;
     T *dg = s->dg + b * GH, *dh = s->dh + b * H;
     for (int64_t j = 0; j < H; j++) {
-      dg[j] = drh[j] * hp[j] * g[j] * (1 - g[j]) * PD_T(pd_rnn_keep_s)(s, g[j]);
+      dg[j] = drh[j] * hp[j] * g[j] * (1 - g[j]) * PD_T(pd_rnn_keep)(g[j], lo_s, hi_s);
       dh[j] += drh[j] * g[j];
     }
   }

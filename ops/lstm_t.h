@@ -46,25 +46,30 @@ static void PD_T(lstm_fwd)(PD_T(pd_rnn_step) * s) {
   pd_parallel_for(s->batch, pd_rnn_row_grain(GH), PD_T(lstm_fwd_rows), s);
 }
 
-static inline __attribute__((always_inline)) void PD_T(lstm_bwd_row)(PD_T(pd_rnn_step) * s, int64_t b, bool has_peep) {
-  int64_t H = s->hidden, GH = s->gh;
-  const T *pi = s->peep, *po = s->peep + H, *pf = s->peep + 2 * H;
-  T *dpi = s->dpeep, *dpo = s->dpeep + H, *dpf = s->dpeep + 2 * H;
-  const T *restrict g = s->g + b * GH, *restrict c = s->c + b * H, *restrict cp = s->cp + b * H;
-  const T *restrict dy = s->dy + b * s->ldy;
-  T *restrict dg = s->dg + b * GH, *restrict dh = s->dh + b * H, *restrict dc = s->dc + b * H;
+/* One row's gate gradients; dh and dc from step p+1 in, dc for step p-1
+ * out (dh's is the product after the pass). As lstm_row, per case of
+ * has_peep and want_dp (P's gradient summed into dpeep). */
+static inline __attribute__((always_inline)) void PD_T(lstm_bwd_row)(const T *restrict g, const T *restrict c,
+                                                                     const T *restrict cp, const T *restrict dy,
+                                                                     T *restrict dg, T *restrict dh, T *restrict dc,
+                                                                     const T *peep, T *dpeep, const T *bounds,
+                                                                     int64_t H, bool has_peep, bool want_dp) {
+  const T *pi = peep, *po = peep + H, *pf = peep + 2 * H;
+  T *dpi = dpeep, *dpo = dpeep + H, *dpf = dpeep + 2 * H;
+  const T lo_s = bounds[0], hi_s = bounds[1], lo_t = bounds[2], hi_t = bounds[3];
   for (int64_t j = 0; j < H; j++) {
     T i = g[j], f = g[H + j], gg = g[2 * H + j], o = g[3 * H + j], cn = c[j];
     T tc = PD_T(pd_rnn_tanh)(cn), dhv = dh[j] + dy[j];
-    T dao = dhv * tc * o * (1 - o) * PD_T(pd_rnn_keep_s)(s, o);
+    T dao = dhv * tc * o * (1 - o) * PD_T(pd_rnn_keep)(o, lo_s, hi_s);
     T dcv = dc[j] + dhv * o * (1 - tc * tc);
     if (has_peep) dcv += dao * po[j];
-    T dai = dcv * gg * i * (1 - i) * PD_T(pd_rnn_keep_s)(s, i);
-    T daf = dcv * cp[j] * f * (1 - f) * PD_T(pd_rnn_keep_s)(s, f);
-    T dag = dcv * i * (1 - gg * gg) * PD_T(pd_rnn_keep_t)(s, gg);
-    dc[j] = dcv * f;
-    if (has_peep) dc[j] += dai * pi[j] + daf * pf[j];
-    if (has_peep && dpi) dpi[j] += dai * cp[j], dpf[j] += daf * cp[j], dpo[j] += dao * cn;
+    T dai = dcv * gg * i * (1 - i) * PD_T(pd_rnn_keep)(i, lo_s, hi_s);
+    T daf = dcv * cp[j] * f * (1 - f) * PD_T(pd_rnn_keep)(f, lo_s, hi_s);
+    T dag = dcv * i * (1 - gg * gg) * PD_T(pd_rnn_keep)(gg, lo_t, hi_t);
+    T dcp = dcv * f;
+    if (has_peep) dcp += dai * pi[j] + daf * pf[j];
+    if (want_dp) dpi[j] += dai * cp[j], dpf[j] += daf * cp[j], dpo[j] += dao * cn;
+    dc[j] = dcp;
     dg[j] = dai, dg[H + j] = daf, dg[2 * H + j] = dag, dg[3 * H + j] = dao;
     dh[j] = 0;
   }
@@ -72,13 +77,21 @@ static inline __attribute__((always_inline)) void PD_T(lstm_bwd_row)(PD_T(pd_rnn
 
 static void PD_T(lstm_bwd_rows)(void *arg, int64_t lo, int64_t hi) {
   PD_T(pd_rnn_step) *s = arg;
+  int64_t H = s->hidden, GH = s->gh;
+  const T bounds[4] = {s->clo_s, s->chi_s, s->clo_t, s->chi_t};
   for (int64_t b = lo; b < hi; b++) {
-    if (!PD_T(pd_rnn_active)(s, b))
+    if (!PD_T(pd_rnn_active)(s, b)) {
       PD_T(pd_rnn_frozen_grad)(s, b);
+      continue;
+    }
+    const T *g = s->g + b * GH, *c = s->c + b * H, *cp = s->cp + b * H, *dy = s->dy + b * s->ldy;
+    T *dg = s->dg + b * GH, *dh = s->dh + b * H, *dc = s->dc + b * H;
+    if (s->peep && s->dpeep)
+      PD_T(lstm_bwd_row)(g, c, cp, dy, dg, dh, dc, s->peep, s->dpeep, bounds, H, true, true);
     else if (s->peep)
-      PD_T(lstm_bwd_row)(s, b, true);
+      PD_T(lstm_bwd_row)(g, c, cp, dy, dg, dh, dc, s->peep, NULL, bounds, H, true, false);
     else
-      PD_T(lstm_bwd_row)(s, b, false);
+      PD_T(lstm_bwd_row)(g, c, cp, dy, dg, dh, dc, NULL, NULL, bounds, H, false, false);
   }
 }
 

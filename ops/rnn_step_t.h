@@ -59,6 +59,7 @@ static inline T PD_T(pd_rnn_clip)(const PD_T(pd_rnn_step) * s, T x) { return PD_
 static inline T PD_T(pd_rnn_sigmoid)(T x) { return 1 / (1 + PD_T(pd_rnn_exp)(-x)); }
 
 /* 0 where the clip attribute bounded the pre-activation of a kept gate
- * value (it sits at sigmoid or tanh of +-clip), else 1; always 1 without a clip. */
-static inline T PD_T(pd_rnn_keep_s)(const PD_T(pd_rnn_step) * s, T a) { return a <= s->clo_s || a >= s->chi_s ? 0 : 1; }
-static inline T PD_T(pd_rnn_keep_t)(const PD_T(pd_rnn_step) * s, T a) { return a <= s->clo_t || a >= s->chi_t ? 0 : 1; }
+ * value a (it sits at sigmoid or tanh of +-clip: lo, hi), else 1; always 1
+ * without a clip. Bounds passed by value, so a row's loop keeps them in
+ * registers. */
+static inline T PD_T(pd_rnn_keep)(T a, T lo, T hi) { return ((a <= lo) | (a >= hi)) ? 0 : 1; }

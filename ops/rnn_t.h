@@ -8,10 +8,11 @@ static inline T PD_T(rnn_act)(const PD_T(pd_rnn_step) * s, T a) {
   return PD_T(pd_rnn_tanh)(a);
 }
 
-/* act' from the kept value, 0 where the clip bounded the pre-activation */
-static inline T PD_T(rnn_act_grad)(const PD_T(pd_rnn_step) * s, T h) {
-  if (s->variant) return h > 0 && !(s->clip > 0 && h >= s->clip) ? 1 : 0;
-  return PD_T(pd_rnn_keep_t)(s, h) * (1 - h * h);
+/* act' from the kept value h, 0 where the clip bounded the pre-activation
+ * (tanh: at tanh(+-clip), lo and hi; relu: at clip, hi) */
+static inline T PD_T(rnn_act_grad)(int relu, T h, T lo, T hi) {
+  if (relu) return h > 0 && h < hi ? 1 : 0;
+  return PD_T(pd_rnn_keep)(h, lo, hi) * (1 - h * h);
 }
 
 static void PD_T(cell_fwd_rows)(void *arg, int64_t lo, int64_t hi) {
@@ -42,9 +43,11 @@ static void PD_T(cell_bwd_rows)(void *arg, int64_t lo, int64_t hi) {
       continue;
     }
     const T *h = s->g + b * H, *dy = s->dy + b * s->ldy;
+    const int relu = s->variant;
+    const T klo = s->clo_t, khi = relu ? (s->clip > 0 ? s->clip : (T)INFINITY) : s->chi_t;
     T *dg = s->dg + b * H, *dh = s->dh + b * H;
     for (int64_t j = 0; j < H; j++) {
-      dg[j] = (dh[j] + dy[j]) * PD_T(rnn_act_grad)(s, h[j]);
+      dg[j] = (dh[j] + dy[j]) * PD_T(rnn_act_grad)(relu, h[j], klo, khi);
       dh[j] = 0;
     }
   }
