@@ -475,6 +475,21 @@ static const char **insert_names(char *const *names, size_t n, int *counts, int 
   return out;
 }
 
+/* An op without blocks whose PD_SLOT_STEPS output is left out (the values
+ * a fused recurrent op keeps for its gradient): named "<first output>@STEPS". */
+static pd_status name_steps(builder *b, const Paddle__OpDesc *od, const pd_op_def *def, int *out_n,
+                            const char ***outs) {
+  for (int s = 0; s < def->n_outputs; s++) {
+    if (!(def->outputs[s].flags & PD_SLOT_STEPS) || out_n[s] || !od->n_outputs) continue;
+    char *name = pd_net_keep(b->net, strlen(od->outputs[0]) + sizeof "@STEPS");
+    if (name) sprintf(name, "%s@STEPS", od->outputs[0]);
+    const char *one[] = {name};
+    if (!name || !(*outs = insert_names(od->outputs, od->n_outputs, out_n, s, one, 1)))
+      return pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+  }
+  return PD_OK;
+}
+
 /* An op that runs blocks (BLOCK attributes): each block is built as a net
  * of its own (core/block.h) with the names the op feeds it. Where the
  * NetDesc leaves them out, the op's PD_SLOT_OUTER input lists the variables
@@ -485,7 +500,8 @@ static pd_status build_op_blocks(builder *b, int opi, const Paddle__OpDesc *od, 
   pd_net *net = b->net;
   int nblk = 0, line, col;
   for (int a = 0; a < def->n_attrs; a++) nblk += def->attrs[a].type == PD_ATTR_BLOCK;
-  if (!nblk || net->check_only) return PD_OK;
+  if (!nblk) return name_steps(b, od, def, out_n, outs);
+  if (net->check_only) return PD_OK;
   /* the feeds are names from the inputs and list attributes: no more than
    * all of them (a fixed list would drop the 257th state silently) */
   size_t most = od->n_inputs;

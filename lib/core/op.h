@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define PD_MAX_SLOTS 12
+#define PD_MAX_SLOTS 20
 #define PD_MAX_ATTRS 16
 
 /* ---- slots (VarProto) ---- */
@@ -30,8 +30,9 @@ enum {
                                    (batch_norm's running mean); starts at the def's state_init */
   PD_SLOT_OUTER = 1 << 5,       /* (an op running blocks) the variables of enclosing blocks its blocks
                                    read: filled in by the core when the NetDesc leaves it out */
-  PD_SLOT_STEPS = 1 << 6,       /* (an op running blocks) an output holding the values its blocks
-                                   computed, for its gradient: named "<block>@STEPS" by the core */
+  PD_SLOT_STEPS = 1 << 6,       /* an output holding the values kept for the gradient (those an op's
+                                   blocks computed): named "<block>@STEPS" by the core, or for an op
+                                   without blocks "<first output>@STEPS" */
   PD_SLOT_ROWS_GRAD = 1 << 7,   /* (a PD_SLOT_PARAM input) its gradient may be row-sparse: the grad op
                                    gets an extra output "<slot>@GRAD@ROWS"; when given (the op is the
                                    parameter's only reader, training with an optimizer), x@GRAD holds

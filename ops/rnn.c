@@ -1,0 +1,91 @@
+/* rnn.c — a whole plain (Elman) RNN as one op:
+ *   h = act(x W^T + h_prev R^T + Wb + Rb),  act: tanh or relu
+ * over layers, directions and per-row lengths. The driver is rnn_core.c;
+ * this file is the cell (rnn_t.h) and the slots. docs/netdesc.md. */
+/* The gate pass's clamps and selects vectorise only where gcc may
+ * if-convert a float comparison (nothing here reads the FP exception flags). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+#include <string.h>
+
+#include "core/op.h"
+#include "cpu/blas.h"
+#include "cpu/parallel.h"
+#include "kmath.h"
+#include "rnn_core.h"
+
+enum { WL = RNN_H0 + 1, N_IN };
+enum { RESERVE = RNN_HT + 1, N_OUT };
+enum { A_ACTIVATION = RNN_A_OWN };
+
+static const pd_slot_def inputs[] = {
+    [RNN_X] = {"X", "the sequences [batch, time, input]", 0},
+    [RNN_W] = {"W", "layer 0's input weights [directions, hidden, input]", PD_SLOT_PARAM},
+    [RNN_R] = {"R", "recurrent weights [layers*directions, hidden, hidden]", PD_SLOT_PARAM},
+    [RNN_B] = {"B", "biases [layers*directions, 2*hidden]: Wb then Rb; left out: none",
+               PD_SLOT_PARAM | PD_SLOT_DISPENSABLE},
+    [RNN_LENGTHS] = {"Lengths", "int64 [batch]: each row's steps, 1 to time (left out: all)",
+                     PD_SLOT_DISPENSABLE | PD_SLOT_NO_GRAD},
+    [RNN_H0] = {"H0", "initial h [layers*directions, batch, hidden] (left out: zeros)", PD_SLOT_DISPENSABLE},
+    [WL] = {"WL", "the input weights of layers 1 and up [(layers-1)*directions, hidden, directions*hidden]",
+            PD_SLOT_PARAM | PD_SLOT_DISPENSABLE},
+};
+static const pd_slot_def outputs[] = {
+    [RNN_Y] = {"Y", "the last layer's h at every step [batch, time, directions*hidden], 0 past a row's length", 0},
+    [RNN_HT] = {"HT", "final h [layers*directions, batch, hidden] (at each row's last step)", PD_SLOT_DISPENSABLE},
+    [RESERVE] = {"Reserve", "the values kept for the gradient (named <Y>@STEPS when left out)",
+                 PD_SLOT_DISPENSABLE | PD_SLOT_STEPS},
+};
+static const char *const activations[] = {"tanh", "relu", NULL};
+static const pd_attr_def attrs[] = {
+    PD_RNN_COMMON_ATTRS,
+    [A_ACTIVATION] = {"activation", "tanh or relu", PD_ATTR_STRING, .def = "s: \"tanh\"", .one_of = activations},
+};
+
+#define T float
+#include "rnn_t.h"
+#undef T
+#define T double
+#include "rnn_t.h"
+#undef T
+
+static const pd_rnn_cell cell = {
+    .gates = 1,
+    .in_c0 = -1,
+    .in_p = -1,
+    .in_wl = WL,
+    .out_ct = -1,
+    .out_reserve = RESERVE,
+    .fwd_float = cell_fwd_float,
+    .fwd_double = cell_fwd_double,
+    .bwd_float = cell_bwd_float,
+    .bwd_double = cell_bwd_double,
+};
+
+static const double param_init[N_IN] = {
+    [RNN_X] = NAN, [RNN_W] = NAN, [RNN_R] = NAN, [RNN_B] = 0, [RNN_LENGTHS] = NAN, [RNN_H0] = NAN, [WL] = NAN};
+static const pd_kernel kernels[] = {PD_CPU_F32(pd_rnn_forward), PD_CPU_F64(pd_rnn_forward)};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(pd_rnn_backward), PD_CPU_F64(pd_rnn_backward)};
+
+const pd_op_def pd_op_rnn = {
+    .type = "rnn",
+    .comment = "A whole tanh or relu RNN over sequences [batch, time, input]: layers, directions, per-row "
+               "lengths, initial and final states, optional clip (docs/netdesc.md, Fused recurrent ops).",
+    .inputs = inputs,
+    .n_inputs = PD_LEN(inputs),
+    .outputs = outputs,
+    .n_outputs = PD_LEN(outputs),
+    .attrs = attrs,
+    .n_attrs = PD_LEN(attrs),
+    .infer_shape = pd_rnn_infer,
+    .kernels = kernels,
+    .n_kernels = PD_LEN(kernels),
+    .kernel_dtype = pd_rnn_key_dtype,
+    .flops = pd_rnn_flops,
+    .grad_flops = pd_rnn_grad_flops,
+    .grad_kernels = grad_kernels,
+    .n_grad_kernels = PD_LEN(grad_kernels),
+    .data = &cell,
+    .param_init = param_init,
+};

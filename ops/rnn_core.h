@@ -1,0 +1,102 @@
+/* rnn_core.h — the driver the fused recurrent ops (lstm, gru, rnn) share:
+ * layers, directions, lengths, the input projection of all steps as one
+ * product, the weight gradients as products after the step loop, and the
+ * planned Reserve buffer. An op is its cell (pd_rnn_cell: one step forward
+ * and backward) and its slot tables; docs/netdesc.md "Fused recurrent ops"
+ * has the formulas and the gate layouts. */
+#ifndef PD_OPS_RNN_CORE_H
+#define PD_OPS_RNN_CORE_H
+
+#include <stdbool.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/tmpl.h"
+#include "core/op.h"
+
+/* The slots every fused recurrent op has, at these indices; the op's own
+ * (lstm's C0, P, CT) come in its pd_rnn_cell's slot numbers. */
+enum { RNN_X, RNN_W, RNN_R, RNN_B, RNN_LENGTHS, RNN_H0 };
+enum { RNN_Y, RNN_HT };
+/* The attributes every one has, at these indices; the op's own after. */
+enum { RNN_A_HIDDEN, RNN_A_LAYERS, RNN_A_DIRECTION, RNN_A_CLIP, RNN_A_OWN };
+
+extern const char *const pd_rnn_directions[];
+
+/* The cells' exp: in float a polynomial (Cephes' expf: range reduction by
+ * ln 2, degree 6, about 1 ulp) the compiler can vectorise, where libm's
+ * expf is a call per element; in double libm's exp. A NaN stays NaN. */
+static inline float pd_rnn_exp_float(float x) {
+  float v = x != x ? 0.0f : x > 88.0f ? 88.0f : x < -88.0f ? -88.0f : x;
+  float t = v * 1.44269504088896341f;
+  int32_t n = (int32_t)(t + (t >= 0 ? 0.5f : -0.5f));
+  float fn = (float)n, r = v - fn * 0.693359375f + fn * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  int32_t bits = (n + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return x != x ? x : p * scale;
+}
+static inline double pd_rnn_exp_double(double x) { return exp(x); }
+/* tanh from the same exp in float (its error near 0 is absolute, ~6e-8) */
+static inline float pd_rnn_tanh_float(float x) { return 1 - 2 / (1 + pd_rnn_exp_float(2 * x)); }
+static inline double pd_rnn_tanh_double(double x) { return tanh(x); }
+
+/* Rows of a step's gate pass a part takes at least on the worker pool
+ * (cpu/parallel.h): about 8192 gate values. */
+static inline int64_t pd_rnn_row_grain(int64_t gh) { return gh >= 8192 ? 1 : 8192 / gh; }
+
+/* One step of one direction of one layer, as a cell sees it. Rows b with
+ * len[b] <= p are frozen: their state is carried, their output is 0, their
+ * gate gradients are 0 (pd_rnn_frozen_T). */
+#define T float
+#include "rnn_step_t.h"
+#undef T
+#define T double
+#include "rnn_step_t.h"
+#undef T
+
+typedef struct pd_rnn_cell {
+  int gates;  /* G: gate blocks of H rows in W, R and each half of B */
+  bool has_c; /* a cell state (C0, CT, the Cs part of Reserve) */
+  bool extra; /* a [T, B, H] per-step value kept (GRU: h R_n^T + Rb_n, or r * h) */
+  int split;  /* the gate rows whose dR is dG^T h_prev and whose Rb folds into the projection */
+  int in_c0, in_p, in_wl, out_ct, out_reserve; /* slot numbers; -1: none */
+  void (*fwd_float)(pd_rnn_step_float *s);
+  void (*fwd_double)(pd_rnn_step_double *s);
+  void (*bwd_float)(pd_rnn_step_float *s);
+  void (*bwd_double)(pd_rnn_step_double *s);
+} pd_rnn_cell;
+
+/* The op functions the three defs share (def->data is the pd_rnn_cell). */
+pd_status pd_rnn_infer(pd_ctx *c);
+pd_status pd_rnn_forward(pd_ctx *c);
+pd_status pd_rnn_backward(pd_ctx *c);
+double pd_rnn_flops(pd_ctx *c);
+double pd_rnn_grad_flops(pd_ctx *c);
+pd_dtype pd_rnn_key_dtype(pd_ctx *c);
+
+#define PD_RNN_COMMON_ATTRS                                                                                            \
+  [RNN_A_HIDDEN] = {"hidden_size",     "H: the size of the hidden (and cell) state",                                   \
+                    PD_ATTR_INT,       .required = true,                                                               \
+                    .min_kind = PD_GT, .min = 0},                                                                      \
+  [RNN_A_LAYERS] = {"num_layers",      "stacked layers; layer l > 0 reads layer l-1's Y",                              \
+                    PD_ATTR_INT,       .def = "i: 1",                                                                  \
+                    .min_kind = PD_GT, .min = 0},                                                                      \
+  [RNN_A_DIRECTION] = {"direction", "forward, reverse or bidirectional (Y holds both, forward first)", PD_ATTR_STRING, \
+                       .def = "s: \"forward\"", .one_of = pd_rnn_directions},                                          \
+  [RNN_A_CLIP] = {"clip",                                                                                              \
+                  "bounds every gate pre-activation to [-clip, clip] (ONNX's clip); 0: none",                          \
+                  PD_ATTR_FLOAT,                                                                                       \
+                  .def = "f: 0",                                                                                       \
+                  .min_kind = PD_GE,                                                                                   \
+                  .min = 0}
+
+#endif
