@@ -4,6 +4,7 @@
  * one token at a time; its STATE variables carry the recurrent state from
  * token to token, as they carry it from window to window in training. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,10 +74,11 @@ static pd_status rename_in(char **names, size_t n, const char *from, const char 
   return PD_OK;
 }
 
-/* A carried state, declared [B, ...] for training: [1, ...] here, under a
- * name of its own, so that its checkpointed [B, ...] value is not loaded
- * (it starts at its init: keep is 0 at the prime's first byte anyway). */
-static pd_status carry_at_batch_1(Paddle__NetDesc *d, Paddle__VarDesc *v, pd_error *err) {
+/* A carried state, declared with the batch B as its dim k for training
+ * ([B, hidden] for recurrent, [layers, B, hidden] for lstm): 1 there, under
+ * a name of its own, so that its checkpointed value is not loaded (it
+ * starts at its init: keep is 0 at the prime's first byte anyway). */
+static pd_status carry_at_batch_1(Paddle__NetDesc *d, Paddle__VarDesc *v, size_t k, pd_error *err) {
   size_t len = strlen(v->name);
   char *to = malloc(len + sizeof "@GENERATE");
   if (!to) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
@@ -94,14 +96,23 @@ static pd_status carry_at_batch_1(Paddle__NetDesc *d, Paddle__VarDesc *v, pd_err
       if (!(st = rename_in(o->inputs, o->n_inputs, from, to))) st = rename_in(o->outputs, o->n_outputs, from, to);
     }
   v->name = to;
-  v->shape[0] = 1;
+  v->shape[k] = 1;
   free(from);
   return st ? pd_errorf(err, PD_ERR_RUNTIME, "out of memory") : PD_OK;
 }
 
+/* The batch dim of a carried state: a STATE variable of two or more dims
+ * (not a per-feature statistic like batch_norm's) with a dim equal to the
+ * batch size B, the first such; SIZE_MAX if it is none. */
+static size_t carried_dim(const Paddle__VarDesc *v, int64_t B) {
+  if (v->kind != PADDLE__VAR_KIND__STATE || v->n_shape < 2 || B == 1) return SIZE_MAX;
+  for (size_t k = 0; k < v->n_shape; k++)
+    if (v->shape[k] == B) return k;
+  return SIZE_MAX;
+}
+
 /* The desc run one byte at a time at batch 1: the text binding's variables
- * declared [1, 1], and the carried states (STATE variables whose first dim
- * is the batch size) [1, ...]. */
+ * declared [1, 1], and the carried states with 1 for their batch dim. */
 static pd_status one_step_net(gen *g, const char *path, pd_error *err) {
   char *src;
   size_t len;
@@ -127,8 +138,8 @@ static pd_status one_step_net(gen *g, const char *path, pd_error *err) {
                 (b->keep && !strcmp(v->name, b->keep));
     if (text && v->n_shape >= 1 && v->shape[0] == B) v->shape[0] = 1;
     if (text && v->n_shape == 2 && strcmp(v->name, b->keep ? b->keep : "") != 0) v->shape[1] = 1;
-    if (v->kind == PADDLE__VAR_KIND__STATE && v->n_shape >= 1 && v->shape[0] == B && B != 1)
-      st = carry_at_batch_1(d, v, err);
+    size_t k = carried_dim(v, B);
+    if (k != SIZE_MAX) st = carry_at_batch_1(d, v, k, err);
   }
   if (st) {
     protobuf_c_message_free_unpacked(m, NULL);
