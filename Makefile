@@ -125,7 +125,7 @@ endif
 # Packages from Debian: building, and testing (which uses the demo's data too).
 DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev libdeflate-dev \
               libopenmpi-dev openmpi-bin libonnx-dev
-DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist libonnx-testdata python3-onnx
+DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist libonnx-testdata python3-onnx fortunes
 
 # ---- sources ----------------------------------------------------------------
 PROTOS     := proto/paddle.proto

@@ -8,7 +8,9 @@
 #      come out below LOSS_MAX (they reach about 0.0105 and 0.0116; the noise
 #      floor is 0.01, the start about 11);
 #   4. each net reading Fashion-MNIST trains for 20 iterations (skipped, exit
-#      77, where dataset-fashion-mnist is not installed).
+#      77, where dataset-fashion-mnist is not installed);
+#   5. char_lm.pbtxt trains 30 iterations on Debian's fortunes with a falling
+#      loss, and `generate` from it gives the same bytes for the same seed.
 # Env: PR (the binary), ROOT (repo root), BUILD (build dir). Writes only in cwd.
 set -u
 LOSS_MAX=0.05
@@ -83,6 +85,26 @@ for net in "$ROOT"/netdescs/*.pbtxt; do
   grep -q '^epoch 1 step 20/20 avg_loss ' train.out || { cat train.out; fail "netdescs/$name: no step 20 log line"; }
   echo "ok: netdescs/$name trains 20 iterations: $(grep '^epoch 1 step 20/20' train.out)"
 done
+# ---- 5. the char LM on Debian's fortunes, briefly ---------------------------
+FORTUNES=/usr/share/games/fortunes
+if [ -f "$FORTUNES/fortunes.u8" ]; then
+  "$PR" train "$ROOT/netdescs/char_lm.pbtxt" --iterations 30 --log-every 10 --save clm >clm.out 2>&1 ||
+    { cat clm.out; fail "paddle-run train netdescs/char_lm.pbtxt --iterations 30"; }
+  first=$(sed -n 's/^epoch 1 step 10\/30 avg_loss \([^ ]*\) .*/\1/p' clm.out)
+  last=$(sed -n 's/^epoch 1 step 30\/30 avg_loss \([^ ]*\) .*/\1/p' clm.out)
+  awk -v a="$first" -v b="$last" 'BEGIN { exit !(a + 0 == a && b + 0 == b && b < a && b < 3.5) }' ||
+    { cat clm.out; fail "char_lm: loss $first at step 10, $last at step 30: want falling, below 3.5"; }
+  echo "ok: netdescs/char_lm.pbtxt trains 30 iterations: loss $first at step 10, $last at step 30"
+  gen() { "$PR" generate "$ROOT/netdescs/char_lm.pbtxt" --params clm --prime "The " --length 60 --seed "$1"; }
+  gen 7 >g1.out && gen 7 >g2.out && gen 8 >g3.out || fail "paddle-run generate netdescs/char_lm.pbtxt"
+  [ "$(wc -c <g1.out)" -eq 64 ] || fail "generate --length 60 after a 4-byte prime wrote $(wc -c <g1.out) bytes"
+  cmp -s g1.out g2.out || fail "generate: the same seed gave different text"
+  cmp -s g1.out g3.out && fail "generate: seeds 7 and 8 gave the same text"
+  echo "ok: generate from char_lm: 64 bytes, the same for one seed, other for another"
+else
+  echo "note: fortunes not installed; char_lm not trained"
+fi
+
 if [ "$nf" -gt 0 ] && [ ! -d "$FASHION" ]; then
   echo "skipped: dataset-fashion-mnist not installed"
   exit 77

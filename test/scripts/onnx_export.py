@@ -54,8 +54,14 @@ def declared(net_text):
 
 
 checked = 0
+text_nets = 0
 for net in sorted(glob.glob(os.path.join(ROOT, "netdescs", "*.pbtxt"))):
     name = os.path.basename(net)[:-6]
+    if 'type: "text"' in open(net).read():
+        # embedding and lstm have no ONNX form in the exporter yet (issue 21, point 6)
+        print(f"not checked: {name} (a text-trained net: its embedding and lstm have no ONNX form yet)")
+        text_nets += 1
+        continue
     run("train", net, "--iterations", "3", "--batch-size", "8", "--save", f"{name}.ckpt")
     out = run("export", net, "--params", f"{name}.ckpt", "-o", f"{name}.onnx")
     targets = out.split("outputs:")[1].split()
@@ -110,5 +116,5 @@ train { loss: "avg_loss" batch_size: 8
     a, b = np.load("ft/latest/fc1.w.npy"), np.load("fashion_mlp.imported/fc1.w.npy")
     assert np.array_equal(a, b), np.abs(a - b).max()
     print("ok: train --params on the imported net starts from the imported parameters")
-assert checked == len(glob.glob(os.path.join(ROOT, "netdescs", "*.pbtxt"))), checked
+assert checked + text_nets == len(glob.glob(os.path.join(ROOT, "netdescs", "*.pbtxt"))), checked
 print(f"{checked} exported nets checked")
