@@ -164,6 +164,17 @@ rc, out, _ = run(2, "--iterations", "2", wrap='if [ "$OMPI_COMM_WORLD_RANK" = 1 
 assert rc == 0, out
 print("bad input reported once, with the rank; a divergence stops the run; different runs and data are refused")
 
+def catches(pid, signum):
+    """Whether process pid has a handler for signal signum (Linux: /proc/PID/status SigCgt)."""
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("SigCgt:"):
+                return (int(line.split()[1], 16) >> (signum - 1)) & 1 == 1
+    except OSError:
+        pass
+    return False
+
+
 long = ["--iterations", "100000000", "--log-every", "1000000", "--comm-timeout", "2"]
 for sig, what in (("TERM", "gets SIGTERM"), ("STOP", "hangs"), ("KILL", "dies")):
     for f in glob.glob("pid.*"): os.remove(f)
@@ -174,8 +185,15 @@ for sig, what in (("TERM", "gets SIGTERM"), ("STOP", "hangs"), ("KILL", "dies"))
     while not os.path.exists("pid.1") or not open("pid.1").read().strip():
         assert time.time() - t0 < 30 and p.poll() is None, "ranks did not start"
         time.sleep(0.05)
-    time.sleep(1.0)
-    os.kill(int(open("pid.1").read()), getattr(__import__("signal"), "SIG" + sig))
+    # rank 1 catches SIGTERM once it is training (before that the signal's
+    # default ends it, as for any program starting up): wait for that, not a
+    # fixed time, which a loaded machine can outlast
+    pid = int(open("pid.1").read())
+    while not catches(pid, 15):
+        assert time.time() - t0 < 60 and p.poll() is None, "rank 1 did not start training"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.kill(pid, getattr(__import__("signal"), "SIG" + sig))
     out, _ = p.communicate(timeout=30)
     took = time.time() - t0
     print(f"a rank that {what}: exit {p.returncode} after {took:.1f} s")
