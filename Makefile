@@ -4,6 +4,7 @@
 #   make              build          make test        deps + build + every test
 #   make demo         train the Fashion-MNIST MLP     make deps        apt-get what is missing
 #   make demo-cnn     train the Fashion-MNIST CNN (2.5-4 minutes on 2 cores)
+#   make demo-seq     LSTM and GRU on Fashion-MNIST rows, a char LM on fortunes, text from it
 #   make SANITIZE=1   ASan+UBSan build in build-san/  make fuzz        libFuzzer targets (clang)
 #   make install PREFIX=/usr/local                    make clean
 #   make docs         regenerate docs/ops.md          make bench       benchmarks (not tests)
@@ -155,7 +156,7 @@ TOOL_BINS  := $(patsubst test/tools/%.c,$(BUILD)/test/%,$(TOOL_SRCS))
 LIB        := $(BUILD)/libpaddle.a
 BIN        := $(BUILD)/paddle-run
 
-.PHONY: all deps test demo demo-cnn install clean fuzz fuzz-seeds bench docs tests format help
+.PHONY: all deps test demo demo-cnn demo-seq install clean fuzz fuzz-seeds bench docs tests format help
 .DEFAULT_GOAL := all
 .SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
@@ -250,6 +251,17 @@ demo: deps data
 demo-cnn: deps data
 	@$(MAKE) --no-print-directory all
 	$(BIN) train netdescs/fashion_cnn.pbtxt
+
+# the sequence models: LSTM and GRU over image rows, a char LM on Debian's
+# fortunes and text sampled from it (docs/training.md, "Sequence models")
+demo-seq: deps data
+	@$(MAKE) --no-print-directory all
+	$(BIN) train netdescs/fashion_lstm_fused.pbtxt
+	$(BIN) train netdescs/fashion_gru.pbtxt
+	rm -rf $(BUILD)/demo-seq && mkdir -p $(BUILD)/demo-seq
+	$(BIN) train netdescs/char_lm.pbtxt --save $(BUILD)/demo-seq/char_lm
+	$(BIN) generate netdescs/char_lm.pbtxt --params $(BUILD)/demo-seq/char_lm --prime "The " --length 400 \
+	    --temperature 0.8 --seed 1
 
 # ---- data: the small generated data set netdescs/fit_a_line.pbtxt reads -------------
 # netdescs/data/*.npy (git-ignored), identical bytes on every build; `make test`
