@@ -148,8 +148,10 @@ static int run(int argc, char **argv) {
          net->nvars);
   printf("%-24s %-6s %-8s %s\n", "variable", "kind", "dtype", "shape");
   double params = 0, param_bytes = 0, act_bytes = 0;
+  bool batched = false; /* some variable has the batch dim; else the net's shapes are fixed */
   for (int v = 0; v < net->nvars; v++) {
     const pd_var_info *vi = &net->vars[v];
+    batched |= vi->meta.ndim > 0 && vi->meta.dims[0] < 0;
     char d[128];
     printf("%-24s %-6s %-8s %s\n", vi->name, pd_var_kind_name(vi->kind), pd_dtype_name(vi->meta.dtype),
            pd_dims_str(vi->meta.ndim, vi->meta.dims, d, sizeof d));
@@ -162,10 +164,17 @@ static int run(int argc, char **argv) {
   }
   char b1[32], b2[32], b3[32];
   printf("\nparameters: %.0f (%s)\n", params, human(param_bytes, b1, sizeof b1));
-  printf("FLOPs per example: forward %s\n", count(pd_net_flops(net, one, 0, net->n_forward), b1, sizeof b1));
-  printf("memory estimate: parameters %s, activations %s per example (%s at batch %lld)\n",
-         human(param_bytes, b1, sizeof b1), human(act_bytes, b2, sizeof b2),
-         human(act_bytes * (double)batch, b3, sizeof b3), batch);
+  if (batched) {
+    printf("FLOPs per example: forward %s\n", count(pd_net_flops(net, one, 0, net->n_forward), b1, sizeof b1));
+    printf("memory estimate: parameters %s, activations %s per example (%s at batch %lld)\n",
+           human(param_bytes, b1, sizeof b1), human(act_bytes, b2, sizeof b2),
+           human(act_bytes * (double)batch, b3, sizeof b3), batch);
+  } else { /* every shape fixed (a text binding's net): the whole batch is in them */
+    printf("FLOPs per batch (no -1 batch dim; the shapes are the batch's): forward %s\n",
+           count(pd_net_flops(net, one, 0, net->n_forward), b1, sizeof b1));
+    printf("memory estimate: parameters %s, activations %s per batch\n", human(param_bytes, b1, sizeof b1),
+           human(act_bytes, b2, sizeof b2));
+  }
   free(one);
   /* the plan of the forward pass, then of the training step */
   const Paddle__TrainDesc *td = net->desc->train;
