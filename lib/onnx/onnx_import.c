@@ -1271,18 +1271,18 @@ static pd_status map_recurrent(imp *im, const Onnx__NodeProto *n, const char *ty
   if (attr(n, "clip") && !(clip > 0)) return unsupported(im, "attribute clip %g (a positive bound is supported)", clip);
   int64_t lbr = attr_i(n, "linear_before_reset", 0);
   if (lbr != 0 && lbr != 1) return unsupported(im, "attribute linear_before_reset %lld", (long long)lbr);
-  if (attr(n, "hidden_size") == NULL) return unsupported(im, "no attribute hidden_size");
-  int64_t H = attr_i(n, "hidden_size", 0);
   pd_tensor x;
   pd_status st = need_float(im, X);
   if (!st) st = meta(im, X, &x);
   if (st) return st;
   if (x.ndim != 3) return unsupported(im, "X of rank %d; [seq, batch, input] or [batch, seq, input] is needed", x.ndim);
-  int64_t in = x.dims[2], GH = (int64_t)G * H;
   konst *kw, *kr, *kb = NULL, *kp = NULL;
   if ((st = need_const(im, W, "W", &kw)) || (st = need_const(im, R, "R", &kr)) ||
       (B && (st = need_const(im, B, "B", &kb))) || (P && (st = need_const(im, P, "P", &kp))))
     return st;
+  /* hidden_size is optional in ONNX: R [dirs, G*H, H] gives it */
+  int64_t H = attr_i(n, "hidden_size", kr->t.ndim == 3 ? kr->t.dims[2] : 0);
+  int64_t in = x.dims[2], GH = (int64_t)G * H;
   if (!dims_are(&kw->t, 3, (int64_t[]){dirs, GH, in}) || !dims_are(&kr->t, 3, (int64_t[]){dirs, GH, H}) ||
       (kb && !dims_are(&kb->t, 2, (int64_t[]){dirs, 2 * GH})) || (kp && !dims_are(&kp->t, 2, (int64_t[]){dirs, 3 * H})))
     return pd_errorf(im->err, PD_ERR_INPUT,

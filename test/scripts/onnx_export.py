@@ -117,7 +117,7 @@ for net in sorted(glob.glob(os.path.join(ROOT, "netdescs", "*.pbtxt"))):
         assert rel <= 1e-6, (name, t, rel)
         print(f"ok: {name}: export checked by onnx.checker; export -> import -> infer of {t} "
               f"{list(a.shape)} matches infer on the original (max relative difference {rel:.3g})")
-        checked += 1
+    checked += 1
 
 # Constants an export implies (the 1/255 scale, reshape's shape) come back as
 # state, the trained weights as parameters.
