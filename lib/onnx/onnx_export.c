@@ -23,6 +23,8 @@ typedef struct ex {
   size_t cap_nodes, cap_inits;
   bool oom;
   int ntmp;
+  int *readers;    /* per variable: the active ops reading it, and a target */
+  bool *written;   /* per variable: its initializer already written (permuted) */
   const pd_op *op; /* the op being written, for messages */
 } ex;
 
@@ -314,10 +316,13 @@ static pd_status ex_fc(ex *e) {
 }
 
 static pd_status ex_mul_op(ex *e) {
-  const pd_tensor *y = in_meta(e, 1);
-  if (attr(e, "y_num_col_dims")->i != 1 || y->ndim != 2 || attr(e, "x_num_col_dims")->i != 1)
-    return fail(e, "only x_num_col_dims = y_num_col_dims = 1 with a matrix Y has an ONNX form here");
-  char *x2 = as_matrix(e, in_name(e, 0, 0), in_meta(e, 0), 1);
+  const pd_tensor *x = in_meta(e, 0), *y = in_meta(e, 1);
+  int64_t xc = attr(e, "x_num_col_dims")->i;
+  if (attr(e, "y_num_col_dims")->i != 1 || y->ndim != 2 || (xc != 1 && xc != x->ndim - 1))
+    return fail(e, "only y_num_col_dims = 1 with a matrix Y, and x_num_col_dims 1 or X's rank - 1, have an ONNX form "
+                   "here");
+  /* x_num_col_dims = rank - 1: MatMul's batch dims are X's leading ones */
+  char *x2 = xc == 1 ? as_matrix(e, in_name(e, 0, 0), x, 1) : dup(e, in_name(e, 0, 0));
   node(e, "MatMul", 2, (const char *[]){x2, in_name(e, 1, 0)}, 1, (const char *[]){out_name(e, 0)});
   free(x2);
   return PD_OK;
@@ -432,6 +437,161 @@ static pd_status ex_dropout(ex *e) {
   return PD_OK;
 }
 
+/* A string list attribute. */
+static void at_strs(ex *e, Onnx__NodeProto *n, const char *name, int count, const char *const *v) {
+  Onnx__AttributeProto *a = new_attr(e, n, name);
+  if (!a) return;
+  a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+  if (!(a->strings = calloc((size_t)count + 1, sizeof *a->strings))) {
+    e->oom = true;
+    return;
+  }
+  for (int i = 0; i < count; i++) {
+    a->strings[i].data = (uint8_t *)dup(e, v[i]);
+    a->strings[i].len = strlen(v[i]);
+  }
+  a->n_strings = (size_t)count;
+}
+static void at_s(ex *e, Onnx__NodeProto *n, const char *name, const char *v) {
+  Onnx__AttributeProto *a = new_attr(e, n, name);
+  if (!a) return;
+  a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+  a->has_s = true;
+  a->s.data = (uint8_t *)dup(e, v);
+  a->s.len = strlen(v);
+}
+
+/* The value of parameter (or state) input `slot`, which only this op may
+ * read: it is written as an initializer here (permuted), not at the end. */
+static pd_status own_param(ex *e, int slot, const pd_tensor **out) {
+  int v = e->op->in[slot].vars[0];
+  const pd_var_info *vi = &e->net->vars[v];
+  const char *what = e->op->def->inputs[slot].name;
+  if (vi->kind != PD_VAR_PARAM && vi->kind != PD_VAR_STATE)
+    return fail(e, "%s \"%s\" is computed by the net; ONNX's weights must be initializers here", what, vi->name);
+  if (e->readers[v] > 1)
+    return fail(e, "%s \"%s\" is read by another op too; its ONNX form is a copy in ONNX's gate order", what, vi->name);
+  pd_var *sv = pd_scope_find(e->scope, vi->name);
+  if (!sv || !pd_tensor_data(&sv->tensor))
+    return pd_errorf(e->err, PD_ERR_INPUT, "%s: parameter \"%s\" has no value (give --params DIR)", e->net->file,
+                     vi->name);
+  *out = &sv->tensor;
+  e->written[v] = true;
+  return PD_OK;
+}
+
+/* t as initializer `name` with its gate blocks in ONNX's order: ONNX's
+ * block perm[j] is our block j ([outer, G blocks of blk values]). */
+static void permuted_init(ex *e, const char *name, const pd_tensor *t, int G, const int *perm, int64_t outer,
+                          int64_t blk) {
+  pd_tensor c;
+  pd_tensor_init(&c, t->dtype);
+  if (pd_tensor_set_dims(&c, t->ndim, t->dims, e->err) || pd_tensor_alloc(&c, e->err)) {
+    e->oom = true;
+    return;
+  }
+  size_t row = (size_t)blk * pd_dtype_size(t->dtype);
+  const char *src = pd_tensor_data(t);
+  char *dst = pd_tensor_data(&c);
+  for (int64_t o = 0; o < outer; o++)
+    for (int j = 0; j < G; j++)
+      memcpy(dst + ((size_t)o * (size_t)G + (size_t)perm[j]) * row, src + ((size_t)o * (size_t)G + (size_t)j) * row,
+             row);
+  add_init(e, name, &c);
+  pd_tensor_release(&c);
+}
+
+/* lstm, gru, rnn of one layer: one ONNX node of layout 0 (opset 13 has no
+ * other), X transposed to [seq, batch, input] before and Y [seq, dirs,
+ * batch, H] back to [batch, seq, dirs*H] after; lengths cast to int32; the
+ * weights written in ONNX's gate order. Final states written back into a
+ * parameter or state (a carried state) have no ONNX form and are left out. */
+static pd_status ex_recurrent(ex *e, const char *type, int G, const int *perm) {
+  if (attr(e, "num_layers")->i != 1)
+    return fail(e, "num_layers %lld: an ONNX %s node is one layer (export supports num_layers 1)",
+                (long long)attr(e, "num_layers")->i, type);
+  bool lstm = G == 4;
+  const char *dir = attr(e, "direction")->s;
+  int dirs = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
+  int64_t H = attr(e, "hidden_size")->i, in = in_meta(e, 0)->dims[2];
+  const pd_tensor *w, *r, *b = NULL, *p = NULL;
+  pd_status st;
+  if ((st = own_param(e, 1, &w)) || (st = own_param(e, 2, &r)) || (in_name(e, 3, 0) && (st = own_param(e, 3, &b))) ||
+      (lstm && in_name(e, 7, 0) && (st = own_param(e, 7, &p))))
+    return st;
+  const char *Y = out_name(e, 0);
+  char *xt = tmp_name(e, Y), *lens = in_name(e, 4, 0) ? tmp_name(e, Y) : NULL;
+  permuted_init(e, in_name(e, 1, 0), w, G, perm, dirs, H * in);
+  permuted_init(e, in_name(e, 2, 0), r, G, perm, dirs, H * H);
+  if (b) permuted_init(e, in_name(e, 3, 0), b, G, perm, 2 * dirs, H);
+  if (p) add_init(e, in_name(e, 7, 0), p);
+  at_ints(e, node1(e, "Transpose", in_name(e, 0, 0), xt), "perm", 3, (int64_t[]){1, 0, 2});
+  if (lens) at_i(e, node1(e, "Cast", in_name(e, 4, 0), lens), "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
+  const char *ins[8] = {xt,
+                        in_name(e, 1, 0),
+                        in_name(e, 2, 0),
+                        b ? in_name(e, 3, 0) : "",
+                        lens ? lens : "",
+                        in_name(e, 5, 0) ? in_name(e, 5, 0) : "",
+                        lstm && in_name(e, 6, 0) ? in_name(e, 6, 0) : "",
+                        p ? in_name(e, 7, 0) : ""};
+  int nin = lstm ? 8 : 6;
+  while (!ins[nin - 1][0]) nin--;
+  /* Y only where something reads it; final states only into temporaries */
+  int yv = e->op->out[0].vars[0];
+  char *y4 = e->readers[yv] ? tmp_name(e, Y) : NULL;
+  const char *outs[3] = {y4 ? y4 : "", "", ""};
+  for (int s = 1; s <= (lstm ? 2 : 1); s++) {
+    const pd_arg *a = &e->op->out[s];
+    if (a->n && a->vars[0] >= 0 && e->net->vars[a->vars[0]].kind == PD_VAR_TEMP) outs[s] = out_name(e, s);
+  }
+  int nout = lstm ? 3 : 2;
+  while (nout > 1 && !outs[nout - 1][0]) nout--;
+  Onnx__NodeProto *n = node(e, type, nin, ins, nout, outs);
+  at_i(e, n, "hidden_size", H);
+  at_s(e, n, "direction", dir);
+  double clip = attr(e, "clip")->f;
+  if (clip > 0) at_f(e, n, "clip", clip);
+  if (G == 1) {
+    const char *act = strcmp(attr(e, "activation")->s, "relu") == 0 ? "Relu" : "Tanh";
+    at_strs(e, n, "activations", dirs, (const char *[]){act, act});
+  }
+  if (G == 3) at_i(e, n, "linear_before_reset", attr(e, "linear_before_reset")->i);
+  if (y4) { /* [seq, dirs, batch, H] -> [batch, seq, dirs, H] -> [batch, seq, dirs*H] */
+    char *yb = tmp_name(e, Y), *shape = const_i64s(e, Y, 3, (int64_t[]){0, 0, -1});
+    at_ints(e, node1(e, "Transpose", y4, yb), "perm", 4, (int64_t[]){2, 0, 1, 3});
+    node(e, "Reshape", 2, (const char *[]){yb, shape}, 1, (const char *[]){Y});
+    free(yb), free(shape);
+  }
+  free(xt), free(lens), free(y4);
+  return PD_OK;
+}
+static pd_status ex_lstm(ex *e) { return ex_recurrent(e, "LSTM", 4, (const int[]){0, 2, 3, 1}); }
+static pd_status ex_gru(ex *e) { return ex_recurrent(e, "GRU", 3, (const int[]){1, 0, 2}); }
+static pd_status ex_rnn(ex *e) { return ex_recurrent(e, "RNN", 1, (const int[]){0}); }
+
+/* embedding: Gather on axis 0. padding_idx has no ONNX form: exported only
+ * when W's padding row is all zero (the rows agree), refused otherwise. */
+static pd_status ex_embedding(ex *e) {
+  int64_t pad = attr(e, "padding_idx")->i;
+  const char *W = in_name(e, 1, 0);
+  if (pad >= 0) {
+    pd_var *sv = pd_scope_find(e->scope, W);
+    if (!sv || !pd_tensor_data(&sv->tensor))
+      return pd_errorf(e->err, PD_ERR_INPUT, "%s: parameter \"%s\" has no value (give --params DIR)", e->net->file, W);
+    const pd_tensor *t = &sv->tensor;
+    int64_t d = t->dims[1];
+    for (int64_t j = 0; j < d; j++)
+      if (pd_tensor_get(t, pad * d + j) != 0)
+        return fail(e,
+                    "padding_idx %lld: Gather has no padding row, and row %lld of \"%s\" is not zero (so the "
+                    "outputs would differ)",
+                    (long long)pad, (long long)pad, W);
+  }
+  at_i(e, node(e, "Gather", 2, (const char *[]){W, in_name(e, 0, 0)}, 1, (const char *[]){out_name(e, 0)}), "axis", 0);
+  return PD_OK;
+}
+
 /* Which ops have an ONNX form, and which of their outputs it computes
  * (a bit per output slot). */
 static const struct {
@@ -449,15 +609,19 @@ static const struct {
     {"conv2d", ex_conv2d, 1},
     {"dropout", ex_dropout, 1},
     {"elementwise_add", ex_elementwise_add, 1},
+    {"embedding", ex_embedding, 1},
     {"fc", ex_fc, 1},
     {"flatten", ex_flatten, 1},
+    {"gru", ex_gru, 3},
     {"identity", ex_identity, 1},
     {"log_softmax", ex_log_softmax, 1},
+    {"lstm", ex_lstm, 7},
     {"matmul", ex_matmul, 1},
     {"mul", ex_mul_op, 1},
     {"pool2d", ex_pool2d, 1},
     {"relu", ex_relu, 1},
     {"reshape", ex_reshape, 1},
+    {"rnn", ex_rnn, 3},
     {"scale", ex_scale, 1},
     {"sigmoid", ex_sigmoid, 1},
     {"softmax", ex_softmax, 1},
@@ -590,6 +754,14 @@ pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets,
   m->producer_version = dup(&e, PD_VERSION);
   g->name = dup(&e, net->desc && net->desc->name && net->desc->name[0] ? net->desc->name : "paddle_run");
   pd_net_prune(net, targets, ntargets, active);
+  e.readers = calloc((size_t)net->nvars + 1, sizeof *e.readers);
+  e.written = calloc((size_t)net->nvars + 1, 1);
+  if (!e.readers || !e.written) e.oom = true;
+  for (int o = 0; o < net->nops && !e.oom; o++)
+    for (int s = 0; active[o] && s < net->ops[o].def->n_inputs; s++)
+      for (int i = 0; i < net->ops[o].in[s].n; i++)
+        if (net->ops[o].in[s].vars[i] >= 0) e.readers[net->ops[o].in[s].vars[i]]++;
+  for (int i = 0; i < ntargets && !e.oom; i++) e.readers[targets[i]]++;
   for (int o = 0; o < net->nops && !st && !e.oom; o++) {
     if (!active[o]) continue;
     const pd_op *op = &net->ops[o];
@@ -608,7 +780,7 @@ pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets,
   /* data inputs, initializers (in variable order), outputs */
   for (int v = 0; v < net->nvars && !st && !e.oom; v++) {
     const pd_var_info *vi = &net->vars[v];
-    if (!used[v]) continue;
+    if (!used[v] || e.written[v]) continue;
     if (vi->kind == PD_VAR_DATA) {
       add_value_info(&e, &g->input, &g->n_input, vi);
     } else if (vi->kind == PD_VAR_PARAM || vi->kind == PD_VAR_STATE) {
@@ -628,6 +800,6 @@ pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets,
     if (!st) protobuf_c_message_pack(&m->base, *data);
   }
   protobuf_c_message_free_unpacked(&m->base, NULL);
-  free(active), free(used);
+  free(active), free(used), free(e.readers), free(e.written);
   return st;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1163,6 +1164,342 @@ static pd_status map_constant(imp *im, const Onnx__NodeProto *n) {
   return add_const(im, n->output[0], &t, false);
 }
 
+/* ---- recurrent nodes and Gather ------------------------------------------------------- */
+
+/* A new tensor of t's dtype and dims[0..ndim). */
+static pd_status new_tensor(imp *im, pd_tensor *t, pd_dtype dt, int ndim, const int64_t *dims) {
+  pd_tensor_init(t, dt);
+  if (pd_tensor_set_dims(t, ndim, dims, im->err) || pd_tensor_alloc(t, im->err)) return PD_ERR_RUNTIME;
+  return PD_OK;
+}
+
+/* Replaces constant k's value by t (in place when only this node reads it
+ * and it is not declared yet, keeping its name; else as a new constant
+ * "<base>.<what>", a parameter like the original): its name in *name. */
+static pd_status replace_const(imp *im, konst *k, pd_tensor *t, const char *base, const char *what, const char **name) {
+  if (!k->declared && used_once(im, k->name)) {
+    pd_tensor_release(&k->t);
+    k->t = *t;
+    *name = k->name;
+    return PD_OK;
+  }
+  const char *fn = fresh(im, base, what);
+  if (!fn) {
+    pd_tensor_release(t);
+    return oom(im);
+  }
+  *name = fn;
+  pd_status st = add_const(im, fn, t, k->is_initializer);
+  if (st) pd_tensor_release(t);
+  return st;
+}
+
+/* ONNX's gate blocks to ours: block j of ours is ONNX's block perm[j]
+ * (LSTM i o f c -> i f c o, GRU z r h -> r z h; docs/netdesc.md). The
+ * tensor is [outer, G blocks of `blk` values]. */
+static pd_status permute_gates(imp *im, konst *k, int G, const int *perm, int64_t outer, int64_t blk, const char *base,
+                               const char *what, const char **name) {
+  pd_tensor t;
+  if (new_tensor(im, &t, k->t.dtype, k->t.ndim, k->t.dims)) return PD_ERR_RUNTIME;
+  size_t es = pd_dtype_size(k->t.dtype), row = (size_t)blk * es;
+  const char *src = pd_tensor_data(&k->t);
+  char *dst = pd_tensor_data(&t);
+  for (int64_t o = 0; o < outer; o++)
+    for (int j = 0; j < G; j++)
+      memcpy(dst + ((size_t)o * (size_t)G + (size_t)j) * row, src + ((size_t)o * (size_t)G + (size_t)perm[j]) * row,
+             row);
+  return replace_const(im, k, &t, base, what, name);
+}
+
+static bool dims_are(const pd_tensor *t, int ndim, const int64_t *want) {
+  if (t->ndim != ndim) return false;
+  for (int i = 0; i < ndim; i++)
+    if (t->dims[i] != want[i]) return false;
+  return true;
+}
+
+/* Whether string attribute `name` of n is `want`, ignoring case (ONNX's
+ * activation names are spelled Tanh, some exporters write tanh). */
+static bool str_is(const ProtobufCBinaryData *s, const char *want) {
+  return s->len == strlen(want) && strncasecmp((const char *)s->data, want, s->len) == 0;
+}
+
+/* LSTM, GRU and RNN: one layer, our lstm / gru / rnn with num_layers 1.
+ * Layout 0 ([seq, batch, ...]) is transposed around the op, ours being
+ * batch-major; Y comes back from [batch, seq, dirs*H] by reshape (and
+ * transpose for layout 0). W, R, B must be constants: their gate blocks
+ * are permuted to our order at import, exactly. */
+static pd_status map_recurrent(imp *im, const Onnx__NodeProto *n, const char *type, int G, const int *perm,
+                               const char *const *acts) {
+  bool lstm = G == 4;
+  const char *X = in_at(n, 0), *W = in_at(n, 1), *R = in_at(n, 2), *B = in_at(n, 3), *L = in_at(n, 4),
+             *H0 = in_at(n, 5), *C0 = lstm ? in_at(n, 6) : NULL, *P = lstm ? in_at(n, 7) : NULL;
+  const char *Y = out_at(n, 0), *YH = out_at(n, 1), *YC = lstm ? out_at(n, 2) : NULL;
+  const char *base = Y ? Y : YH ? YH : YC ? YC : n->output[0];
+  int64_t layout = im->opset >= 14 ? attr_i(n, "layout", 0) : 0;
+  if (layout != 0 && layout != 1) return unsupported(im, "layout %lld (0 and 1 are defined)", (long long)layout);
+  const char *dir = "forward";
+  int dirs = 1;
+  const Onnx__AttributeProto *a = attr(n, "direction");
+  if (a) {
+    if (str_is(&a->s, "bidirectional"))
+      dir = "bidirectional", dirs = 2;
+    else if (str_is(&a->s, "reverse"))
+      dir = "reverse";
+    else if (!str_is(&a->s, "forward"))
+      return unsupported(im, "attribute direction \"%.*s\"", (int)a->s.len, (const char *)a->s.data);
+  }
+  if (attr(n, "activation_alpha") || attr(n, "activation_beta"))
+    return unsupported(im, "attribute activation_alpha/activation_beta (only the default activations are supported)");
+  const char *act = "tanh";
+  if ((a = attr(n, "activations"))) {
+    int per = lstm ? 3 : G == 3 ? 2 : 1;
+    if (a->n_strings != (size_t)(per * dirs))
+      return unsupported(im, "attribute activations with %zu names (%d per direction expected)", a->n_strings, per);
+    for (size_t i = 0; i < a->n_strings; i++) {
+      const ProtobufCBinaryData *s = &a->strings[i];
+      bool ok = str_is(s, acts[i % (size_t)per]);
+      if (G == 1 && str_is(s, "Relu") && (i == 0 || strcmp(act, "relu") == 0)) ok = true, act = "relu";
+      if (G == 1 && i > 0 && !str_is(s, act)) ok = false; /* one activation for both directions */
+      if (!ok)
+        return unsupported(im, "attribute activations: \"%.*s\" (only the defaults%s are supported)", (int)s->len,
+                           (const char *)s->data, G == 1 ? ", Tanh or Relu," : "");
+    }
+  }
+  if (lstm && attr_i(n, "input_forget", 0) != 0) return unsupported(im, "attribute input_forget = 1");
+  double clip = attr_f(n, "clip", 0);
+  if (attr(n, "clip") && !(clip > 0)) return unsupported(im, "attribute clip %g (a positive bound is supported)", clip);
+  int64_t lbr = attr_i(n, "linear_before_reset", 0);
+  if (lbr != 0 && lbr != 1) return unsupported(im, "attribute linear_before_reset %lld", (long long)lbr);
+  pd_tensor x;
+  pd_status st = need_float(im, X);
+  if (!st) st = meta(im, X, &x);
+  if (st) return st;
+  if (x.ndim != 3) return unsupported(im, "X of rank %d; [seq, batch, input] or [batch, seq, input] is needed", x.ndim);
+  konst *kw, *kr, *kb = NULL, *kp = NULL;
+  if ((st = need_const(im, W, "W", &kw)) || (st = need_const(im, R, "R", &kr)) ||
+      (B && (st = need_const(im, B, "B", &kb))) || (P && (st = need_const(im, P, "P", &kp))))
+    return st;
+  /* hidden_size is optional in ONNX: R [dirs, G*H, H] gives it */
+  int64_t H = attr_i(n, "hidden_size", kr->t.ndim == 3 ? kr->t.dims[2] : 0);
+  int64_t in = x.dims[2], GH = (int64_t)G * H;
+  if (!dims_are(&kw->t, 3, (int64_t[]){dirs, GH, in}) || !dims_are(&kr->t, 3, (int64_t[]){dirs, GH, H}) ||
+      (kb && !dims_are(&kb->t, 2, (int64_t[]){dirs, 2 * GH})) || (kp && !dims_are(&kp->t, 2, (int64_t[]){dirs, 3 * H})))
+    return pd_errorf(im->err, PD_ERR_INPUT,
+                     "%s: node #%d (%s): W, R, B or P does not have the shape that X, hidden_size %lld and %d "
+                     "direction(s) give ([%d, %lld, %lld], [%d, %lld, %lld], [%d, %lld], [%d, %lld])",
+                     im->file, im->node_index, n->op_type, (long long)H, dirs, dirs, (long long)GH, (long long)in, dirs,
+                     (long long)GH, (long long)H, dirs, (long long)(2 * GH), dirs, (long long)(3 * H));
+  const konst *ks[] = {kw, kr, kb, kp};
+  for (int i = 0; i < 4; i++)
+    if (ks[i] && ks[i]->t.dtype != x.dtype)
+      return unsupported(im, "\"%s\" is %s and X %s", ks[i]->name, pd_dtype_name(ks[i]->t.dtype),
+                         pd_dtype_name(x.dtype));
+  if (G > 1) {
+    if ((st = permute_gates(im, kw, G, perm, dirs, H * in, base, "w", &W)) ||
+        (st = permute_gates(im, kr, G, perm, dirs, H * H, base, "r", &R)) ||
+        (kb && (st = permute_gates(im, kb, G, perm, 2 * dirs, H, base, "b", &B))))
+      return st;
+  }
+  /* inputs: X batch-major, lengths int64, states [dirs, batch, H] */
+  const char *ins[8] = {X, W, R, B ? B : "", "", "", "", P ? P : ""};
+  attrs t1 = {0};
+  if (layout == 0) {
+    if (!(ins[0] = fresh(im, base, "x_bt"))) return oom(im);
+    at_ints(&t1, "perm", 3, (int64_t[]){1, 0, 2});
+    if ((st = emit1(im, "transpose", X, ins[0], &t1))) return st;
+  }
+  if (L) {
+    pd_tensor l;
+    if ((st = meta(im, L, &l))) return st;
+    if (l.dtype != PD_I32 && l.dtype != PD_I64)
+      return unsupported(im, "sequence_lens of dtype %s (int32 is ONNX's)", pd_dtype_name(l.dtype));
+    ins[4] = L;
+    if (l.dtype == PD_I32) {
+      attrs c = {0};
+      at_s(&c, "dtype", "int64");
+      if (!(ins[4] = fresh(im, base, "lengths")) || (st = emit1(im, "cast", L, ins[4], &c))) return st ? st : oom(im);
+    }
+  }
+  const char *states[2] = {H0, C0};
+  for (int i = 0; i < 2; i++) {
+    if (!states[i]) continue;
+    ins[5 + i] = states[i];
+    if (layout == 1) { /* [batch, dirs, H] -> ours [dirs, batch, H] */
+      attrs p = {0};
+      at_ints(&p, "perm", 3, (int64_t[]){1, 0, 2});
+      if (!(ins[5 + i] = fresh(im, base, i ? "c0" : "h0")) || (st = emit1(im, "transpose", states[i], ins[5 + i], &p)))
+        return st ? st : oom(im);
+    }
+  }
+  int nin = lstm ? 8 : 6;
+  while (!ins[nin - 1][0]) nin--;
+  /* outputs: ours Y [batch, seq, dirs*H], HT and CT [dirs, batch, H] */
+  const char *outs[3] = {fresh(im, base, "y_bt"), "", ""};
+  const char *finals[2] = {YH, YC};
+  for (int i = 0; i < 2; i++)
+    if (finals[i]) outs[1 + i] = layout == 1 ? fresh(im, base, i ? "ct" : "ht") : finals[i];
+  if (!outs[0] || !outs[1] || !outs[2]) return oom(im);
+  int nout = lstm ? 3 : 2;
+  while (!outs[nout - 1][0]) nout--;
+  attrs at = {0};
+  at_i(&at, "hidden_size", H);
+  at_s(&at, "direction", dir);
+  if (clip > 0) at_f(&at, "clip", clip);
+  if (G == 1) at_s(&at, "activation", act);
+  if (G == 3) at_i(&at, "linear_before_reset", lbr);
+  if ((st = emit(im, type, nin, ins, nout, outs, &at))) return st;
+  for (int i = 0; i < 2 && layout == 1; i++) {
+    if (!finals[i]) continue;
+    attrs p = {0};
+    at_ints(&p, "perm", 3, (int64_t[]){1, 0, 2});
+    if ((st = emit1(im, "transpose", outs[1 + i], finals[i], &p))) return st;
+  }
+  if (!Y) return PD_OK;
+  /* [batch, seq, dirs*H] -> [batch, seq, dirs, H] (layout 1) -> [seq, dirs, batch, H] (layout 0) */
+  const char *y4 = layout == 1 ? Y : fresh(im, base, "y4");
+  if (!y4) return oom(im);
+  attrs s = {0};
+  at_ints(&s, "shape", 4, (int64_t[]){0, 0, dirs, H});
+  if ((st = emit1(im, "reshape", outs[0], y4, &s)) || layout == 1) return st;
+  attrs p = {0};
+  at_ints(&p, "perm", 4, (int64_t[]){1, 2, 0, 3});
+  return emit1(im, "transpose", y4, Y, &p);
+}
+
+static const char *const lstm_acts[] = {"Sigmoid", "Tanh", "Tanh"};
+static const char *const gru_acts[] = {"Sigmoid", "Tanh"};
+static const char *const rnn_acts[] = {"Tanh"};
+static pd_status map_lstm(imp *im, const Onnx__NodeProto *n) {
+  return map_recurrent(im, n, "lstm", 4, (const int[]){0, 2, 3, 1}, lstm_acts);
+}
+static pd_status map_gru(imp *im, const Onnx__NodeProto *n) {
+  return map_recurrent(im, n, "gru", 3, (const int[]){1, 0, 2}, gru_acts);
+}
+static pd_status map_rnn(imp *im, const Onnx__NodeProto *n) {
+  return map_recurrent(im, n, "rnn", 1, (const int[]){0}, rnn_acts);
+}
+
+/* A constant int64 [1] holding v, as state: its name. */
+static const char *const_i64(imp *im, const char *base, const char *what, int64_t v) {
+  const char *name = fresh(im, base, what);
+  pd_tensor t;
+  if (!name || new_tensor(im, &t, PD_I64, 1, (int64_t[]){1})) return NULL;
+  PD_DATA(&t, int64_t)[0] = v;
+  if (add_const(im, name, &t, false)) {
+    pd_tensor_release(&t);
+    return NULL;
+  }
+  return name;
+}
+
+/* Gather of a constant float table: our embedding, the table [V, D] being
+ * the data with `axis` moved first and the other dims flattened (as is for
+ * axis 0 of a matrix), its output reshaped and transposed back. Indices
+ * may be negative (counted from the end): constant ones are normalised at
+ * import, data ones by idx - V * ((idx - (M-1)) / M) with M = 2^62 (the
+ * quotient is -1 for a negative index, 0 else), so an index outside
+ * [-V, V) still stops the run as embedding's out of range. */
+static pd_status map_gather(imp *im, const Onnx__NodeProto *n) {
+  const char *D = n->input[0], *I = n->input[1], *Y = n->output[0];
+  konst *kd;
+  pd_status st = need_const(im, D, "data", &kd);
+  if (st) return st;
+  if (!pd_dtype_is_float(kd->t.dtype))
+    return unsupported(im, "data of dtype %s (a float or double table is supported)", pd_dtype_name(kd->t.dtype));
+  int r = kd->t.ndim;
+  int64_t axis = attr_i(n, "axis", 0);
+  if (r < 1 || axis < -r || axis >= r) return unsupported(im, "axis %lld of data of rank %d", (long long)axis, r);
+  if (axis < 0) axis += r;
+  int64_t V = kd->t.dims[axis], rest = pd_tensor_numel(&kd->t) / (V ? V : 1), other[PD_MAX_DIMS];
+  int no = 0;
+  for (int i = 0; i < r; i++)
+    if (i != axis) other[no++] = kd->t.dims[i];
+  if (V <= 0 || rest <= 0) return unsupported(im, "an empty table");
+  const char *table = D;
+  if (r != 2 || axis != 0) { /* [V, rest]: the axis first */
+    pd_tensor t;
+    if (new_tensor(im, &t, kd->t.dtype, 2, (int64_t[]){V, rest})) return PD_ERR_RUNTIME;
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; i++) outer *= kd->t.dims[i];
+    for (int i = (int)axis + 1; i < r; i++) inner *= kd->t.dims[i];
+    size_t es = pd_dtype_size(kd->t.dtype);
+    const char *src = pd_tensor_data(&kd->t);
+    char *dst = pd_tensor_data(&t);
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t v = 0; v < V; v++)
+        memcpy(dst + ((size_t)v * (size_t)rest + (size_t)(o * inner)) * es,
+               src + ((size_t)(o * V + v) * (size_t)inner) * es, (size_t)inner * es);
+    if ((st = replace_const(im, kd, &t, Y, "table", &table))) return st;
+  }
+  pd_tensor it;
+  if ((st = meta(im, I, &it))) return st;
+  if (it.dtype != PD_I32 && it.dtype != PD_I64)
+    return unsupported(im, "indices of dtype %s (int32, int64 are)", pd_dtype_name(it.dtype));
+  int q = it.ndim;
+  const char *ids = I;
+  konst *ki = find_const(im, I);
+  if (ki && !ki->declared) { /* normalised now, each checked */
+    int64_t cnt = pd_tensor_numel(&ki->t), one = 1;
+    pd_tensor t;
+    if (new_tensor(im, &t, PD_I64, q ? q : 1, q ? ki->t.dims : &one)) return PD_ERR_RUNTIME;
+    for (int64_t i = 0; i < cnt; i++) {
+      int64_t v = (int64_t)pd_tensor_get(&ki->t, i);
+      if (ki->t.dtype == PD_I64) v = PD_DATA(&ki->t, int64_t)[i];
+      if (v < -V || v >= V) {
+        pd_tensor_release(&t);
+        return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%d (Gather): index #%lld is %lld, outside [-%lld, %lld)",
+                         im->file, im->node_index, (long long)i, (long long)v, (long long)V, (long long)V);
+      }
+      PD_DATA(&t, int64_t)[i] = v < 0 ? v + V : v;
+    }
+    if (!(ids = fresh(im, Y, "ids"))) return oom(im);
+    if ((st = add_const(im, ids, &t, false))) {
+      pd_tensor_release(&t);
+      return st;
+    }
+  } else {
+    if (it.dtype == PD_I32) {
+      attrs c = {0};
+      at_s(&c, "dtype", "int64");
+      if (!(ids = fresh(im, Y, "ids64")) || (st = emit1(im, "cast", I, ids, &c))) return st ? st : oom(im);
+    }
+    const int64_t M = (int64_t)1 << 62;
+    const char *m1 = const_i64(im, Y, "m1", M - 1), *m = const_i64(im, Y, "m", M), *vv = const_i64(im, Y, "v", V);
+    const char *t1 = fresh(im, Y, "shift"), *t2 = fresh(im, Y, "neg"), *t3 = fresh(im, Y, "wrap"),
+               *t4 = fresh(im, Y, "ids");
+    if (!m1 || !m || !vv || !t1 || !t2 || !t3 || !t4) return oom(im);
+    if ((st = emit(im, "broadcast_sub", 2, (const char *[]){ids, m1}, 1, (const char *[]){t1}, NULL)) ||
+        (st = emit(im, "broadcast_div", 2, (const char *[]){t1, m}, 1, (const char *[]){t2}, NULL)) ||
+        (st = emit(im, "broadcast_mul", 2, (const char *[]){t2, vv}, 1, (const char *[]){t3}, NULL)) ||
+        (st = emit(im, "broadcast_sub", 2, (const char *[]){ids, t3}, 1, (const char *[]){t4}, NULL)))
+      return st;
+    ids = t4;
+  }
+  if (r == 2 && axis == 0 && q > 0)
+    return emit(im, "embedding", 2, (const char *[]){ids, table}, 1, (const char *[]){Y}, NULL);
+  /* [idx..., rest] -> [idx..., other...] -> other dims around the idx dims at axis */
+  const char *e = fresh(im, Y, "rows"), *e2 = axis && q ? fresh(im, Y, "split") : Y;
+  if (!e || !e2) return oom(im);
+  if ((st = emit(im, "embedding", 2, (const char *[]){ids, table}, 1, (const char *[]){e}, NULL))) return st;
+  int64_t shape[PD_MAX_DIMS], perm[PD_MAX_DIMS];
+  if (q + no > PD_MAX_DIMS) return unsupported(im, "an output of rank %d", q + no);
+  for (int i = 0; i < q; i++) shape[i] = 0;
+  for (int i = 0; i < no; i++) shape[q + i] = other[i];
+  int ns = q + no;
+  if (ns == 0) shape[ns++] = 1; /* a scalar gathered from a vector: [1] */
+  attrs s = {0};
+  at_ints(&s, "shape", ns, shape);
+  if ((st = emit1(im, "reshape", e, e2, &s)) || e2 == Y) return st;
+  int k = 0;
+  for (int i = 0; i < axis; i++) perm[k++] = q + i;
+  for (int i = 0; i < q; i++) perm[k++] = i;
+  for (int i = (int)axis; i < no; i++) perm[k++] = q + i;
+  attrs p = {0};
+  at_ints(&p, "perm", k, perm);
+  return emit1(im, "transpose", e2, Y, &p);
+}
+
 static const struct {
   const char *type;
   map_fn fn;
@@ -1181,14 +1518,18 @@ static const struct {
     {"Flatten", map_flatten, 1, 1},
     {"Gemm", map_gemm, 6, 2},
     {"GlobalAveragePool", map_global_avgpool, 1, 1},
+    {"Gather", map_gather, 1, 2},
     {"GlobalMaxPool", map_global_maxpool, 1, 1},
+    {"GRU", map_gru, 7, 3},
     {"Identity", map_identity, 1, 1},
+    {"LSTM", map_lstm, 7, 3},
     {"LogSoftmax", map_log_softmax, 1, 1},
     {"MatMul", map_matmul, 1, 2},
     {"MaxPool", map_maxpool, 1, 1},
     {"Mul", map_mul, 6, 2},
     {"Relu", map_relu, 6, 1},
     {"Reshape", map_reshape, 5, 2},
+    {"RNN", map_rnn, 7, 3},
     {"Sigmoid", map_sigmoid, 6, 1},
     {"Softmax", map_softmax, 1, 1},
     {"Sub", map_sub, 6, 2},
@@ -1331,8 +1672,10 @@ static pd_status import_node(imp *im, size_t i) {
     if (!n->input[j][0])
       return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s): its input #%d is required but given as \"\"",
                        im->file, i, n->op_type, j);
-  if (!out_at(n, 0))
-    return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no output", im->file, i, n->op_type);
+  bool any_out = out_at(n, 0) != NULL;
+  bool recurrent = fn == map_lstm || fn == map_gru || fn == map_rnn; /* each output optional */
+  for (size_t j = 1; j < n->n_output && recurrent; j++) any_out |= out_at(n, j) != NULL;
+  if (!any_out) return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no output", im->file, i, n->op_type);
   for (size_t j = 0; j < n->n_output; j++) /* each value assigned once */
     if (n->output[j][0] && has_name(im, n->output[j]))
       return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) writes \"%s\", which is already defined", im->file, i,
