@@ -1314,6 +1314,108 @@ class Bench:
                              r.med >= 40))
         self.loss_rows(S, ("tiny",), "batch 1, 1 thread", every, torch_iters)
 
+    # --- 9. recurrent nets ---
+    def rnn(self):
+        """fashion_lstm_fused and the char LM (LSTM 1x256) training against PyTorch's nn.LSTM in every peer
+        configuration, paired runs interleaved, on 1 and 2 threads; the share of our step in matrix products
+        (`paddle-run time`); batch-1 sampling (`generate`) per byte against PyTorch's per-token step. No loss
+        check here: PyTorch's initial values and the char LM's batches are its own (the same computation is
+        test/scripts/fused_rnn.py's)."""
+        self.section("9. recurrent nets")
+        S = "9. recurrent nets"
+        use_torch = self.a.torch == "yes"
+        self.stalls = getattr(self, "stalls", {})
+        lstm_net = os.path.join(self.out, "fashion_lstm_noeval.pbtxt")
+        with open(os.path.join(ROOT, "netdescs/fashion_lstm_fused.pbtxt")) as f:
+            text = "".join(l for l in f if "eval_data" not in l)
+        with open(lstm_net, "w") as g:
+            g.write(text)
+        lm_net = os.path.join(ROOT, "netdescs/char_lm.pbtxt")
+        # (label, net, torch model, batch, tokens per example, unit, iterations, log interval)
+        iters = (24, 8) if self.a.smoke else (120, 20) if self.a.quick else (300, 50)
+        nets = [("fashion_lstm_fused (LSTM 128, batch 64)", lstm_net, "fashion_lstm", 64, 1, "examples/s"),
+                ("char LM (LSTM 1x256, batch 32, windows of 64)", lm_net, "char_lm", 32, 64, "tokens/s")]
+        for label, net, model, b, per, unit in nets:
+            for t in (1, 2):
+                peer = Peer("rnn") if use_torch else None
+                cfgs = Peer.configs(t, "rnn") if use_torch else []
+                by_key = {c["key"]: c for c in cfgs}
+                ours, theirs = [], {c["key"]: [] for c in cfgs}
+                for rep in range(self.train_runs):
+                    for who in self.peer_order(rep, cfgs):
+                        if who == "ours":
+                            ex, _, _ = self.ours_train(b, t, iters[0], iters[1], net=net, tag=f"rnn_{model}",
+                                                       key=(model, t))
+                            ours.append(ex * per)
+                        else:
+                            ex, _ = peer.train(by_key[who], b, t, iters[0], iters[1], model=model)
+                            theirs[who].append(ex * per if ex else None)
+                if peer:
+                    peer.close()
+                    PEER_SEEN.update(peer.describe())
+                    self.torch_version = peer.version or self.torch_version
+                o = Stat(ours)
+                th = f"{t} thread{'s' if t > 1 else ''}"
+                self.row(S, f"ours, {label} training, {th} ({unit})", o.fmt(".0f"))
+                if not use_torch:
+                    continue
+                k = self.peer_rows(S, f"{label} training, {th} ({unit})", theirs, cfgs)
+                if k is None:
+                    continue
+                r = Stat([x / y for x, y in zip(ours, theirs[k]) if x and y])
+                goal = 1.4 if model == "char_lm" else (1.5 if t == 1 else 1.3)
+                self.row(S, f"ratio ours / PyTorch's best ({k}), {label}, {th} (paired runs)", r.fmt(".2f"),
+                         self.goal(r.med >= goal, f">= {goal}x"))
+                self.targets.append((S, f"{label} training >= {goal}x PyTorch's best, {th}", f"{r.med:.2f}x",
+                                     r.med >= goal))
+            # the share of the step in matrix products, from `paddle-run time` (its products profile)
+            for t in (1, 2):
+                out = sh([self.bin, "time", net, "--threads", str(t), "--iterations", "5" if self.a.smoke else "20",
+                          "--json"])
+                try:
+                    share = json.loads(out).get("products", {}).get("share")
+                except ValueError:
+                    share = None
+                if share is not None:
+                    self.row(S, f"ours, {label}: share of the step's ops time in matrix products, {t} thread"
+                                f"{'s' if t > 1 else ''} (`paddle-run time`)", f"{share * 100:.1f}%")
+        self.rnn_generate(S, lm_net, use_torch)
+
+    def rnn_generate(self, S, net, use_torch):
+        """µs per sampled byte of `paddle-run generate` on the char LM (the difference of a long and a short
+        run, so start-up and the prime cancel) against PyTorch's per-token step at batch 1."""
+        ckpt = os.path.join(self.out, "char_lm_ckpt")
+        shutil.rmtree(ckpt, ignore_errors=True)
+        sh([self.bin, "train", net, "--iterations", "1", "--save", ckpt])
+        short, long_ = (50, 550) if self.a.smoke else (200, 4200)
+        ours = []
+        for _ in range(self.runs):
+            t = {}
+            for n in (short, long_):
+                w, _ = self.exec_times(1, [self.bin, "generate", net, "--params", ckpt, "--prime", "The ", "--length",
+                                           str(n), "--seed", "1", "--threads", "1"])
+                t[n] = w[0]
+            ours.append((t[long_] - t[short]) / (long_ - short) * 1e6)
+        o = Stat(ours)
+        self.row(S, "ours, `generate` with the char LM, 1 thread (µs per byte)", o.fmt(".1f"),
+                 self.goal(o.med <= 20, "<= 20 µs"))
+        if not use_torch:
+            return
+        peer = Peer("infer")
+        cfgs = Peer.configs(1, "infer")
+        theirs = {c["key"]: [] for c in cfgs}
+        for _ in range(self.runs):
+            for c in cfgs:
+                res = peer.ask(c, {"cmd": "generate", "threads": 1, "tokens": 200 if self.a.smoke else 2000})
+                theirs[c["key"]].append(res["seconds_per_token"] * 1e6 if res else None)
+        peer.close()
+        k = self.peer_rows(S, "the char LM's step at batch 1 with sampling, 1 thread (µs per token)", theirs, cfgs,
+                           spec=".1f", higher=False)
+        if k is not None:
+            r = Stat(theirs[k]).med / o.med
+            self.row(S, f"ratio PyTorch's best ({k}) per-token time / ours", f"{r:.1f}")
+            self.targets.append((S, "generate <= 20 µs per byte (char LM 1x256)", f"{o.med:.1f} µs", o.med <= 20))
+
     # --- report ---
     def report(self, seconds):
         """The whole of RESULTS.md for this run, as lines."""
@@ -1523,7 +1625,7 @@ def main():
                     help="a few steps of everything, to check the machinery; the report goes to "
                          "bench/out/RESULTS.smoke.md and its figures mean nothing")
     ap.add_argument("--only", default="",
-                    help="comma-separated sections (peak,parse,dispatch,startup,train,gemm,infer,cnn,tiny,dist,gpu); "
+                    help="comma-separated sections (peak,parse,dispatch,startup,train,gemm,infer,cnn,tiny,rnn,dist,gpu); "
                          "the report goes to "
                          "bench/out/RESULTS.only.md unless --merge")
     ap.add_argument("--merge", action="store_true",
@@ -1537,7 +1639,7 @@ def main():
     want = lambda s: only is None or s in only  # noqa: E731
     print(f"paddle-run bench: {b.env['cpu']}, {b.env['cores']} cores, BLIS {b.env['blis']}, "
           f"{b.runs} runs per figure", flush=True)
-    if any(want(s) for s in ("peak", "train", "gemm", "infer", "cnn", "tiny")):
+    if any(want(s) for s in ("peak", "train", "gemm", "infer", "cnn", "tiny", "rnn")):
         b.peak()  # the figures below are also shown as a fraction of it
     if want("parse"):
         b.parse()
@@ -1555,6 +1657,8 @@ def main():
         b.cnn()
     if want("tiny"):
         b.tiny()
+    if want("rnn"):
+        b.rnn()
     if want("dist"):
         b.dist()
     if want("gpu"):

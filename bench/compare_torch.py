@@ -21,8 +21,14 @@ accuracy metric computed each step as the NetDescs do:
 With --serve, a request {"cmd": "infer", "threads", "batch", "params", "runs"}
 times the MLP's inference instead (see infer()), and {"cmd": "gemm", "threads",
 "n"} an n x n x n float32 matmul (shows whether BLIS threads, see gemm()).
-A recurrent (or any other) net joins by adding its model to make_model():
-bench.py then runs it in every peer configuration like the others.
+A net joins by adding its model to make_model(): bench.py then runs it in
+every peer configuration like the others. The recurrent nets:
+  fashion_lstm (netdescs/fashion_lstm_fused.pbtxt): rows of 28 pixels into
+      an LSTM 128, fc 10 on the last h; Adam lr 0.002, cosine over 4690 steps.
+  char_lm (netdescs/char_lm.pbtxt, request "model": "char_lm"): embedding
+      64, LSTM 256, fc 256 over windows of 64 bytes of the fortunes texts,
+      the state carried between windows; Adam lr 0.002, clip 5 (run_lm());
+      {"cmd": "generate", "threads", "tokens"} times its batch-1 sampling.
 
 The peer is tried in several configurations (bench.py's PEER_CONFIGS): Debian's
 PyTorch multiplies matrices with BLIS (OpenMP flavour), which
@@ -156,7 +162,108 @@ def make_model(name, params=None, dropout=0.5):
         if params:
             load_params(model, ["conv1", "conv2", "fc1", "fc2"], params)
         return model, (1, 28, 28), cosine(CNN_LR, CNN_DECAY)
+    if name == "fashion_lstm":  # netdescs/fashion_lstm_fused.pbtxt: rows of 28 pixels, LSTM 128, fc on the last h
+        return LstmClassifier(), (28, 28), cosine(LSTM_LR, LSTM_DECAY)
     raise ValueError(f"unknown model {name!r}")
+
+
+LSTM_LR, LSTM_DECAY = 0.002, 4690  # fashion_lstm_fused.pbtxt: adam lr 0.002, schedule cosine, decay_steps 4690
+LM_LR, LM_CLIP, LM_VOCAB, LM_EMB, LM_HIDDEN = 0.002, 5.0, 256, 64, 256  # netdescs/char_lm.pbtxt
+
+
+class LstmClassifier(torch.nn.Module):
+    """fashion_lstm_fused.pbtxt: an image read row by row (28 steps of 28), LSTM 128, fc 10 on the last h."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(28, 128, batch_first=True)
+        self.fc = torch.nn.Linear(128, 10)
+
+    def forward(self, x):
+        _, (h, _) = self.lstm(x)
+        return self.fc(h[-1])
+
+
+class CharLM(torch.nn.Module):
+    """netdescs/char_lm.pbtxt: embedding 64 per byte, LSTM 256, projection back to the 256 byte values."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(LM_VOCAB, LM_EMB)
+        self.lstm = torch.nn.LSTM(LM_EMB, LM_HIDDEN, batch_first=True)
+        self.out = torch.nn.Linear(LM_HIDDEN, LM_VOCAB)
+
+    def forward(self, ids, state):
+        y, state = self.lstm(self.emb(ids), state)
+        return self.out(y), state
+
+
+def lm_text():
+    """The bytes char_lm.pbtxt reads (the fortunes files), or random bytes where they are missing: the step's
+    time does not depend on the text."""
+    import glob
+    files = sorted(glob.glob("/usr/share/games/fortunes/*.u8"))
+    raw = b"".join(open(f, "rb").read() for f in files) if files else bytes(range(256)) * 4096
+    return torch.from_numpy(np.frombuffer(raw, dtype=np.uint8).astype(np.int64))
+
+
+def run_lm(threads, batch, iterations, warmup, window=64, knobs=()):
+    """char_lm.pbtxt's training step: windows of `window` bytes, a stream per batch row with the LSTM's state
+    carried (detached) from one window to the next, Adam, gradients clipped to global norm 5. Steady-state
+    windows/s (examples_per_sec) and tokens/s over the steps after `warmup`."""
+    with knobs_applied(knobs):
+        torch.set_num_threads(threads)
+        torch.manual_seed(1)
+        text = lm_text()
+        model = CharLM()
+        model.train()
+        opt = torch.optim.Adam(model.parameters(), lr=LM_LR)
+        stride = (text.shape[0] - 1) // batch
+        starts = torch.arange(batch) * stride
+        state = None
+        t_start, pos = None, 0
+        for step in range(iterations):
+            if step == warmup:
+                t_start = time.perf_counter()
+            if pos + window + 1 > stride:
+                pos, state = 0, None
+            idx = starts[:, None] + pos + torch.arange(window + 1)[None, :]
+            seq = text[idx]
+            pos += window
+            logits, state = model(seq[:, :-1], state)
+            state = tuple(s.detach() for s in state)
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, LM_VOCAB), seq[:, 1:].reshape(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), LM_CLIP)
+            opt.step()
+            last = loss.item()
+        elapsed = time.perf_counter() - t_start
+        steps = iterations - warmup
+        return {"examples_per_sec": steps * batch / elapsed, "tokens_per_sec": steps * batch * window / elapsed,
+                "seconds": elapsed, "steps": steps, "loss": last, "losses": [], "model": "char_lm",
+                "torch": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def generate(threads, tokens, knobs=()):
+    """Seconds per sampled byte of char_lm's model at batch 1 as `paddle-run generate` runs it: the last
+    byte in, one LSTM step carrying the states, the projection, softmax, one sample; under no_grad (or
+    inference_mode with that knob)."""
+    with knobs_applied(knobs):
+        torch.set_num_threads(threads)
+        no_grad = torch.inference_mode if "inference_mode" in knobs else torch.no_grad
+        model = CharLM()
+        model.eval()
+        gen = torch.Generator().manual_seed(1)
+        with no_grad():
+            tok, state = torch.tensor([[84]]), None
+            for i in range(20 + tokens):
+                if i == 20:
+                    t0 = time.perf_counter()
+                logits, state = model(tok, state)
+                prob = torch.softmax(logits[0, -1] / 0.8, dim=0)
+                tok = torch.multinomial(prob, 1, generator=gen).reshape(1, 1)
+            return {"seconds_per_token": (time.perf_counter() - t0) / tokens}
 
 
 def run(pixels, labels, threads, batch, iterations, warmup, model_name="mlp", params=None, shuffle=True,
@@ -181,7 +288,9 @@ def _run(pixels, labels, threads, batch, iterations, warmup, model_name, params,
     if nhwc:
         model = model.to(memory_format=torch.channels_last)
     model.train()
-    if model_name == "cnn" and optimizer == "momentum":  # bench.py's momentum variant of fashion_cnn.pbtxt
+    if model_name == "fashion_lstm":  # as netdescs/fashion_lstm_fused.pbtxt
+        opt = torch.optim.Adam(model.parameters(), lr=lr_at(0), betas=(0.9, 0.999), eps=1e-8)
+    elif model_name == "cnn" and optimizer == "momentum":  # bench.py's momentum variant of fashion_cnn.pbtxt
         lr_at = cosine(CNN_MOMENTUM_LR, CNN_DECAY)
         opt = torch.optim.SGD(model.parameters(), lr=lr_at(0), momentum=0.9)
     elif model_name == "cnn":  # as netdescs/fashion_cnn.pbtxt
@@ -299,7 +408,7 @@ def seen():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="mlp", choices=["mlp", "cnn", "tiny"])
+    ap.add_argument("--model", default="mlp", choices=["mlp", "cnn", "tiny", "fashion_lstm"])
     ap.add_argument("--data", nargs=2, metavar=("X.npy", "LABEL.npy"), help="data instead of Fashion-MNIST (tiny)")
     ap.add_argument("--threads", type=int)
     ap.add_argument("--batch", type=int)
@@ -330,6 +439,13 @@ def main():
         r = json.loads(line)
         if r.get("cmd") == "infer":
             print(json.dumps(infer(r["threads"], r["batch"], r["params"], r.get("runs", 1), r.get("knobs", ()))),
+                  flush=True)
+            continue
+        if r.get("cmd") == "generate":
+            print(json.dumps(generate(r["threads"], r.get("tokens", 1000), r.get("knobs", ()))), flush=True)
+            continue
+        if r.get("model") == "char_lm":
+            print(json.dumps(run_lm(r["threads"], r["batch"], r["iterations"], r["warmup"], knobs=r.get("knobs", ()))),
                   flush=True)
             continue
         if r.get("cmd") == "gemm":

@@ -5,7 +5,7 @@
 # bench/bench.py, which prints a table and writes bench/RESULTS.md.
 #   sh bench/run.sh [BUILD]        BENCH_QUICK=1: fewer runs, shorter training
 # BENCH_ONLY=section,... runs only those (peak parse dispatch startup train gemm
-# infer cnn tiny dist gpu) and writes bench/out/RESULTS.only.md; add BENCH_MERGE=1 to put
+# infer cnn tiny rnn dist gpu) and writes bench/out/RESULTS.only.md; add BENCH_MERGE=1 to put
 # their figures into bench/RESULTS.md instead, keeping the other sections'.
 # BENCH_SMOKE=1: a few steps of everything to check the machinery (report in
 # bench/out/RESULTS.smoke.md; its figures mean nothing). BENCH_PEER=alone,blis,...

@@ -11,6 +11,10 @@
 #endif
 #include <string.h>
 
+#include "base/arch.h"
+#ifdef PD_X86
+#include <immintrin.h>
+#endif
 #include "core/op.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
@@ -51,6 +55,159 @@ static const pd_attr_def attrs[] = {PD_RNN_COMMON_ATTRS};
 #include "lstm_t.h"
 #undef T
 
+/* ---- float steps on packed R (rnn_core.h, pd_rnn_packed) ---- */
+
+#ifdef PD_X86
+/* The float cells' exp, sigmoid and tanh (rnn_core.h) 8 at a time; a NaN
+ * stays NaN. FMA rounds once where the scalar code rounds twice. */
+__attribute__((target("avx2,fma"))) static inline __m256 exp8(__m256 x) {
+  __m256 v = _mm256_max_ps(_mm256_set1_ps(-88.0f), _mm256_min_ps(_mm256_set1_ps(88.0f), x));
+  __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  v = _mm256_andnot_ps(nan, v);
+  __m256 fn = _mm256_round_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f)),
+                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), v);
+  r = _mm256_fmadd_ps(fn, _mm256_set1_ps(2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  __m256i n = _mm256_add_epi32(_mm256_cvtps_epi32(fn), _mm256_set1_epi32(127));
+  __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(n, 23)));
+  return _mm256_blendv_ps(e, x, nan);
+}
+__attribute__((target("avx2,fma"))) static inline __m256 sigmoid8(__m256 x) {
+  __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+__attribute__((target("avx2,fma"))) static inline __m256 tanh8(__m256 x) {
+  __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(one, exp8(_mm256_add_ps(x, x)))));
+}
+/* x bounded to [-b, b]; a NaN stays NaN (min and max return their second
+ * operand when one is NaN) */
+__attribute__((target("avx2,fma"))) static inline __m256 bound8(__m256 x, __m256 b, __m256 nb) {
+  return _mm256_max_ps(nb, _mm256_min_ps(b, x));
+}
+
+/* lstm_row without peepholes, 8 units at a time, the rest as lstm_row. */
+__attribute__((target("avx2,fma"))) static void lstm_row_avx2(float *restrict g, float *restrict h, float *restrict c,
+                                                              float *restrict y, const float *restrict cp, float bound,
+                                                              int64_t H, int64_t j0, int64_t j1) {
+  const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound);
+  int64_t j = j0;
+  for (; j + 8 <= j1; j += 8) {
+    __m256 i = sigmoid8(bound8(_mm256_loadu_ps(g + j), b, nb));
+    __m256 f = sigmoid8(bound8(_mm256_loadu_ps(g + H + j), b, nb));
+    __m256 gg = tanh8(bound8(_mm256_loadu_ps(g + 2 * H + j), b, nb));
+    __m256 o = sigmoid8(bound8(_mm256_loadu_ps(g + 3 * H + j), b, nb));
+    __m256 cn = _mm256_fmadd_ps(f, _mm256_loadu_ps(cp + j), _mm256_mul_ps(i, gg));
+    _mm256_storeu_ps(g + j, i), _mm256_storeu_ps(g + H + j, f);
+    _mm256_storeu_ps(g + 2 * H + j, gg), _mm256_storeu_ps(g + 3 * H + j, o);
+    _mm256_storeu_ps(c + j, cn);
+    __m256 hv = _mm256_mul_ps(o, tanh8(cn));
+    _mm256_storeu_ps(h + j, hv), _mm256_storeu_ps(y + j, hv);
+  }
+  if (j < j1) lstm_row_float(g, h, c, y, cp, NULL, bound, H, j, j1, false);
+}
+#endif
+
+/* Forward, the hidden blocks [lo, hi): each block's G gate panels times
+ * h_prev added to the projection in g, then the block's gate pass, h also
+ * written packed for the next step's product. A block's columns are its
+ * part's alone, so one pass over the pool a step. */
+static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_float *s, int64_t lo, int64_t hi,
+                                                                  bool avx2) {
+  const pd_rnn_packed *pk = s->pk;
+  const int64_t H = s->hidden, GH = s->gh, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
+  const float *a = pk->a[pk->cur];
+  float *an = pk->a[!pk->cur];
+  /* part 0 times its products for the profile (the parts run side by side) */
+  bool timed = lo == 0 && pd_blas_profiling();
+  double spent = 0;
+  for (int64_t hb = lo; hb < hi; hb++) {
+    int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
+    double t0 = timed ? pd_blas_now() : 0;
+    for (int64_t q = 0; q < 4; q++)
+      for (int64_t r0 = 0; r0 < nact; r0 += mr)
+        pd_ukr_run_ex_float(&pk->uk, nact - r0 < mr ? nact - r0 : mr, j1 - j0, H, a + r0 / mr * pk->as,
+                            pk->b + (hb * 4 + q) * pk->bs, 1, s->g + r0 * GH + q * H + j0, GH, 1);
+    if (timed) spent += pd_blas_now() - t0;
+    for (int64_t b = 0; b < s->batch; b++) {
+      float *g = s->g + b * GH, *h = s->h + b * H, *c = s->c + b * H, *y = s->y + b * s->ldy;
+      const float *cp = s->cp + b * H;
+      if (!pd_rnn_active_float(s, b))
+        for (int64_t j = j0; j < j1; j++) h[j] = s->hp[b * H + j], c[j] = cp[j], y[j] = 0;
+      else if (s->peep)
+        lstm_row_float(g, h, c, y, cp, s->peep, s->bound, H, j0, j1, true);
+#ifdef PD_X86
+      else if (avx2)
+        lstm_row_avx2(g, h, c, y, cp, s->bound, H, j0, j1);
+#endif
+      else
+        lstm_row_float(g, h, c, y, cp, s->hp, s->bound, H, j0, j1, false);
+      float *ap = an + b / mr * pk->as + b % mr;
+      for (int64_t j = j0; j < j1; j++) ap[j * mr] = h[j];
+    }
+  }
+  if (timed) pd_blas_profile_add(spent, 2.0 * (double)nact * (double)GH * (double)H);
+  (void)avx2;
+}
+
+static void lstm_fwd_part(void *arg, int part, int nparts) {
+  pd_rnn_step_float *s = arg;
+  int64_t lo, hi;
+  pd_parallel_range(s->pk->blocks, part, nparts, &lo, &hi);
+  lstm_fwd_blocks(s, lo, hi, pd_rnn_avx2());
+}
+
+static void lstm_fwd_packed(pd_rnn_step_float *s) {
+  pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), lstm_fwd_part, s);
+}
+
+/* Backward, rows [lo, hi): the gate gradients, also written packed for the
+ * product dG R. */
+static void lstm_bwd_pack_rows(void *arg, int64_t lo, int64_t hi) {
+  pd_rnn_step_float *s = arg;
+  const pd_rnn_packed *pk = s->pk;
+  const int64_t GH = s->gh, mr = pk->uk.mr;
+  lstm_bwd_rows_float(s, lo, hi);
+  for (int64_t b = lo; b < hi; b++) {
+    float *ap = pk->a[0] + b / mr * pk->as + b % mr;
+    const float *dg = s->dg + b * GH;
+    for (int64_t l = 0; l < GH; l++) ap[l * mr] = dg[l];
+  }
+}
+
+/* Backward, the hidden blocks of dh += dG R a part takes. */
+static void lstm_bwd_product_part(void *arg, int part, int nparts) {
+  pd_rnn_step_float *s = arg;
+  const pd_rnn_packed *pk = s->pk;
+  const int64_t H = s->hidden, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
+  int64_t lo, hi;
+  pd_parallel_range(pk->blocks, part, nparts, &lo, &hi);
+  for (int64_t hb = lo; hb < hi; hb++) {
+    int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
+    for (int64_t r0 = 0; r0 < nact; r0 += mr)
+      pd_ukr_run_ex_float(&pk->uk, nact - r0 < mr ? nact - r0 : mr, j1 - j0, s->gh, pk->a[0] + r0 / mr * pk->as,
+                          pk->b + hb * pk->bs, 1, s->dh + r0 * H + j0, H, 1);
+  }
+}
+
+static void lstm_bwd_packed(pd_rnn_step_float *s) {
+  /* P's gradient sums over the rows in order: one part then */
+  if (s->dpeep)
+    lstm_bwd_pack_rows(s, 0, s->batch);
+  else
+    pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), lstm_bwd_pack_rows, s);
+  double t0 = pd_blas_profiling() ? pd_blas_now() : 0;
+  pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), lstm_bwd_product_part, s);
+  if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)s->nact * (double)s->gh * (double)s->hidden);
+}
+
 static const pd_rnn_cell cell = {
     .gates = 4,
     .has_c = true,
@@ -63,6 +220,8 @@ static const pd_rnn_cell cell = {
     .fwd_double = lstm_fwd_double,
     .bwd_float = lstm_bwd_float,
     .bwd_double = lstm_bwd_double,
+    .fwd_packed = lstm_fwd_packed,
+    .bwd_packed = lstm_bwd_packed,
 };
 
 static const double param_init[N_IN] = {[RNN_X] = NAN,  [RNN_W] = NAN, [RNN_R] = NAN, [RNN_B] = 0, [RNN_LENGTHS] = NAN,

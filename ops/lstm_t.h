@@ -2,13 +2,14 @@
  * lstm.c includes it once for float and once for double. Gates in the
  * order i, f, g, o (PyTorch's); P in ONNX's order i, o, f. */
 
-/* One row's gates and states; has_peep is a constant where it is inlined,
+/* One row's gates and states, hidden units j0 .. j1-1; has_peep is a constant where it is inlined,
  * so that the loop of each case vectorises. */
 static inline __attribute__((always_inline)) void PD_T(lstm_row)(T *restrict g, T *restrict h, T *restrict c,
                                                                  T *restrict y, const T *restrict cp, const T *peep,
-                                                                 T bound, int64_t H, bool has_peep) {
+                                                                 T bound, int64_t H, int64_t j0, int64_t j1,
+                                                                 bool has_peep) {
   const T *pi = peep, *po = peep + H, *pf = peep + 2 * H;
-  for (int64_t j = 0; j < H; j++) {
+  for (int64_t j = j0; j < j1; j++) {
     T ai = g[j], af = g[H + j], ag = g[2 * H + j], ao = g[3 * H + j];
     if (has_peep) ai += pi[j] * cp[j], af += pf[j] * cp[j];
     T i = PD_T(pd_rnn_sigmoid)(PD_T(pd_rnn_bound)(ai, bound));
@@ -34,9 +35,9 @@ static void PD_T(lstm_fwd_rows)(void *arg, int64_t lo, int64_t hi) {
     }
     T *g = s->g + b * GH, *h = s->h + b * H, *c = s->c + b * H, *y = s->y + b * s->ldy;
     if (s->peep)
-      PD_T(lstm_row)(g, h, c, y, s->cp + b * H, s->peep, s->bound, H, true);
+      PD_T(lstm_row)(g, h, c, y, s->cp + b * H, s->peep, s->bound, H, 0, H, true);
     else
-      PD_T(lstm_row)(g, h, c, y, s->cp + b * H, s->hp, s->bound, H, false);
+      PD_T(lstm_row)(g, h, c, y, s->cp + b * H, s->hp, s->bound, H, 0, H, false);
   }
 }
 

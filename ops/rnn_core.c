@@ -5,8 +5,10 @@
 #include "rnn_core.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/arch.h"
 #include "cpu/blas.h"
 #include "kmath.h"
 
@@ -70,6 +72,140 @@ static int64_t rnn_active_rows(const rnn_dims *d, int64_t p) {
   while (n > 0 && d->len[n - 1] <= p) n--;
   return n;
 }
+
+bool pd_rnn_avx2(void) {
+  static int have = -1; /* -1: not asked yet */
+  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+  if (h < 0) {
+#ifdef PD_X86
+    __builtin_cpu_init();
+    h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    h = 0;
+#endif
+    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+  }
+  return h;
+}
+
+/* ---- the packed product (pd_rnn_packed), float only ---- */
+
+/* Steps a call must have to pay for packing R (about one step's product). */
+#define RNN_PACKED_MIN_STEPS 4
+/* The largest micro-tile (mr * nr) the cells keep on their stack. */
+#define RNN_PACKED_MAX_TILE 1024
+
+static int64_t rnn_round16(int64_t n) { return (n + 15) & ~(int64_t)15; }
+
+/* Grows `work` to n floats from a 64-byte boundary. */
+static pd_status rnn_packed_alloc(pd_ctx *c, pd_tensor *work, int64_t n, float **out) {
+  work->dtype = PD_F32;
+  int64_t total = n + 16;
+  pd_status st = pd_tensor_set_dims(work, 1, &total, c->err);
+  if (!st) st = pd_ctx_alloc(c, work);
+  if (st) return st;
+  uintptr_t p = (uintptr_t)PD_DATA(work, float);
+  *out = (float *)((p + 63) & ~(uintptr_t)63);
+  return PD_OK;
+}
+
+/* Whether a call takes the packed path; fills pk's sizes (a and b left). */
+static bool rnn_packed_use(const pd_rnn_cell *cell, const rnn_dims *d, bool fwd, pd_rnn_packed *pk) {
+  if (!(fwd ? cell->fwd_packed : cell->bwd_packed) || d->Tn < RNN_PACKED_MIN_STEPS) return false;
+  memset(pk, 0, sizeof *pk);
+  pd_ukr_float(&pk->uk);
+  if (pk->uk.mr * pk->uk.nr > RNN_PACKED_MAX_TILE || pk->uk.mr < 1 || pk->uk.nr < 1) return false;
+  pk->kdim = fwd ? d->H : d->GH;
+  pk->blocks = (d->H + pk->uk.nr - 1) / pk->uk.nr;
+  pk->as = rnn_round16(pk->kdim * pk->uk.mr), pk->bs = rnn_round16(pk->kdim * pk->uk.nr);
+  return true;
+}
+
+/* Forward: R^T [H, G H] in panels of nr columns, block by block of hidden
+ * units, a block's gates in turn (zero columns past H); h0 into a[0]. */
+static pd_status rnn_packed_fwd_float(pd_ctx *c, const rnn_dims *d, const float *r, const float *h0,
+                                      pd_rnn_packed *pk) {
+  int64_t H = d->H, G = d->G, nr = pk->uk.nr, mr = pk->uk.mr, mpan = (d->B + mr - 1) / mr;
+  float *buf;
+  pd_status st = rnn_packed_alloc(c, &c->op->work[0], pk->blocks * G * pk->bs + 2 * mpan * pk->as, &buf);
+  if (st) return st;
+  float *b = buf;
+  for (int64_t hb = 0; hb < pk->blocks; hb++)
+    for (int64_t q = 0; q < G; q++, b += pk->bs)
+      for (int64_t j = 0; j < nr; j++) {
+        int64_t col = hb * nr + j;
+        for (int64_t l = 0; l < H; l++) b[l * nr + j] = col < H ? r[(q * H + col) * H + l] : 0;
+      }
+  pk->b = buf;
+  pk->a[0] = buf + pk->blocks * G * pk->bs, pk->a[1] = pk->a[0] + mpan * pk->as;
+  memset(pk->a[0], 0, sizeof(float) * (size_t)(2 * mpan * pk->as));
+  for (int64_t i = 0; i < d->B; i++)
+    for (int64_t l = 0; l < H; l++) pk->a[0][(i / mr) * pk->as + l * mr + i % mr] = h0[i * H + l];
+  pk->cur = 0;
+  return PD_OK;
+}
+
+/* Backward: R [G H, H] in panels of nr columns (zero columns past H). */
+static pd_status rnn_packed_bwd_float(pd_ctx *c, const rnn_dims *d, const float *r, pd_rnn_packed *pk) {
+  int64_t H = d->H, GH = d->GH, nr = pk->uk.nr, mr = pk->uk.mr, mpan = (d->B + mr - 1) / mr;
+  float *buf;
+  pd_status st = rnn_packed_alloc(c, &c->op->work[1], pk->blocks * pk->bs + mpan * pk->as, &buf);
+  if (st) return st;
+  for (int64_t hb = 0; hb < pk->blocks; hb++) {
+    float *b = buf + hb * pk->bs;
+    for (int64_t l = 0; l < GH; l++)
+      for (int64_t j = 0; j < nr; j++) b[l * nr + j] = hb * nr + j < H ? r[l * H + hb * nr + j] : 0;
+  }
+  pk->b = buf;
+  pk->a[0] = buf + pk->blocks * pk->bs, pk->a[1] = NULL;
+  memset(pk->a[0], 0, sizeof(float) * (size_t)(mpan * pk->as));
+  return PD_OK;
+}
+
+/* The driver's calls, per element type: the packed path is float's. */
+static pd_status rnn_packed_start_fwd_float(pd_ctx *c, const pd_rnn_cell *cell, const rnn_dims *d, const float *r,
+                                            const float *h0, pd_rnn_packed *pk, pd_rnn_packed **use) {
+  *use = NULL;
+  if (!rnn_packed_use(cell, d, true, pk)) return PD_OK;
+  pd_status st = rnn_packed_fwd_float(c, d, r, h0, pk);
+  if (!st) *use = pk;
+  return st;
+}
+static pd_status rnn_packed_start_fwd_double(pd_ctx *c, const pd_rnn_cell *cell, const rnn_dims *d, const double *r,
+                                             const double *h0, pd_rnn_packed *pk, pd_rnn_packed **use) {
+  (void)c, (void)cell, (void)d, (void)r, (void)h0, (void)pk;
+  *use = NULL;
+  return PD_OK;
+}
+static pd_status rnn_packed_start_bwd_float(pd_ctx *c, const pd_rnn_cell *cell, const rnn_dims *d, const float *r,
+                                            pd_rnn_packed *pk, pd_rnn_packed **use) {
+  *use = NULL;
+  if (!rnn_packed_use(cell, d, false, pk)) return PD_OK;
+  pd_status st = rnn_packed_bwd_float(c, d, r, pk);
+  if (!st) *use = pk;
+  return st;
+}
+static pd_status rnn_packed_start_bwd_double(pd_ctx *c, const pd_rnn_cell *cell, const rnn_dims *d, const double *r,
+                                             pd_rnn_packed *pk, pd_rnn_packed **use) {
+  (void)c, (void)cell, (void)d, (void)r, (void)pk;
+  *use = NULL;
+  return PD_OK;
+}
+static void rnn_step_fwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s) {
+  if (s->pk) {
+    cell->fwd_packed(s);
+    s->pk->cur ^= 1;
+  } else
+    cell->fwd_float(s);
+}
+static void rnn_step_fwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s) { cell->fwd_double(s); }
+static void rnn_step_bwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s) {
+  if (s->pk)
+    cell->bwd_packed(s);
+  else
+    cell->bwd_float(s);
+}
+static void rnn_step_bwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s) { cell->bwd_double(s); }
 
 #define T float
 #include "rnn_core_t.h"

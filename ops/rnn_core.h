@@ -14,6 +14,7 @@
 
 #include "base/tmpl.h"
 #include "core/op.h"
+#include "cpu/blas.h"
 
 /* The slots every fused recurrent op has, at these indices; the op's own
  * (lstm's C0, P, CT) come in its pd_rnn_cell's slot numbers. */
@@ -53,6 +54,25 @@ static inline double pd_rnn_tanh_double(double x) { return tanh(x); }
  * (cpu/parallel.h): about 8192 gate values. */
 static inline int64_t pd_rnn_row_grain(int64_t gh) { return gh >= 8192 ? 1 : 8192 / gh; }
 
+/* The float fast path of a step's product h R^T (forward) or dG R
+ * (backward): R packed once per op call into the panels BLIS's micro-kernel
+ * reads (BLIS would pack it anew at every step), the step's left operand
+ * packed by the cell as it writes it. Forward panels go hidden block by
+ * block, the G gates of a block of nr hidden units one after another, so a
+ * part that owns a block has its gates' products and does its gate pass. */
+typedef struct pd_rnn_packed {
+  pd_ukr uk;
+  int64_t kdim;   /* K: H forward, G H backward */
+  int64_t blocks; /* hidden blocks of nr units */
+  int64_t as, bs; /* floats from one panel of a, b to the next (kdim * mr, kdim * nr, 64-byte multiples) */
+  const float *b; /* packed R: forward blocks * G panels, backward `blocks` panels, each kdim * nr */
+  float *a[2];    /* the packed left operand, ceil(batch / mr) panels of kdim * mr; forward: h_prev, h */
+  int cur;        /* forward: a[cur] holds h_prev */
+} pd_rnn_packed;
+
+/* Whether the gate passes may use AVX2 and FMA (asked once). */
+bool pd_rnn_avx2(void);
+
 /* One step of one direction of one layer, as a cell sees it. Rows b with
  * len[b] <= p are frozen: their state is carried, their output is 0, their
  * gate gradients are 0 (pd_rnn_frozen_T). */
@@ -73,6 +93,10 @@ typedef struct pd_rnn_cell {
   void (*fwd_double)(pd_rnn_step_double *s);
   void (*bwd_float)(pd_rnn_step_float *s);
   void (*bwd_double)(pd_rnn_step_double *s);
+  /* float steps on pd_rnn_packed (s->pk), or NULL: the driver uses them when
+   * a call has enough steps to pay for packing R */
+  void (*fwd_packed)(pd_rnn_step_float *s);
+  void (*bwd_packed)(pd_rnn_step_float *s);
 } pd_rnn_cell;
 
 /* The op functions the three defs share (def->data is the pd_rnn_cell). */

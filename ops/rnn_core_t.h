@@ -81,6 +81,9 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
       else if (cs)
         memset(cs + init * BH, 0, sizeof(T) * (size_t)BH);
       PD_T(rnn_step_init)(&s, d, rw + k * GH * H, wb ? wb + GH : NULL, p_t ? PD_DATA(p_t, T) + k * 3 * H : NULL);
+      pd_rnn_packed pk;
+      pd_status st = PD_T(rnn_packed_start_fwd)(c, cell, d, rw + k * GH * H, hs + init * BH, &pk, &s.pk);
+      if (st) return st;
       for (int64_t q = 0; q < Tn; q++) {
         int64_t p = rev ? Tn - 1 - q : q, prev = rev ? p + 2 : p;
         s.p = p, s.nact = rnn_active_rows(d, p);
@@ -88,7 +91,7 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
         s.cp = cs ? cs + prev * BH : NULL, s.c = cs ? cs + (p + 1) * BH : NULL;
         s.ex = ex ? ex + p * BH : NULL;
         s.y = res + rnn_off_out(d, l) + p * B * DH + dir * H;
-        cell->PD_T(fwd)(&s);
+        PD_T(rnn_step_fwd)(cell, &s);
       }
     }
   }
@@ -193,6 +196,8 @@ static pd_status PD_T(rnn_backward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims
       PD_T(rnn_step_init)(&s, d, rw + k * GH * H, wb ? wb + GH : NULL, p_t ? PD_DATA(p_t, T) + k * 3 * H : NULL);
       s.dh = dh, s.dc = cell->has_c ? dc : NULL, s.tmp = tmp;
       s.dpeep = dp_t ? PD_DATA(dp_t, T) + k * 3 * H : NULL;
+      pd_rnn_packed pk;
+      if ((st = PD_T(rnn_packed_start_bwd)(c, cell, d, rw + k * GH * H, &pk, &s.pk))) return st;
       for (int64_t q = Tn - 1; q >= 0; q--) {
         int64_t p = rev ? Tn - 1 - q : q, prev = rev ? p + 2 : p;
         s.p = p, s.nact = rnn_active_rows(d, p);
@@ -201,7 +206,7 @@ static pd_status PD_T(rnn_backward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims
         s.ex = ex ? (T *)(ex + p * BH) : NULL;
         s.dg = dg + p * B * GH, s.dex = dex ? dex + p * BH : NULL;
         s.dy = da[cur] + p * B * DH + dir * H;
-        cell->PD_T(bwd)(&s);
+        PD_T(rnn_step_bwd)(cell, &s);
       }
       if (dh0_t) memcpy(PD_DATA(dh0_t, T) + k * BH, dh, sizeof(T) * (size_t)BH);
       if (dc0_t) memcpy(PD_DATA(dc0_t, T) + k * BH, dc, sizeof(T) * (size_t)BH);

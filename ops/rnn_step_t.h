@@ -20,12 +20,13 @@ typedef struct PD_T(pd_rnn_step) {
   T clo_s, chi_s, clo_t, chi_t; /* sigmoid and tanh of -clip, clip: a kept gate there was clipped */
   int variant;                  /* rnn: 1 relu; gru: linear_before_reset */
   /* backward */
-  T *dg;       /* [batch, gh] out: the gate pre-activations' gradients */
-  T *dh, *dc;  /* the states' gradients [batch, H], from step p+1 on entry, for step p-1 on exit */
-  const T *dy; /* the layer output's gradient at p: row b at dy + b * ldy */
-  T *dex;      /* [batch, H] out: the gradient of ex (gru) */
-  T *dpeep;    /* [3H] in/out: P's gradient, summed */
-  T *tmp;      /* [batch, H] scratch */
+  T *dg;             /* [batch, gh] out: the gate pre-activations' gradients */
+  T *dh, *dc;        /* the states' gradients [batch, H], from step p+1 on entry, for step p-1 on exit */
+  const T *dy;       /* the layer output's gradient at p: row b at dy + b * ldy */
+  T *dex;            /* [batch, H] out: the gradient of ex (gru) */
+  T *dpeep;          /* [3H] in/out: P's gradient, summed */
+  T *tmp;            /* [batch, H] scratch */
+  pd_rnn_packed *pk; /* float: the packed product (cell's fwd_packed / bwd_packed), else NULL */
 } PD_T(pd_rnn_step);
 
 static inline bool PD_T(pd_rnn_active)(const PD_T(pd_rnn_step) * s, int64_t b) {

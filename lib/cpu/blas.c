@@ -46,6 +46,16 @@ pd_blas_profile pd_blas_profile_stop(void) {
   return g_prof_acc;
 }
 
+bool pd_blas_profiling(void) { return __atomic_load_n(&g_prof, __ATOMIC_RELAXED); }
+
+void pd_blas_profile_add(double seconds, double flops) {
+  g_prof_acc.seconds += seconds;
+  g_prof_acc.flops += flops;
+  g_prof_acc.calls++;
+}
+
+double pd_blas_now(void) { return prof_now(); }
+
 /* c[0, :] = alpha op(A)[0, :] op(B) + beta c[0, :]. With B [k, n] (the fc
  * layer's weights) the float product is lib/cpu/gemv.c's where the CPU has
  * AVX-512 (own_rows: false where it has not, and for double). */
@@ -115,12 +125,17 @@ void pd_ukr_float(pd_ukr *u) {
   u->fn = (void (*)(void))bli_cntx_get_l3_nat_ukr_dt(BLIS_FLOAT, BLIS_GEMM_UKR, cntx);
 }
 
-void pd_ukr_run_float(const pd_ukr *u, int64_t k, const float *a, const float *b, float *c) {
-  float one = 1, zero = 0;
+void pd_ukr_run_ex_float(const pd_ukr *u, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
+                         float *c, int64_t rs, int64_t cs) {
+  float one = 1;
   auxinfo_t aux;
   memset(&aux, 0, sizeof aux);
   bli_auxinfo_set_next_a((void *)a, &aux);
   bli_auxinfo_set_next_b((void *)b, &aux);
   sgemm_ukr_ft fn = (sgemm_ukr_ft)(void (*)(void))u->fn;
-  fn(u->mr, u->nr, k, &one, (float *)a, (float *)b, &zero, c, 1, u->mr, &aux, bli_gks_query_cntx());
+  fn(m, n, k, &one, (float *)a, (float *)b, &beta, c, rs, cs, &aux, bli_gks_query_cntx());
+}
+
+void pd_ukr_run_float(const pd_ukr *u, int64_t k, const float *a, const float *b, float *c) {
+  pd_ukr_run_ex_float(u, u->mr, u->nr, k, a, b, 0, c, 1, u->mr);
 }

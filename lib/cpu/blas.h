@@ -42,6 +42,11 @@ typedef struct pd_ukr {
 } pd_ukr;
 void pd_ukr_float(pd_ukr *u);
 void pd_ukr_run_float(const pd_ukr *u, int64_t k, const float *a, const float *b, float *c);
+/* The same into any c: its first m <= mr rows and n <= nr columns only
+ * (BLIS handles a part tile), c = a b + beta c, element (i, j) at
+ * c[i * rs + j * cs]. */
+void pd_ukr_run_ex_float(const pd_ukr *u, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
+                         float *c, int64_t rs, int64_t cs);
 
 /* Profile of the products (for `paddle-run time`): while on, every product
  * called outside a pd_parallel_run part adds its wall time, multiply-adds x2
@@ -55,5 +60,11 @@ typedef struct pd_blas_profile {
 void pd_blas_profile_start(void);
 /* Stops counting and returns what was counted since the start. */
 pd_blas_profile pd_blas_profile_stop(void);
+/* Whether the profile is on, and a product done outside pd_gemm (a kernel's
+ * own packed products, on pd_ukr) added to it: its wall time and FLOPs as
+ * one call. */
+bool pd_blas_profiling(void);
+void pd_blas_profile_add(double seconds, double flops);
+double pd_blas_now(void); /* seconds, monotonic */
 
 #endif
