@@ -1318,9 +1318,10 @@ class Bench:
     def rnn(self):
         """fashion_lstm_fused and the char LM (LSTM 1x256) training against PyTorch's nn.LSTM in every peer
         configuration, paired runs interleaved, on 1 and 2 threads; the share of our step in matrix products
-        (`paddle-run time`); batch-1 sampling (`generate`) per byte against PyTorch's per-token step. No loss
-        check here: PyTorch's initial values and the char LM's batches are its own (the same computation is
-        test/scripts/fused_rnn.py's)."""
+        (`paddle-run time`); batch-1 sampling (`generate`) per byte against PyTorch's per-token step. Both sides
+        start from the same parameter files and read the same batches (the char LM's windows and state resets
+        as the text binding lays them out), so the mean loss of the first interval is checked as for the MLP
+        (test/scripts/rnn_torch_f32.py checks every one of the first steps to 1e-5)."""
         self.section("9. recurrent nets")
         S = "9. recurrent nets"
         use_torch = self.a.torch == "yes"
@@ -1335,21 +1336,30 @@ class Bench:
         iters = (24, 8) if self.a.smoke else (120, 20) if self.a.quick else (300, 50)
         nets = [("fashion_lstm_fused (LSTM 128, batch 64)", lstm_net, "fashion_lstm", 64, 1, "examples/s"),
                 ("char LM (LSTM 1x256, batch 32, windows of 64)", lm_net, "char_lm", 32, 64, "tokens/s")]
+        self.loss_check = getattr(self, "loss_check", {})
         for label, net, model, b, per, unit in nets:
+            init = self.initial_params(net, model)
+            same = ["--no-shuffle", "--params", init]
             for t in (1, 2):
                 peer = Peer("rnn") if use_torch else None
                 cfgs = Peer.configs(t, "rnn") if use_torch else []
                 by_key = {c["key"]: c for c in cfgs}
                 ours, theirs = [], {c["key"]: [] for c in cfgs}
                 for rep in range(self.train_runs):
+                    peer_losses = []
                     for who in self.peer_order(rep, cfgs):
                         if who == "ours":
                             ex, _, _ = self.ours_train(b, t, iters[0], iters[1], net=net, tag=f"rnn_{model}",
-                                                       key=(model, t))
+                                                       key=(model, t), extra=same)
                             ours.append(ex * per)
+                            our_losses = self.last_losses
                         else:
-                            ex, _ = peer.train(by_key[who], b, t, iters[0], iters[1], model=model)
+                            ex, losses = peer.train(by_key[who], b, t, iters[0], iters[1], model=model, params=init)
                             theirs[who].append(ex * per if ex else None)
+                            if ex:
+                                peer_losses.append(losses)
+                    for losses in peer_losses:
+                        self.compare_losses((model, b, t), our_losses, losses, iters[1])
                 if peer:
                     peer.close()
                     PEER_SEEN.update(peer.describe())
@@ -1359,6 +1369,7 @@ class Bench:
                 self.row(S, f"ours, {label} training, {th} ({unit})", o.fmt(".0f"))
                 if not use_torch:
                     continue
+                self.loss_rows(S, (model, b, t), f"{model}, {th}", iters[1], iters[0])
                 k = self.peer_rows(S, f"{label} training, {th} ({unit})", theirs, cfgs)
                 if k is None:
                     continue

@@ -49,6 +49,7 @@ bench.py to check against paddle-run's log.
     compare_torch.py [--model mlp|cnn|tiny] [--data X.npy LABEL.npy] --threads N --batch B --iterations K --warmup W
                      [--params DIR] [--no-shuffle] [--dropout P] [--optimizer adam|momentum]
                      [--knob NAME ...]
+    compare_torch.py --lm-quality STEPS --params DIR [--threads N]
     compare_torch.py --serve   < JSON lines {"batch", "threads", "iterations", "warmup",
                                  "model", "params", "shuffle", "dropout", "optimizer", "knobs"} """
 import argparse
@@ -163,8 +164,38 @@ def make_model(name, params=None, dropout=0.5):
             load_params(model, ["conv1", "conv2", "fc1", "fc2"], params)
         return model, (1, 28, 28), cosine(CNN_LR, CNN_DECAY)
     if name == "fashion_lstm":  # netdescs/fashion_lstm_fused.pbtxt: rows of 28 pixels, LSTM 128, fc on the last h
-        return LstmClassifier(), (28, 28), cosine(LSTM_LR, LSTM_DECAY)
+        model = LstmClassifier()
+        if params:
+            load_lstm(model.lstm, params, "lstm")
+            load_linear(model.fc, params, "out")
+        return model, (28, 28), cosine(LSTM_LR, LSTM_DECAY)
     raise ValueError(f"unknown model {name!r}")
+
+
+def load_lstm(lstm, params, name):
+    """paddle-run's one-layer `lstm` parameters NAME.w [1, 4H, I], NAME.r [1, 4H, H], NAME.b [1, 8H] (input
+    biases, then recurrent ones) into a torch.nn.LSTM: the gate order inside paddle-run is PyTorch's (i, f, g,
+    o), so the rows copy as they are."""
+    w, r, b = (np.load(f"{params}/{name}.{k}.npy") for k in "wrb")
+    g = lstm.weight_ih_l0.shape[0]
+    if w.shape != (1,) + tuple(lstm.weight_ih_l0.shape) or r.shape != (1,) + tuple(lstm.weight_hh_l0.shape) \
+            or b.shape != (1, 2 * g):
+        raise ValueError(f"{params}/{name}: shapes {w.shape}, {r.shape}, {b.shape} do not fit {lstm}")
+    with torch.no_grad():
+        lstm.weight_ih_l0.copy_(torch.from_numpy(w[0]))
+        lstm.weight_hh_l0.copy_(torch.from_numpy(r[0]))
+        lstm.bias_ih_l0.copy_(torch.from_numpy(b[0, :g]))
+        lstm.bias_hh_l0.copy_(torch.from_numpy(b[0, g:]))
+
+
+def load_linear(m, params, name):
+    """NAME.w [in, out] and NAME.b [out] (an fc's, or a mul's and an elementwise_add's) into a Linear."""
+    w, b = np.load(f"{params}/{name}.w.npy"), np.load(f"{params}/{name}.b.npy")
+    if w.T.shape != tuple(m.weight.shape) or b.shape != tuple(m.bias.shape):
+        raise ValueError(f"{params}/{name}: shapes {w.shape}, {b.shape} do not fit {tuple(m.weight.shape)}")
+    with torch.no_grad():
+        m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+        m.bias.copy_(torch.from_numpy(b))
 
 
 LSTM_LR, LSTM_DECAY = 0.002, 4690  # fashion_lstm_fused.pbtxt: adam lr 0.002, schedule cosine, decay_steps 4690
@@ -198,38 +229,79 @@ class CharLM(torch.nn.Module):
         return self.out(y), state
 
 
+LM_FILES = "/usr/share/games/fortunes/*.u8"  # char_lm.pbtxt's data: the files in name order, held_out 0.05
+
+
 def lm_text():
     """The bytes char_lm.pbtxt reads (the fortunes files), or random bytes where they are missing: the step's
     time does not depend on the text."""
     import glob
-    files = sorted(glob.glob("/usr/share/games/fortunes/*.u8"))
+    files = sorted(glob.glob(LM_FILES))
     raw = b"".join(open(f, "rb").read() for f in files) if files else bytes(range(256)) * 4096
     return torch.from_numpy(np.frombuffer(raw, dtype=np.uint8).astype(np.int64))
 
 
-def run_lm(threads, batch, iterations, warmup, window=64, knobs=()):
+def lm_windows(batch, window, held_out=0.05, eval_part=False):
+    """The windows `paddle-run train` reads for char_lm.pbtxt's text binding (docs/training.md, "Text
+    data"): each file's head (its last `held_out` share is for evaluation) cut into windows of `window` + 1
+    bytes overlapping by one, the windows of all files in order dealt into `batch` streams of S consecutive
+    windows each (row r reads windows r*S .. r*S+S-1); keep is 0 at a stream's first window and at a file's
+    first. With eval_part, the files' tails, as the evaluation after an epoch reads them. Returns ids
+    [S, batch, window + 1] and keep [S, batch]."""
+    import glob
+    wins = []
+    for f in sorted(glob.glob(LM_FILES)):
+        raw = np.frombuffer(open(f, "rb").read(), dtype=np.uint8).astype(np.int64)
+        cut = len(raw) - int(len(raw) * held_out)
+        head = raw[cut:] if eval_part else raw[:cut]
+        n = (len(head) - 1) // window if len(head) >= window + 1 else 0
+        wins += [(head[w * window:w * window + window + 1], w) for w in range(n)]
+    S = len(wins) // batch
+    ids = np.stack([np.stack([wins[r * S + k][0] for r in range(batch)]) for k in range(S)])
+    keep = np.array([[0.0 if k == 0 or wins[r * S + k][1] == 0 else 1.0 for r in range(batch)] for k in range(S)])
+    return torch.from_numpy(ids), torch.from_numpy(keep).float()
+
+
+def run_lm(threads, batch, iterations, warmup, window=64, knobs=(), params=None, model=None):
     """char_lm.pbtxt's training step: windows of `window` bytes, a stream per batch row with the LSTM's state
     carried (detached) from one window to the next, Adam, gradients clipped to global norm 5. Steady-state
-    windows/s (examples_per_sec) and tokens/s over the steps after `warmup`."""
+    windows/s (examples_per_sec) and tokens/s over the steps after `warmup`. With `params` (paddle-run's
+    parameter files) the run is `paddle-run train char_lm.pbtxt --params DIR`'s computation: the same initial
+    values, the same windows in the same order (lm_windows), the state zeroed where keep is 0; the mean loss of
+    each interval of `warmup` steps is returned, as for run()."""
     with knobs_applied(knobs):
         torch.set_num_threads(threads)
         torch.manual_seed(1)
-        text = lm_text()
-        model = CharLM()
+        model = model or CharLM()
+        if params:
+            with torch.no_grad():
+                model.emb.weight.copy_(torch.from_numpy(np.load(f"{params}/emb.w.npy")))
+            load_lstm(model.lstm, params, "lstm")
+            load_linear(model.out, params, "out")
+            wins, keeps = lm_windows(batch, window)
+        else:
+            text = lm_text()
+            stride = (text.shape[0] - 1) // batch
+            starts = torch.arange(batch) * stride
         model.train()
         opt = torch.optim.Adam(model.parameters(), lr=LM_LR)
-        stride = (text.shape[0] - 1) // batch
-        starts = torch.arange(batch) * stride
         state = None
         t_start, pos = None, 0
+        losses, loss_sum = [], 0.0
         for step in range(iterations):
             if step == warmup:
                 t_start = time.perf_counter()
-            if pos + window + 1 > stride:
-                pos, state = 0, None
-            idx = starts[:, None] + pos + torch.arange(window + 1)[None, :]
-            seq = text[idx]
-            pos += window
+            if params:
+                k = step % wins.shape[0]
+                seq = wins[k]
+                if state is None:
+                    state = tuple(torch.zeros(1, batch, LM_HIDDEN) for _ in range(2))
+                state = tuple(s * keeps[k][None, :, None] for s in state)
+            else:
+                if pos + window + 1 > stride:
+                    pos, state = 0, None
+                seq = text[starts[:, None] + pos + torch.arange(window + 1)[None, :]]
+                pos += window
             logits, state = model(seq[:, :-1], state)
             state = tuple(s.detach() for s in state)
             loss = torch.nn.functional.cross_entropy(logits.reshape(-1, LM_VOCAB), seq[:, 1:].reshape(-1))
@@ -238,11 +310,43 @@ def run_lm(threads, batch, iterations, warmup, window=64, knobs=()):
             torch.nn.utils.clip_grad_norm_(model.parameters(), LM_CLIP)
             opt.step()
             last = loss.item()
-        elapsed = time.perf_counter() - t_start
+            loss_sum += last
+            if (step + 1) % warmup == 0 or step + 1 == iterations:
+                losses.append({"step": step + 1, "loss": loss_sum / ((step % warmup) + 1)})
+                loss_sum = 0.0
+        elapsed = time.perf_counter() - t_start if t_start else float("nan")
         steps = iterations - warmup
         return {"examples_per_sec": steps * batch / elapsed, "tokens_per_sec": steps * batch * window / elapsed,
-                "seconds": elapsed, "steps": steps, "loss": last, "losses": [], "model": "char_lm",
+                "seconds": elapsed, "steps": steps, "loss": last, "losses": losses, "model": "char_lm",
                 "torch": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def eval_lm(model, batch, window=64):
+    """The mean loss per byte over the held-out tails (lm_windows' eval_part), state carried along each
+    stream and zeroed where keep is 0: char_lm.pbtxt's eval_avg_loss."""
+    wins, keeps = lm_windows(batch, window, eval_part=True)
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        state = tuple(torch.zeros(1, batch, LM_HIDDEN) for _ in range(2))
+        for k in range(wins.shape[0]):
+            state = tuple(s * keeps[k][None, :, None] for s in state)
+            logits, state = model(wins[k][:, :-1], state)
+            total += torch.nn.functional.cross_entropy(logits.reshape(-1, LM_VOCAB),
+                                                       wins[k][:, 1:].reshape(-1)).item()
+    model.train()
+    return total / wins.shape[0]
+
+
+def lm_quality(threads, steps, params, batch=32):
+    """char_lm.pbtxt's whole training (`steps` steps from paddle-run's initial parameter files, the same
+    windows) in PyTorch, then its validation loss on the same held-out tails: the quality PyTorch reaches
+    with exactly our computation, for docs/training.md."""
+    model = CharLM()
+    t0 = time.perf_counter()
+    r = run_lm(threads, batch, steps, min(100, steps), params=params, model=model)
+    return {"steps": steps, "train_loss_last_100": r["losses"][-1]["loss"], "eval_avg_loss": eval_lm(model, batch),
+            "seconds": time.perf_counter() - t0, "torch": torch.__version__}
 
 
 def generate(threads, tokens, knobs=()):
@@ -419,10 +523,15 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.5, help="cnn: dropout probability")
     ap.add_argument("--optimizer", default="adam", choices=["adam", "momentum"], help="cnn: the optimizer")
     ap.add_argument("--knob", action="append", default=[], choices=list(KNOBS), help="an in-process knob")
+    ap.add_argument("--lm-quality", type=int, metavar="STEPS",
+                    help="train char_lm STEPS steps from --params and print its validation loss (lm_quality)")
     ap.add_argument("--serve", action="store_true",
                     help="read JSON requests on stdin, one a line, answer each with a JSON line")
     a = ap.parse_args()
     torch.set_num_interop_threads(1)
+    if a.lm_quality:
+        print(json.dumps(lm_quality(a.threads or 1, a.lm_quality, a.params)))
+        return 0
     pixels = torch.from_numpy(read_idx(DATA + "train-images-idx3-ubyte.gz").copy())
     labels = torch.from_numpy(read_idx(DATA + "train-labels-idx1-ubyte.gz").astype(np.int64))
     if a.data:
@@ -445,8 +554,8 @@ def main():
             print(json.dumps(generate(r["threads"], r.get("tokens", 1000), r.get("knobs", ()))), flush=True)
             continue
         if r.get("model") == "char_lm":
-            print(json.dumps(run_lm(r["threads"], r["batch"], r["iterations"], r["warmup"], knobs=r.get("knobs", ()))),
-                  flush=True)
+            print(json.dumps(run_lm(r["threads"], r["batch"], r["iterations"], r["warmup"], knobs=r.get("knobs", ()),
+                                    params=r.get("params"))), flush=True)
             continue
         if r.get("cmd") == "gemm":
             print(json.dumps(gemm(r["threads"], r.get("n", 1024))), flush=True)
