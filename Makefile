@@ -2,6 +2,7 @@
 # against), generates C from proto/*.proto with protoc-c, and runs the tests.
 #
 #   make              build          make test        deps + build + every test
+#   make bundle       build/paddle-run-VERSION-linux-x86_64.tar.gz: binary + its libraries, relocatable
 #   make demo         train the Fashion-MNIST MLP     make deps        apt-get what is missing
 #   make demo-cnn     train the Fashion-MNIST CNN (2.5-4 minutes on 2 cores)
 #   make demo-seq     LSTM and GRU on Fashion-MNIST rows, a char LM on fortunes, text from it
@@ -132,6 +133,8 @@ endif
 # Packages from Debian: building, and testing (which uses the demo's data too).
 DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev libdeflate-dev \
               libopenmpi-dev openmpi-bin libonnx-dev
+# `make bundle` (its run paths): patchelf
+DEPS_BUNDLE:= patchelf
 DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist libonnx-testdata python3-onnx fortunes
 
 # ---- sources ----------------------------------------------------------------
@@ -161,18 +164,20 @@ TOOL_BINS  := $(patsubst test/tools/%.c,$(BUILD)/test/%,$(TOOL_SRCS))
 
 LIB        := $(BUILD)/libpaddle.a
 BIN        := $(BUILD)/paddle-run
+BUNDLE_NAME:= paddle-run-$(VERSION)-linux-$(shell uname -m)
+BUNDLE     := $(BUILD)/$(BUNDLE_NAME).tar.gz
 
-.PHONY: all deps test demo demo-cnn demo-seq install clean fuzz fuzz-seeds bench docs tests format help
+.PHONY: all bundle deps test demo demo-cnn demo-seq install clean fuzz fuzz-seeds bench docs tests format help
 .DEFAULT_GOAL := all
 .SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
 all: $(BIN)
 
 help:
-	@sed -n '1,11p' Makefile
+	@sed -n '1,12p' Makefile
 
 deps:
-	@sh mk/deps.sh $(DEPS_BUILD) $(DEPS_TEST)
+	@sh mk/deps.sh $(DEPS_BUILD) $(DEPS_BUNDLE) $(DEPS_TEST)
 
 # ---- generated code -----------------------------------------------------------
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
@@ -243,7 +248,8 @@ $(BUILD)/test/%: $(BUILD)/obj/test/tools/%.o $(LIB) $(TEST_GEN_OBJS)
 	$(SAY) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS)
 
-tests: $(BIN) $(UNIT_BINS) $(TOOL_BINS)
+# the bundle too (test/scripts/bundle.sh unpacks it), but not of a sanitizer build
+tests: $(BIN) $(UNIT_BINS) $(TOOL_BINS) $(if $(filter 1,$(SANITIZE)),,$(BUNDLE))
 
 test: deps data
 	@$(MAKE) --no-print-directory tests
@@ -325,6 +331,17 @@ fuzz: deps $(patsubst build-fuzz/%,fuzz-run-%,$(FUZZ_BINS))
 # ---- benchmarks ---------------------------------------------------------------
 bench: deps all
 	@BENCH_CPPFLAGS='$(CPPFLAGS)' BENCH_LDLIBS='$(LDLIBS)' sh bench/run.sh $(BUILD)
+
+# ---- bundle: the binary with the shared libraries it needs, relocatable ----------
+# build/paddle-run-VERSION-linux-x86_64.tar.gz: unpack it anywhere (a GPU server
+# with a newer distribution and none of Debian's packages) and run
+# paddle-run-VERSION/bin/paddle-run (mk/bundle.sh; README, "Running on a GPU server").
+bundle: $(BUNDLE)
+
+$(BUNDLE): $(BIN) $(BUILD)/gen_data mk/bundle.sh $(wildcard netdescs/*.pbtxt)
+	@sh mk/deps.sh $(DEPS_BUNDLE)
+	$(SAY) BUNDLE $@
+	$(Q)sh mk/bundle.sh $(BIN) $(BUILD) $(BUNDLE_NAME)
 
 # ---- install, clean ---------------------------------------------------------------
 install: $(BIN)
