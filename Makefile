@@ -2,6 +2,7 @@
 # against), generates C from proto/*.proto with protoc-c, and runs the tests.
 #
 #   make              build          make test        deps + build + every test
+#   make bundle       build/paddle-run-VERSION-linux-x86_64.tar.gz: binary + its libraries, relocatable
 #   make demo         train the Fashion-MNIST MLP     make deps        apt-get what is missing
 #   make demo-cnn     train the Fashion-MNIST CNN (2.5-4 minutes on 2 cores)
 #   make demo-seq     LSTM and GRU on Fashion-MNIST rows, a char LM on fortunes, text from it
@@ -78,8 +79,11 @@ LDLIBS    += $(shell mpicc --showme:link)
 endif
 
 # GPU: every ops/*.cu and lib/*/*.cu through nvcc for Hopper (sm_90) plus PTX
-# that later GPUs JIT-compile; cudart and cuBLAS linked by path with an rpath,
-# so the binary runs (and says there is no GPU) where the toolkit is but no GPU.
+# that later GPUs JIT-compile. The CUDA runtime is linked statically and
+# cuBLAS and NCCL are loaded by dlopen when a GPU is asked for (from the
+# loader's search path, else this toolkit's lib directory or /usr/local/cuda:
+# lib/base/dlsearch.c), so one binary starts on a machine without the
+# toolkit, runs on the CPU there, and says what is missing if asked for a GPU.
 CUDA_SRCS :=
 ifeq ($(CUDA),1)
 # The toolkit's root is what nvcc itself calls TOP: the nvcc on PATH may be a
@@ -88,31 +92,34 @@ CUDA_DIR  := $(realpath $(shell $(NVCC) --dryrun -x cu -c /dev/null -o /dev/null
 ifeq ($(wildcard $(CUDA_DIR)/include/cuda_runtime.h),)
 CUDA_DIR  := $(realpath $(CUDA_HOME))
 endif
-CUDA_LIB  := $(firstword $(wildcard $(CUDA_DIR)/lib64/libcudart.so $(CUDA_DIR)/lib/libcudart.so $(CUDA_DIR)/targets/x86_64-linux/lib/libcudart.so))
+CUDA_LIB  := $(firstword $(wildcard $(CUDA_DIR)/lib64/libcudart_static.a $(CUDA_DIR)/lib/libcudart_static.a $(CUDA_DIR)/targets/x86_64-linux/lib/libcudart_static.a))
 CUDA_LIB  := $(patsubst %/,%,$(dir $(CUDA_LIB)))
 ifeq ($(CUDA_LIB),)
-$(error nvcc is $(NVCC) but no libcudart.so under $(CUDA_DIR); set CUDA_HOME, or build with CUDA=0)
+$(error nvcc is $(NVCC) but no libcudart_static.a under $(CUDA_DIR); set CUDA_HOME, or build with CUDA=0)
 endif
 CUDA_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
 # cuBLAS (with cuBLASLt, 600 MB) is not linked: mk/cublas_tramp.sh makes a
 # trampoline for each of its functions, filled by dlopen when a GPU is opened,
 # so a CPU run does not pay for mapping it at every start.
 CUBLAS_SO := $(firstword $(wildcard $(CUDA_LIB)/libcublas.so.[0-9]*) $(CUDA_LIB)/libcublas.so)
-CPPFLAGS  += -DPD_WITH_CUDA -isystem $(CUDA_DIR)/include -DPD_CUBLAS_LIB='"$(CUBLAS_SO)"'
+CPPFLAGS  += -DPD_WITH_CUDA -isystem $(CUDA_DIR)/include -DPD_CUBLAS_SONAME='"$(notdir $(CUBLAS_SO))"' \
+             -DPD_CUDA_LIB_DIR='"$(CUDA_LIB)"'
 NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-Werror,-fno-strict-aliasing -Werror all-warnings
-LDLIBS    += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -ldl -lstdc++
+# libcudart_static.a by path (a -lcudart would take the .so beside it) and what it needs
+LDLIBS    += $(CUDA_LIB)/libcudart_static.a -ldl -lrt -lpthread -lstdc++
 CUDA_SRCS := $(wildcard lib/*/*.cu) $(wildcard ops/*.cu)
 CUDA_GEN_OBJS := $(BUILD)/gen/cublas_tramp.o $(BUILD)/gen/cublas_tramp.S.o
 endif
 
 # NCCL (the GPU allreduce of data-parallel training) where both CUDA and MPI
-# are on and libnccl is beside cudart; without it a GPU run on more than one
-# rank is refused (lib/dist/gpunccl.c).
+# are on and nccl.h is found (the toolkit's or the system's): only its header
+# is used when building; the library is loaded by dlopen when a GPU run under
+# mpirun needs it (lib/dist/gpunccl.c). Without it a GPU run on more than one
+# rank is refused.
 ifeq ($(CUDA)$(MPI),11)
-NCCL_SO   := $(firstword $(wildcard $(CUDA_LIB)/libnccl.so $(CUDA_LIB)/libnccl.so.[0-9]*))
-ifneq ($(NCCL_SO),)
-CPPFLAGS  += -DPD_WITH_NCCL
-LDLIBS    += -lnccl
+NCCL_H    := $(firstword $(wildcard $(CUDA_DIR)/include/nccl.h /usr/include/nccl.h /usr/include/$(MULTIARCH)/nccl.h))
+ifneq ($(NCCL_H),)
+CPPFLAGS  += -DPD_WITH_NCCL -isystem $(dir $(NCCL_H))
 endif
 endif
 
@@ -126,6 +133,8 @@ endif
 # Packages from Debian: building, and testing (which uses the demo's data too).
 DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-dev libblis-pthread-dev zlib1g-dev libdeflate-dev \
               libopenmpi-dev openmpi-bin libonnx-dev
+# `make bundle` (its run paths): patchelf
+DEPS_BUNDLE:= patchelf
 DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist libonnx-testdata python3-onnx fortunes
 
 # ---- sources ----------------------------------------------------------------
@@ -155,18 +164,20 @@ TOOL_BINS  := $(patsubst test/tools/%.c,$(BUILD)/test/%,$(TOOL_SRCS))
 
 LIB        := $(BUILD)/libpaddle.a
 BIN        := $(BUILD)/paddle-run
+BUNDLE_NAME:= paddle-run-$(VERSION)-linux-$(shell uname -m)
+BUNDLE     := $(BUILD)/$(BUNDLE_NAME).tar.gz
 
-.PHONY: all deps test demo demo-cnn demo-seq install clean fuzz fuzz-seeds bench docs tests format help
+.PHONY: all bundle deps test demo demo-cnn demo-seq install clean fuzz fuzz-seeds bench docs tests format help
 .DEFAULT_GOAL := all
 .SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
 all: $(BIN)
 
 help:
-	@sed -n '1,11p' Makefile
+	@sed -n '1,12p' Makefile
 
 deps:
-	@sh mk/deps.sh $(DEPS_BUILD) $(DEPS_TEST)
+	@sh mk/deps.sh $(DEPS_BUILD) $(DEPS_BUNDLE) $(DEPS_TEST)
 
 # ---- generated code -----------------------------------------------------------
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
@@ -237,7 +248,8 @@ $(BUILD)/test/%: $(BUILD)/obj/test/tools/%.o $(LIB) $(TEST_GEN_OBJS)
 	$(SAY) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS)
 
-tests: $(BIN) $(UNIT_BINS) $(TOOL_BINS)
+# the bundle too (test/scripts/bundle.sh unpacks it), but not of a sanitizer build
+tests: $(BIN) $(UNIT_BINS) $(TOOL_BINS) $(if $(filter 1,$(SANITIZE)),,$(BUNDLE))
 
 test: deps data
 	@$(MAKE) --no-print-directory tests
@@ -319,6 +331,17 @@ fuzz: deps $(patsubst build-fuzz/%,fuzz-run-%,$(FUZZ_BINS))
 # ---- benchmarks ---------------------------------------------------------------
 bench: deps all
 	@BENCH_CPPFLAGS='$(CPPFLAGS)' BENCH_LDLIBS='$(LDLIBS)' sh bench/run.sh $(BUILD)
+
+# ---- bundle: the binary with the shared libraries it needs, relocatable ----------
+# build/paddle-run-VERSION-linux-x86_64.tar.gz: unpack it anywhere (a GPU server
+# with a newer distribution and none of Debian's packages) and run
+# paddle-run-VERSION/bin/paddle-run (mk/bundle.sh; README, "Running on a GPU server").
+bundle: $(BUNDLE)
+
+$(BUNDLE): $(BIN) $(BUILD)/gen_data mk/bundle.sh $(wildcard netdescs/*.pbtxt)
+	@sh mk/deps.sh $(DEPS_BUNDLE)
+	$(SAY) BUNDLE $@
+	$(Q)sh mk/bundle.sh $(BIN) $(BUILD) $(BUNDLE_NAME)
 
 # ---- install, clean ---------------------------------------------------------------
 install: $(BIN)

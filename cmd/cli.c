@@ -184,6 +184,10 @@ int pd_cli_device(const char *cmd, pd_opt *opts, int first, pd_place *place) {
                                 "--device gpu on %d ranks needs NCCL, and this paddle-run was built without it "
                                 "(it needs CUDA and MPI when built); run one rank or use --device cpu",
                                 pd_dist_size());
+    pd_error e = {0};
+    if (pd_nccl_load(&e))
+      return pd_cli_usage_error(cmd, "--device gpu on %d ranks needs NCCL: %s; run one rank or use --device cpu",
+                                pd_dist_size(), e.msg);
     /* plain "gpu": the rank on this node (Open MPI's local rank) modulo the devices */
     const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     int count = pd_gpu_count();

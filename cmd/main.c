@@ -11,6 +11,7 @@
 #include "cpu/blisarch.h"
 #include "cli.h"
 #include "base/fileutil.h"
+#include "dist/gpunccl.h"
 #include "gpu/gpurt.h"
 
 extern const pd_command pd_cmd_train, pd_cmd_infer, pd_cmd_check, pd_cmd_desc, pd_cmd_fmt, pd_cmd_ops, pd_cmd_gradcheck,
@@ -93,8 +94,9 @@ int main(int argc, char **argv) {
     printf("paddle-run %s\n", PD_VERSION);
     const char *kernels = pd_blis_arch(); /* first: it makes the choice that _how describes */
     printf("blas: BLIS %s, kernels '%s' (%s)\n", pd_blis_version(), kernels, pd_blis_arch_how());
-    if (pd_gpu_built())
-      printf("gpu: CUDA %s (sm_90 and PTX)\n", pd_gpu_cuda_version());
+    if (pd_gpu_built()) /* cuBLAS and NCCL are named, never loaded here (gpurt.h, gpunccl.h) */
+      printf("gpu: CUDA %s (sm_90 and PTX), cuBLAS%s loaded when a GPU is used\n", pd_gpu_cuda_version(),
+             pd_nccl_built() ? " and NCCL" : "");
     else
       printf("gpu: none (built without CUDA)\n");
     return check_stdout(0);

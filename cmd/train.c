@@ -964,8 +964,9 @@ static pd_status prepare_net(trainer *t, pd_place place, const pd_opt *opts, con
   pd_status st = pd_schedule_check(t->opt, err);
   if (!st) {
     t->net->ranks = pd_dist_size();
-    /* GPUs under mpirun: the gradients' allreduce through NCCL, one rank too */
-    t->net->nccl = place.kind == PD_GPU && pd_dist_joined() && pd_nccl_built();
+    /* GPUs under mpirun: the gradients' allreduce through NCCL, one rank too
+     * (where it loads: more ranks without it were refused by pd_cli_device) */
+    t->net->nccl = place.kind == PD_GPU && pd_dist_joined() && pd_nccl_available();
   }
   /* a net printed by `desc --backward --optimizer` already has them */
   if (!st) st = pd_net_make_trainable(t->net, t->td->loss, t->opt, err);

@@ -38,6 +38,10 @@ double pd_dist_comm_seconds(void) { return g.comm; }
 void pd_dist_count_shared_step(void) { g.shared_steps++; }
 int64_t pd_dist_shared_steps(void) { return g.shared_steps; }
 void pd_dist_set_timeout(double seconds) { g.timeout = seconds; }
+double pd_dist_timeout(void) { return g.timeout; }
+/* The setup (agreement, broadcast of the parameters) waits at least a
+ * minute: ranks may take unequal times to read the data. */
+double pd_dist_setup_timeout(void) { return g.timeout > 60 ? g.timeout : 60; }
 
 void pd_dist_step_begin(int64_t local_rows, bool stop) {
   g.local_rows = local_rows;
@@ -90,9 +94,7 @@ _Noreturn void pd_dist_abort(int code) {
   exit(code);
 }
 
-/* The setup (agreement, broadcast of the parameters) waits at least a
- * minute: ranks may take unequal times to read the data. */
-#define SETUP_TIMEOUT (g.timeout > 60 ? g.timeout : 60)
+#define SETUP_TIMEOUT pd_dist_setup_timeout()
 
 static double now(void) {
   struct timespec ts;

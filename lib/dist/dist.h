@@ -45,6 +45,9 @@ int64_t pd_dist_shared_steps(void);
 /* Seconds a collective may wait for the other ranks before it fails (those
  * of the setup, pd_dist_agree and pd_dist_bcast, at least 60). */
 void pd_dist_set_timeout(double seconds);
+/* That limit, and the setup's (the NCCL calls wait as long: gpunccl.c). */
+double pd_dist_timeout(void);
+double pd_dist_setup_timeout(void);
 
 /* Sum over ranks of buf[0..n) in place (float32 or float64). */
 pd_status pd_dist_allreduce_sum(void *buf, int64_t n, pd_dtype dtype, const char *what, pd_error *err);

@@ -54,6 +54,7 @@ static const char *human(size_t b, char *buf, size_t size) {
 #include <cuda.h> /* CUDA_VERSION */
 #include <dlfcn.h>
 
+#include "base/dlsearch.h"
 #include "gpu/devalloc.h"
 
 /* gpu_util.cu */
@@ -134,9 +135,12 @@ extern void *pd_cublas_slot[];
 pd_status pd_gpu_load_cublas(const char *what, pd_error *err) {
   static void *lib;
   if (lib) return PD_OK;
-  const char *path = PD_CUBLAS_LIB, *base = strrchr(path, '/');
-  if (!(lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) && base) lib = dlopen(base + 1, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return pd_errorf(err, PD_ERR_INPUT, "%s: cannot load cuBLAS (%s): %s", what, path, dlerror());
+  char why[1024];
+  if (!(lib = pd_dl_search(PD_CUBLAS_SONAME, why, sizeof why)))
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: cannot load cuBLAS: %s; install the CUDA toolkit's cuBLAS (CUDA %s) or add its "
+                     "directory to LD_LIBRARY_PATH",
+                     what, why, pd_gpu_cuda_version());
   for (size_t i = 0; i < pd_cublas_count; i++) {
     void *f = dlsym(lib, pd_cublas_names[i]);
     if (f) pd_cublas_slot[i] = f;

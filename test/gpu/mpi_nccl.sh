@@ -7,7 +7,7 @@
 . "$ROOT/test/gpu/gpu_env"
 . "$ROOT/test/mpi/env.sh"
 mpi_available || exit 77
-ldd "$PR" | grep -q libnccl || {
+"$PR" --version | grep -q 'and NCCL loaded' || {
   echo "skipped: $PR was built without NCCL"
   exit 77
 }
