@@ -701,6 +701,8 @@ static pd_status print_summary(trainer *t, loop *L, pd_error *err) {
     fprintf(stderr, "gpu: %s;", pd_gpu_describe(dev, sizeof dev));
     print_gpu_mem(stderr, " memory %s in use, peak %s;");
     fprintf(stderr, " CUDA graph captured %ld, replayed %ld times\n", captures, replays);
+    const char *note = pd_gpu_runner_graph_note(&t->r);
+    if (note) fprintf(stderr, "gpu: note: %s\n", note);
   }
   return PD_OK;
 }
@@ -837,6 +839,11 @@ static int log_end(trainer *t, int code, const pd_error *failure) {
     fprintf(f, ",\"step\":%lld,\"epochs_done\":%lld,\"elapsed\":%.3f", (long long)t->fin_step, (long long)t->fin_epoch,
             t->t0 > 0 ? pd_cli_now() - t->t0 : 0.0);
     if (t->fin_ok) log_metrics(t, t->fin, "eval_");
+    const char *note = t->r.d ? pd_gpu_runner_graph_note(&t->r) : NULL;
+    if (note) {
+      fputs(",\"gpu_note\":", f);
+      pd_json_str(f, note);
+    }
     st = pd_log_end_record(f, t->log_path, &err);
     if (st) {
       fclose(f);
