@@ -59,6 +59,7 @@ static const char *human(size_t b, char *buf, size_t size) {
 /* gpu_util.cu */
 cudaError_t pd_gpu_launch_fill_f32(float *p, size_t n, float v, cudaStream_t s);
 cudaError_t pd_gpu_launch_count_nonfinite(const void *p, size_t n, int f64, unsigned long long *count, cudaStream_t s);
+cudaError_t pd_gpu_launch_set_i64(int64_t *p, int64_t v, cudaStream_t s);
 
 #define BLAS_WORKSPACE ((size_t)32 << 20) /* cuBLAS's recommendation for Hopper, set once (graph capture) */
 
@@ -80,6 +81,7 @@ static struct {
   bool last_in_graph;
   pd_gpu_fault *fault;      /* device memory: what a kernel found wrong (gpu.h) */
   pd_gpu_fault *fault_seen; /* pinned: its copy, read back with each fetch */
+  const int64_t *step;      /* the running runner's step counter (pd_gpu_step) */
 } g;
 
 bool pd_gpu_built(void) { return true; }
@@ -376,6 +378,11 @@ pd_status pd_gpu_blas_check(pd_ctx *c, cublasStatus_t s, const char *what) {
   return pd_ctx_fail(c, PD_ERR_RUNTIME, "%s: cuBLAS %s", what, cublasGetStatusString(s));
 }
 
+const int64_t *pd_gpu_step(pd_ctx *c) {
+  (void)c;
+  return g.step;
+}
+
 pd_gpu_fault *pd_gpu_fault_record(pd_ctx *c) {
   (void)c;
   return g.fault;
@@ -433,6 +440,13 @@ struct pd_gpu_run {
   const pd_op *g_last_op; /* the graph's last op */
   long eager_runs, replays, captures;
   char note[1024]; /* why graphs were given up, or "" */
+  /* the step counter in device memory, written before every run (random
+   * ops read it, so a graph replays fresh masks), and its size class */
+  int64_t *d_step;
+  size_t d_step_cap;
+  bool random;     /* the net has random ops: only then is the counter written */
+  bool g_training; /* exec.training at capture: host values kernels read */
+  uint64_t g_seed; /* exec.seed at capture */
 };
 
 static size_t key_len(const pd_runner *r) { return (size_t)(r->net->nvars + 1) * (PD_MAX_DIMS + 1); }
@@ -448,6 +462,9 @@ pd_status pd_gpu_runner_attach(pd_runner *r, pd_error *err) {
       !(gr->g_ptrs = calloc((size_t)net->nvars + 1, sizeof *gr->g_ptrs)) ||
       !(gr->g_work = calloc((size_t)net->nops * 2 + 1, sizeof *gr->g_work)))
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!(gr->d_step = pd_gpu_mem_alloc(sizeof *gr->d_step, &gr->d_step_cap, "the step counter", err)))
+    return PD_ERR_RUNTIME;
+  for (int o = 0; o < net->nops; o++) gr->random = gr->random || net->ops[o].def->random;
   for (int s = 0; s < 2; s++) {
     cudaError_t e = cudaEventCreateWithFlags(&gr->slot[s].copied, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&gr->slot[s].consumed, cudaEventDisableTiming);
@@ -497,6 +514,7 @@ void pd_gpu_runner_detach(pd_runner *r) {
       if (gr->slot[s].pinned) cudaFreeHost(gr->slot[s].pinned);
       pd_gpu_mem_free(gr->slot[s].staging, gr->slot[s].staging_cap);
     }
+    pd_gpu_mem_free(gr->d_step, gr->d_step_cap);
     free(gr->fed), free(gr->g_key), free(gr->g_ptrs), free(gr->g_work);
     free(gr);
   }
@@ -611,21 +629,23 @@ static pd_status run_ops(pd_runner *r, int begin, int end, pd_error *err) {
 
 /* A graph replays the launches exactly as captured: only for ops whose
  * launches do not depend on host values that change per step (random ops
- * take their seed from the step on the host), without per-op timing. */
-static bool graph_allowed(const pd_runner *r, int begin, int end) {
+ * read the step from device memory, pd_gpu_step), without per-op timing. */
+static bool graph_allowed(const pd_runner *r) {
   if (g.opts.no_graph || r->op_seconds) return false;
-  if (r->net->ranks > 1 || r->net->nccl) return false; /* the allreduce op's row counts change per step on the host */
-  for (int o = begin; o < end; o++)
-    if (r->active[o] && r->net->ops[o].def->random) return false;
-  return true;
+  return r->net->ranks <= 1 && !r->net->nccl; /* the allreduce op's row counts change per step on the host */
 }
 
 /* Compares the runner's shapes (key) and every device buffer with those
  * remembered, and remembers the current ones when `store`. */
 static void snapshot(pd_runner *r, bool store, bool *key_eq, bool *ptr_eq) {
   struct pd_gpu_run *gr = r->place_data;
-  bool keq = memcmp(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key) == 0, peq = true;
-  if (store) memcpy(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key);
+  bool keq = memcmp(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key) == 0 &&
+             gr->g_training == r->exec.training && gr->g_seed == r->exec.seed,
+       peq = true;
+  if (store) {
+    memcpy(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key);
+    gr->g_training = r->exec.training, gr->g_seed = r->exec.seed;
+  }
   for (int v = 0; v < r->net->nvars; v++) {
     void *p = pd_tensor_data(r->d[v]);
     peq = peq && gr->g_ptrs[v] == p;
@@ -699,7 +719,12 @@ static pd_status capture(pd_runner *r, int begin, int end, pd_error *err) {
 
 pd_status pd_gpu_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   struct pd_gpu_run *gr = r->place_data;
-  if (!graph_allowed(r, begin, end) || gr->graph_broken) return run_ops(r, begin, end, err);
+  /* this step's counter, ahead of the ops (eager or a graph) on the stream */
+  cudaError_t se;
+  if (gr->random && (se = pd_gpu_launch_set_i64(gr->d_step, r->exec.step, g.stream)) != cudaSuccess)
+    return call_fail(err, se, "setting the step counter");
+  g.step = gr->d_step;
+  if (!graph_allowed(r) || gr->graph_broken) return run_ops(r, begin, end, err);
   bool key_eq = false, ptr_eq = false;
   snapshot(r, false, &key_eq, &ptr_eq);
   if (gr->have_graph && gr->g_begin == begin && gr->g_end == end) {

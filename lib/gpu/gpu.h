@@ -54,6 +54,12 @@ enum { PD_GPU_FAULT_STEP = 1 /* an update count t < 1 (or NaN) */ };
 /* The device's fault record, for a kernel to raise into. */
 pd_gpu_fault *pd_gpu_fault_record(pd_ctx *c);
 
+/* Device address of the running step (the runner's exec.step), written on
+ * the stream before each run of the net: a kernel whose work depends on the
+ * step (a random op's stream, pd_ctx_rng_seed) reads it there, so that a
+ * replayed CUDA graph sees each step's value, not the one it was captured at. */
+const int64_t *pd_gpu_step(pd_ctx *c);
+
 /* Device scratch of at least `bytes` for this op (slot i of op->work, 0 or 1),
  * grown once and kept across steps; NULL after failing the op on out of memory. */
 void *pd_gpu_work(pd_ctx *c, int i, size_t bytes);
