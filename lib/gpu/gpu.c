@@ -75,9 +75,12 @@ static struct {
   size_t blas_ws_cap;
   char name[256];
   cudaError_t alloc_error; /* why the last cudaMalloc failed */
-  /* the op launched last (a pointer store per launch), for a kernel fault
-   * that surfaces later; in_graph: as part of a graph replay */
-  const pd_op *last_op;
+  /* the op launched last (a store or two per launch), for a kernel fault
+   * that surfaces later: its definition (registered for the process's
+   * life, unlike the net, which may be gone by then) and index; in_graph:
+   * as part of a graph replay */
+  const pd_op_def *last_def;
+  int last_index;
   bool last_in_graph;
   pd_gpu_fault *fault;      /* device memory: what a kernel found wrong (gpu.h) */
   pd_gpu_fault *fault_seen; /* pinned: its copy, read back with each fetch */
@@ -120,10 +123,10 @@ static pd_status cuda_fail(pd_error *err, pd_status st, cudaError_t e, const cha
  * asynchronously, so the op launched last is a suspect, not a culprit. */
 static pd_status device_fault(pd_error *err, cudaError_t e, const char *what) {
   char op[160] = "";
-  if (g.last_op)
+  if (g.last_def)
     snprintf(op, sizeof op,
              "; the op launched last was op #%d \"%s\"%s: the fault may come from it or from an earlier op",
-             g.last_op->index, g.last_op->def->type, g.last_in_graph ? " (in the step's CUDA graph)" : "");
+             g.last_index, g.last_def->type, g.last_in_graph ? " (in the step's CUDA graph)" : "");
   return pd_errorf(err, PD_ERR_RUNTIME, "%s: the GPU faulted: %s (%s)%s", what, cudaGetErrorString(e),
                    cudaGetErrorName(e), op);
 }
@@ -434,10 +437,11 @@ struct pd_gpu_run {
   cudaGraphExec_t exec;
   bool have_graph, graph_broken;
   int g_begin, g_end;
-  int64_t *g_key;         /* the runner's shape key at capture */
-  void **g_ptrs;          /* every variable's device buffer at capture */
-  void **g_work;          /* every op's scratch at capture */
-  const pd_op *g_last_op; /* the graph's last op */
+  int64_t *g_key;              /* the runner's shape key at capture */
+  void **g_ptrs;               /* every variable's device buffer at capture */
+  void **g_work;               /* every op's scratch at capture */
+  const pd_op_def *g_last_def; /* the graph's last op, and its index */
+  int g_last_index;
   long eager_runs, replays, captures;
   char note[1024]; /* why graphs were given up, or "" */
   /* the step counter in device memory, written before every run (random
@@ -614,7 +618,7 @@ static pd_status run_ops(pd_runner *r, int begin, int end, pd_error *err) {
   for (int o = begin; o < end; o++) {
     if (!r->active[o]) continue;
     c.op = &r->net->ops[o];
-    g.last_op = c.op, g.last_in_graph = false;
+    g.last_def = c.op->def, g.last_index = c.op->index, g.last_in_graph = false;
     double t0 = r->op_seconds ? now() : 0;
     pd_status st = c.op->kernel->fn(&c);
     if (st) return st;
@@ -710,7 +714,7 @@ static pd_status capture(pd_runner *r, int begin, int end, pd_error *err) {
   }
   gr->have_graph = true;
   gr->g_begin = begin, gr->g_end = end;
-  gr->g_last_op = g.last_op, g.last_in_graph = true;
+  gr->g_last_def = g.last_def, gr->g_last_index = g.last_index, g.last_in_graph = true;
   snapshot(r, true, NULL, NULL);
   gr->captures++;
   e = cudaGraphLaunch(gr->exec, g.stream);
@@ -730,7 +734,7 @@ pd_status pd_gpu_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   if (gr->have_graph && gr->g_begin == begin && gr->g_end == end) {
     if (key_eq && ptr_eq) {
       gr->replays++;
-      g.last_op = gr->g_last_op, g.last_in_graph = true;
+      g.last_def = gr->g_last_def, g.last_index = gr->g_last_index, g.last_in_graph = true;
       cudaError_t e = cudaGraphLaunch(gr->exec, g.stream);
       return e == cudaSuccess ? PD_OK : cuda_fail(err, PD_ERR_RUNTIME, e, "replaying the step's CUDA graph");
     }
