@@ -158,6 +158,9 @@ typedef struct trainer {
   bool late_place;           /* GPUs of several ranks: the device copies come after the broadcast */
   bool *eval_ops;            /* the ops the evaluation runs */
   char *orig_type, *my_type; /* --optimizer's copy, and the file's type put back at the end */
+  /* a GPU run staged the next step's @lr/@step (run_batch): the last step's, for a checkpoint */
+  bool staged_ahead;
+  double done_lr, done_step;
 } trainer;
 
 /* The training runner, and the evaluation one when there is one, on `place`
@@ -336,6 +339,11 @@ static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_
   if (pd_dist_rank() != 0) return PD_OK; /* the ranks hold the same parameters */
   pd_status fst = pd_runner_fetch_persistables(&t->r, err);
   if (fst) return fst;
+  /* @lr and @step as of the step saved, as a CPU run holds them: a GPU run
+   * has the next step's staged already, and they were fetched back */
+  int lr_v = pd_net_var(net, "@lr"), step_v = pd_net_var(net, "@step");
+  if (t->staged_ahead && lr_v >= 0 && t->r.t[lr_v]->storage) pd_tensor_set(t->r.t[lr_v], 0, t->done_lr);
+  if (t->staged_ahead && step_v >= 0 && t->r.t[step_v]->storage) pd_tensor_set(t->r.t[step_v], 0, t->done_step);
   pd_ckpt_var *vars = malloc(sizeof *vars * (size_t)(net->nvars + 1));
   if (!vars) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   int n = 0;
@@ -550,11 +558,13 @@ static pd_status run_batch(trainer *t, loop *L, int64_t start, int64_t n, pd_err
     pd_tensor_set(t->r.t[L->step_v], 0, (double)(L->step + 1));
     if (n && (st = pd_feed_batch(&t->feed, &t->r, t->perm + start, n, err))) return st;
   }
-  L->prestaged = false;
+  L->prestaged = t->staged_ahead = false;
   st = pd_runner_run(&t->r, n ? 0 : L->reduce_op, t->net->nops, err);
   int64_t err_start = start; /* where the batch an error names begins */
   if (!st && t->r.d && pd_dist_size() == 1 && L->step + 1 < L->total && L->bi + 1 < L->per_epoch) {
     int64_t next = start + n, nn = L->rows - next < t->batch ? L->rows - next : t->batch;
+    t->staged_ahead = true;
+    t->done_lr = L->lr, t->done_step = (double)(L->step + 1); /* what this step ran with */
     pd_tensor_set(t->r.t[L->lr_v], 0, pd_schedule_lr(t->opt, L->step + 1));
     pd_tensor_set(t->r.t[L->step_v], 0, (double)(L->step + 2));
     st = pd_feed_batch(&t->feed, &t->r, t->perm + next, nn, err);
@@ -691,6 +701,8 @@ static pd_status print_summary(trainer *t, loop *L, pd_error *err) {
     fprintf(stderr, "gpu: %s;", pd_gpu_describe(dev, sizeof dev));
     print_gpu_mem(stderr, " memory %s in use, peak %s;");
     fprintf(stderr, " CUDA graph captured %ld, replayed %ld times\n", captures, replays);
+    const char *note = pd_gpu_runner_graph_note(&t->r);
+    if (note) fprintf(stderr, "gpu: note: %s\n", note);
   }
   return PD_OK;
 }
@@ -827,6 +839,11 @@ static int log_end(trainer *t, int code, const pd_error *failure) {
     fprintf(f, ",\"step\":%lld,\"epochs_done\":%lld,\"elapsed\":%.3f", (long long)t->fin_step, (long long)t->fin_epoch,
             t->t0 > 0 ? pd_cli_now() - t->t0 : 0.0);
     if (t->fin_ok) log_metrics(t, t->fin, "eval_");
+    const char *note = t->r.d ? pd_gpu_runner_graph_note(&t->r) : NULL;
+    if (note) {
+      fputs(",\"gpu_note\":", f);
+      pd_json_str(f, note);
+    }
     st = pd_log_end_record(f, t->log_path, &err);
     if (st) {
       fclose(f);

@@ -43,7 +43,8 @@ static __global__ void cos_bwd(const float *x, const float *y, const float *dout
                                  ystride != 0);
     if (gx) PD_GPU_FOR_COLS(j, d) gx[i * d + j] = (float)(k.k * yi[j] + k.kx * xi[j]);
     if (gy && ystride) PD_GPU_FOR_COLS(j, d) gy[i * d + j] = (float)(k.k * xi[j] + k.ky * yi[j]);
-    if (!ystride && threadIdx.x == 0) coef[2 * i] = k.k, coef[2 * i + 1] = k.ky;
+    /* coef exists only when the broadcast Y wants its gradient (a data Y has none) */
+    if (coef && threadIdx.x == 0) coef[2 * i] = k.k, coef[2 * i + 1] = k.ky;
   }
 }
 /* Broadcast Y: gy[j] = sum over rows (in order) of k x[i, j] + ky y[j], then

@@ -6,8 +6,9 @@
 #include "gpu_ops.h"
 #include "random.cuh"
 
-static __global__ void dropout_fwd(const float *x, float *out, float *mask, uint64_t s, double p, float keep_scale,
-                                   bool training, int64_t n) {
+static __global__ void dropout_fwd(const float *x, float *out, float *mask, uint64_t seed, int op, const int64_t *step,
+                                   double p, float keep_scale, bool training, int64_t n) {
+  uint64_t s = training ? pd_gpu_rng_seed(seed, op, step) : 0;
   PD_GPU_FOR(i, n) {
     bool keep = !training || pd_rng_uniform_at(s, (uint64_t)i) >= p;
     mask[i] = keep;
@@ -23,9 +24,9 @@ extern "C" pd_status pd_gpu_dropout_fwd(pd_ctx *c) {
   int64_t n = pd_tensor_numel(xt);
   bool training = pd_ctx_training(c);
   double p = pd_attr_f(c, A_PROB);
-  uint64_t s = training ? pd_ctx_rng_seed(c) : 0;
   return PD_GPU_LAUNCH_N(c, n, dropout_fwd, PD_DATA(xt, float), PD_DATA(pd_out(c, OUT), float),
-                         PD_DATA(pd_out(c, MASK), float), s, p, (float)(1 / (1 - p)), training, n);
+                         PD_DATA(pd_out(c, MASK), float), pd_gpu_run_seed(c), c->op->index, pd_gpu_step(c), p,
+                         (float)(1 / (1 - p)), training, n);
 }
 
 /* Grad op slots: inputs X Out Mask dOut dMask, output dX. */

@@ -92,6 +92,12 @@ __device__ static inline float pd_block_row_sumexp(const float *xr, int64_t d, f
   return pd_block_sum(s);
 }
 
+/* Raises a fault (gpu.h's pd_gpu_fault) of op `op` (its pd_op's address), for the host to report
+ * at its next fetch; only the first raise after a read is kept. */
+__device__ static inline void pd_gpu_raise(pd_gpu_fault *f, unsigned long long op, int code, int slot, double value) {
+  if (atomicCAS(&f->raised, 0u, 1u) == 0u) f->code = code, f->slot = slot, f->op = op, f->value = value;
+}
+
 /* Fails the op when a size does not fit cuBLAS's int. */
 static inline bool pd_gpu_fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 

@@ -51,6 +51,7 @@ void *pd_devalloc_get(pd_devalloc *a, size_t bytes, size_t *cap) {
   int c = class_of(bytes, &size);
   if (c < 0 || c >= PD_DEVALLOC_CLASSES) return NULL;
   void *p = NULL;
+  a->fault = false;
   pd_devalloc_block *b = a->free_list[c];
   if (b) {
     a->free_list[c] = b->next;
@@ -58,12 +59,16 @@ void *pd_devalloc_get(pd_devalloc *a, size_t bytes, size_t *cap) {
     free(b);
     a->cached -= size;
   } else {
-    p = a->be.alloc(a->be.ctx, size);
-    if (!p && a->cached) {
+    bool fault = false;
+    p = a->be.alloc(a->be.ctx, size, &fault);
+    if (!p && !fault && a->cached) {
       pd_devalloc_trim(a);
-      p = a->be.alloc(a->be.ctx, size);
+      p = a->be.alloc(a->be.ctx, size, &fault);
     }
-    if (!p) return NULL;
+    if (!p) {
+      a->fault = fault;
+      return NULL;
+    }
     a->backend_allocs++;
   }
   a->in_use += size;

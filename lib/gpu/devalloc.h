@@ -8,10 +8,13 @@
 #ifndef PD_DEVALLOC_H
 #define PD_DEVALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct pd_devalloc_backend {
-  void *(*alloc)(void *ctx, size_t bytes); /* NULL when the device is out of memory */
+  /* NULL when it fails: *fault false when the device is out of memory, true
+   * when it failed for another reason (a sticky kernel fault) */
+  void *(*alloc)(void *ctx, size_t bytes, bool *fault);
   void (*free)(void *ctx, void *p);
   void *ctx;
 } pd_devalloc_backend;
@@ -28,6 +31,7 @@ typedef struct pd_devalloc {
   size_t cached;         /* bytes in free blocks kept for reuse */
   size_t backend_allocs; /* calls to be.alloc that succeeded */
   size_t backend_frees;  /* calls to be.free */
+  bool fault;            /* the last get failed for another reason than out of memory */
 } pd_devalloc;
 
 void pd_devalloc_init(pd_devalloc *a, pd_devalloc_backend be);
@@ -35,7 +39,9 @@ void pd_devalloc_init(pd_devalloc *a, pd_devalloc_backend be);
 size_t pd_devalloc_class_size(size_t bytes);
 /* A block of at least `bytes`; its real size (to give back to put) in *cap.
  * Reuses a cached block of the class; when the backend is out of memory,
- * frees every cached block and tries once more. NULL when that fails too. */
+ * frees every cached block and tries once more. NULL when that fails too,
+ * or at once when the backend reports a fault (then a->fault is true: a
+ * trim cannot help, and freeing into a faulted device would fail too). */
 void *pd_devalloc_get(pd_devalloc *a, size_t bytes, size_t *cap);
 /* Returns a block from get (cap as get reported it) to its free list. */
 void pd_devalloc_put(pd_devalloc *a, void *p, size_t cap);

@@ -60,6 +60,7 @@ static const char *human(size_t b, char *buf, size_t size) {
 /* gpu_util.cu */
 cudaError_t pd_gpu_launch_fill_f32(float *p, size_t n, float v, cudaStream_t s);
 cudaError_t pd_gpu_launch_count_nonfinite(const void *p, size_t n, int f64, unsigned long long *count, cudaStream_t s);
+cudaError_t pd_gpu_launch_set_i64(int64_t *p, int64_t v, cudaStream_t s);
 
 #define BLAS_WORKSPACE ((size_t)32 << 20) /* cuBLAS's recommendation for Hopper, set once (graph capture) */
 
@@ -74,6 +75,17 @@ static struct {
   void *blas_ws;
   size_t blas_ws_cap;
   char name[256];
+  cudaError_t alloc_error; /* why the last cudaMalloc failed */
+  /* the op launched last (a store or two per launch), for a kernel fault
+   * that surfaces later: its definition (registered for the process's
+   * life, unlike the net, which may be gone by then) and index; in_graph:
+   * as part of a graph replay */
+  const pd_op_def *last_def;
+  int last_index;
+  bool last_in_graph;
+  pd_gpu_fault *fault;      /* device memory: what a kernel found wrong (gpu.h) */
+  pd_gpu_fault *fault_seen; /* pinned: its copy, read back with each fetch */
+  const int64_t *step;      /* the running runner's step counter (pd_gpu_step) */
 } g;
 
 bool pd_gpu_built(void) { return true; }
@@ -84,11 +96,16 @@ const char *pd_gpu_cuda_version(void) {
   return v;
 }
 
-static void *dev_alloc(void *ctx, size_t bytes) {
+static void *dev_alloc(void *ctx, size_t bytes, bool *fault) {
   (void)ctx;
   void *p = NULL;
-  if (cudaMalloc(&p, bytes) != cudaSuccess) {
-    (void)cudaGetLastError(); /* out of memory is not sticky: clear it */
+  cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    g.alloc_error = e;
+    /* only out of memory is worth a trim and a retry; anything else (a
+     * sticky fault of an earlier kernel) fails every call from now on */
+    *fault = e != cudaErrorMemoryAllocation;
+    (void)cudaGetLastError(); /* clears out of memory; a sticky error stays */
     return NULL;
   }
   return p;
@@ -101,6 +118,32 @@ static void dev_free(void *ctx, void *p) {
 
 static pd_status cuda_fail(pd_error *err, pd_status st, cudaError_t e, const char *what) {
   return pd_errorf(err, st, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+/* A device fault found by a call that did not cause it: kernels run
+ * asynchronously, so the op launched last is a suspect, not a culprit. */
+static pd_status device_fault(pd_error *err, cudaError_t e, const char *what) {
+  char op[160] = "";
+  if (g.last_def)
+    snprintf(op, sizeof op,
+             "; the op launched last was op #%d \"%s\"%s: the fault may come from it or from an earlier op",
+             g.last_index, g.last_def->type, g.last_in_graph ? " (in the step's CUDA graph)" : "");
+  return pd_errorf(err, PD_ERR_RUNTIME, "%s: the GPU faulted: %s (%s)%s", what, cudaGetErrorString(e),
+                   cudaGetErrorName(e), op);
+}
+
+/* The errors a faulting kernel leaves behind: sticky, every later call
+ * returns them, whatever that call was. */
+static bool sticky(cudaError_t e) {
+  return e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorMisalignedAddress ||
+         e == cudaErrorIllegalInstruction || e == cudaErrorInvalidPc || e == cudaErrorInvalidAddressSpace ||
+         e == cudaErrorHardwareStackError || e == cudaErrorAssert || e == cudaErrorLaunchTimeout ||
+         e == cudaErrorECCUncorrectable;
+}
+
+/* A failed call: a device fault when it is one, else the call's error. */
+static pd_status call_fail(pd_error *err, cudaError_t e, const char *what) {
+  return sticky(e) ? device_fault(err, e, what) : cuda_fail(err, PD_ERR_RUNTIME, e, what);
 }
 
 /* Why there is no usable device, as a sentence: the driver library is not
@@ -179,15 +222,27 @@ pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err) {
   char mem[32];
   snprintf(g.name, sizeof g.name, "%.200s (gpu:%d, sm_%d%d, %s)", prop.name, opts->device, prop.major, prop.minor,
            human(prop.totalGlobalMem, mem, sizeof mem));
+  pd_status st = PD_OK;
   if ((e = cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking)) != cudaSuccess ||
-      (e = cudaStreamCreateWithFlags(&g.copy, cudaStreamNonBlocking)) != cudaSuccess)
-    return cuda_fail(err, PD_ERR_RUNTIME, e, "creating CUDA streams");
+      (e = cudaStreamCreateWithFlags(&g.copy, cudaStreamNonBlocking)) != cudaSuccess) {
+    st = cuda_fail(err, PD_ERR_RUNTIME, e, "creating CUDA streams");
+    goto fail;
+  }
   cublasStatus_t bs = cublasCreate(&g.blas);
+  if (bs != CUBLAS_STATUS_SUCCESS) g.blas = NULL;
   if (bs == CUBLAS_STATUS_SUCCESS) bs = cublasSetStream(g.blas, g.stream);
   if (bs == CUBLAS_STATUS_SUCCESS)
     bs = cublasSetMathMode(g.blas, opts->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
-  if (bs != CUBLAS_STATUS_SUCCESS)
-    return pd_errorf(err, PD_ERR_RUNTIME, "%s: cuBLAS: %s", what, cublasGetStatusString(bs));
+  if (bs != CUBLAS_STATUS_SUCCESS) {
+    st = pd_errorf(err, PD_ERR_RUNTIME, "%s: cuBLAS: %s", what, cublasGetStatusString(bs));
+    goto fail;
+  }
+  if ((e = cudaMalloc((void **)&g.fault, sizeof *g.fault)) != cudaSuccess ||
+      (e = cudaMemset(g.fault, 0, sizeof *g.fault)) != cudaSuccess ||
+      (e = cudaHostAlloc((void **)&g.fault_seen, sizeof *g.fault_seen, cudaHostAllocDefault)) != cudaSuccess) {
+    st = cuda_fail(err, PD_ERR_RUNTIME, e, "allocating the device's fault record");
+    goto fail;
+  }
   pd_devalloc_init(&g.alloc, (pd_devalloc_backend){dev_alloc, dev_free, NULL});
   g.opts = *opts;
   g.open = true;
@@ -199,6 +254,15 @@ pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err) {
   }
   pd_place_register(PD_GPU, &gpu_place); /* tensors and runners on the GPU now reach this file */
   return PD_OK;
+fail: /* what was made so far, in reverse; the process may try again */
+  if (g.fault_seen) cudaFreeHost(g.fault_seen);
+  if (g.fault) cudaFree(g.fault);
+  if (g.blas) cublasDestroy(g.blas);
+  if (g.copy) cudaStreamDestroy(g.copy);
+  if (g.stream) cudaStreamDestroy(g.stream);
+  memset(&g, 0, sizeof g);
+  (void)cudaGetLastError();
+  return st;
 }
 
 bool pd_gpu_is_open(void) { return g.open; }
@@ -217,6 +281,8 @@ void pd_gpu_close(void) {
   pd_devalloc_destroy(&g.alloc);
   cudaStreamDestroy(g.stream);
   cudaStreamDestroy(g.copy);
+  cudaFree(g.fault);
+  cudaFreeHost(g.fault_seen);
   memset(&g, 0, sizeof g);
   pd_place_register(PD_GPU, NULL);
 }
@@ -236,6 +302,12 @@ void *pd_gpu_mem_alloc(size_t bytes, size_t *cap, const char *what, pd_error *er
     return NULL;
   }
   void *p = pd_devalloc_get(&g.alloc, bytes, cap);
+  if (!p && g.alloc.fault) {
+    char a[32], w[300];
+    snprintf(w, sizeof w, "allocating %s for %s", human(bytes, a, sizeof a), what);
+    device_fault(err, g.alloc_error, w);
+    return NULL;
+  }
   if (!p) {
     char a[32], b[32];
     pd_errorf(err, PD_ERR_RUNTIME,
@@ -259,7 +331,7 @@ void pd_gpu_mem_free(void *p, size_t cap) {
 pd_status pd_gpu_sync(const char *what, pd_error *err) {
   cudaError_t e = cudaStreamSynchronize(g.copy);
   if (e == cudaSuccess) e = cudaStreamSynchronize(g.stream);
-  return e == cudaSuccess ? PD_OK : cuda_fail(err, PD_ERR_RUNTIME, e, what);
+  return e == cudaSuccess ? PD_OK : call_fail(err, e, what);
 }
 
 pd_status pd_gpu_copy(void *dst, pd_place dplace, const void *src, pd_place splace, size_t bytes, pd_error *err) {
@@ -269,9 +341,9 @@ pd_status pd_gpu_copy(void *dst, pd_place dplace, const void *src, pd_place spla
                               : (splace.kind == PD_GPU ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
   cudaError_t e = cudaMemcpyAsync(dst, src, bytes, k, g.stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(g.stream);
-  return e == cudaSuccess ? PD_OK
-                          : cuda_fail(err, PD_ERR_RUNTIME, e,
-                                      k == cudaMemcpyDeviceToHost ? "copying from the GPU" : "copying to the GPU");
+  return e == cudaSuccess
+             ? PD_OK
+             : call_fail(err, e, k == cudaMemcpyDeviceToHost ? "copying from the GPU" : "copying to the GPU");
 }
 
 pd_status pd_gpu_fill_f32(float *p, size_t n, float v, pd_error *err) {
@@ -311,6 +383,16 @@ pd_status pd_gpu_check(pd_ctx *c, cudaError_t e, const char *what) {
 pd_status pd_gpu_blas_check(pd_ctx *c, cublasStatus_t s, const char *what) {
   if (s == CUBLAS_STATUS_SUCCESS) return PD_OK;
   return pd_ctx_fail(c, PD_ERR_RUNTIME, "%s: cuBLAS %s", what, cublasGetStatusString(s));
+}
+
+const int64_t *pd_gpu_step(pd_ctx *c) {
+  (void)c;
+  return g.step;
+}
+
+pd_gpu_fault *pd_gpu_fault_record(pd_ctx *c) {
+  (void)c;
+  return g.fault;
 }
 
 void *pd_gpu_work(pd_ctx *c, int i, size_t bytes) {
@@ -359,10 +441,20 @@ struct pd_gpu_run {
   cudaGraphExec_t exec;
   bool have_graph, graph_broken;
   int g_begin, g_end;
-  int64_t *g_key; /* the runner's shape key at capture */
-  void **g_ptrs;  /* every variable's device buffer at capture */
-  void **g_work;  /* every op's scratch at capture */
+  int64_t *g_key;              /* the runner's shape key at capture */
+  void **g_ptrs;               /* every variable's device buffer at capture */
+  void **g_work;               /* every op's scratch at capture */
+  const pd_op_def *g_last_def; /* the graph's last op, and its index */
+  int g_last_index;
   long eager_runs, replays, captures;
+  char note[1024]; /* why graphs were given up, or "" */
+  /* the step counter in device memory, written before every run (random
+   * ops read it, so a graph replays fresh masks), and its size class */
+  int64_t *d_step;
+  size_t d_step_cap;
+  bool random;     /* the net has random ops: only then is the counter written */
+  bool g_training; /* exec.training at capture: host values kernels read */
+  uint64_t g_seed; /* exec.seed at capture */
 };
 
 static size_t key_len(const pd_runner *r) { return (size_t)(r->net->nvars + 1) * (PD_MAX_DIMS + 1); }
@@ -378,6 +470,9 @@ pd_status pd_gpu_runner_attach(pd_runner *r, pd_error *err) {
       !(gr->g_ptrs = calloc((size_t)net->nvars + 1, sizeof *gr->g_ptrs)) ||
       !(gr->g_work = calloc((size_t)net->nops * 2 + 1, sizeof *gr->g_work)))
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  if (!(gr->d_step = pd_gpu_mem_alloc(sizeof *gr->d_step, &gr->d_step_cap, "the step counter", err)))
+    return PD_ERR_RUNTIME;
+  for (int o = 0; o < net->nops; o++) gr->random = gr->random || net->ops[o].def->random;
   for (int s = 0; s < 2; s++) {
     cudaError_t e = cudaEventCreateWithFlags(&gr->slot[s].copied, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&gr->slot[s].consumed, cudaEventDisableTiming);
@@ -401,7 +496,10 @@ pd_status pd_gpu_runner_attach(pd_runner *r, pd_error *err) {
     if (!st) st = pd_tensor_alloc(d, err);
     if (!st && h->storage)
       st = pd_gpu_copy(d->storage->data, d->place, h->storage->data, h->place, pd_tensor_bytes(h), err);
-    if (st) return pd_errorf(err, st, "%s: %s", what, err->msg);
+    if (st) {
+      pd_error_prefix(err, "%s", what);
+      return st;
+    }
   }
   return PD_OK;
 }
@@ -424,6 +522,7 @@ void pd_gpu_runner_detach(pd_runner *r) {
       if (gr->slot[s].pinned) cudaFreeHost(gr->slot[s].pinned);
       pd_gpu_mem_free(gr->slot[s].staging, gr->slot[s].staging_cap);
     }
+    pd_gpu_mem_free(gr->d_step, gr->d_step_cap);
     free(gr->fed), free(gr->g_key), free(gr->g_ptrs), free(gr->g_work);
     free(gr);
   }
@@ -493,7 +592,10 @@ pd_status pd_gpu_runner_stage(pd_runner *r, pd_error *err) {
     d->dtype = h->dtype;
     pd_status st = pd_tensor_set_dims(d, h->ndim, h->dims, err);
     if (!st) st = pd_tensor_alloc(d, err);
-    if (st) return pd_errorf(err, st, "\"%s\": %s", r->net->vars[v].name, err->msg);
+    if (st) {
+      pd_error_prefix(err, "\"%s\"", r->net->vars[v].name);
+      return st;
+    }
     if (b && (e = cudaMemcpyAsync(d->storage->data, (char *)sl->staging + off, b, cudaMemcpyDeviceToDevice,
                                   g.stream)) != cudaSuccess)
       return cuda_fail(err, PD_ERR_RUNTIME, e, "copying the inputs to the GPU");
@@ -520,6 +622,7 @@ static pd_status run_ops(pd_runner *r, int begin, int end, pd_error *err) {
   for (int o = begin; o < end; o++) {
     if (!r->active[o]) continue;
     c.op = &r->net->ops[o];
+    g.last_def = c.op->def, g.last_index = c.op->index, g.last_in_graph = false;
     double t0 = r->op_seconds ? now() : 0;
     pd_status st = c.op->kernel->fn(&c);
     if (st) return st;
@@ -534,21 +637,23 @@ static pd_status run_ops(pd_runner *r, int begin, int end, pd_error *err) {
 
 /* A graph replays the launches exactly as captured: only for ops whose
  * launches do not depend on host values that change per step (random ops
- * take their seed from the step on the host), without per-op timing. */
-static bool graph_allowed(const pd_runner *r, int begin, int end) {
+ * read the step from device memory, pd_gpu_step), without per-op timing. */
+static bool graph_allowed(const pd_runner *r) {
   if (g.opts.no_graph || r->op_seconds) return false;
-  if (r->net->ranks > 1 || r->net->nccl) return false; /* the allreduce op's row counts change per step on the host */
-  for (int o = begin; o < end; o++)
-    if (r->active[o] && r->net->ops[o].def->random) return false;
-  return true;
+  return r->net->ranks <= 1 && !r->net->nccl; /* the allreduce op's row counts change per step on the host */
 }
 
 /* Compares the runner's shapes (key) and every device buffer with those
  * remembered, and remembers the current ones when `store`. */
 static void snapshot(pd_runner *r, bool store, bool *key_eq, bool *ptr_eq) {
   struct pd_gpu_run *gr = r->place_data;
-  bool keq = memcmp(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key) == 0, peq = true;
-  if (store) memcpy(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key);
+  bool keq = memcmp(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key) == 0 &&
+             gr->g_training == r->exec.training && gr->g_seed == r->exec.seed,
+       peq = true;
+  if (store) {
+    memcpy(gr->g_key, r->shape_key, key_len(r) * sizeof *gr->g_key);
+    gr->g_training = r->exec.training, gr->g_seed = r->exec.seed;
+  }
   for (int v = 0; v < r->net->nvars; v++) {
     void *p = pd_tensor_data(r->d[v]);
     peq = peq && gr->g_ptrs[v] == p;
@@ -564,28 +669,56 @@ static void snapshot(pd_runner *r, bool store, bool *key_eq, bool *ptr_eq) {
   if (ptr_eq) *ptr_eq = peq;
 }
 
+/* A capture that failed, at any point: the stream leaves capture mode (the
+ * partial graph is dropped), the error is cleared, the reason is kept for
+ * the run's summary (pd_gpu_runner_graph_note) and this runner runs eagerly
+ * from now on, starting with this step. */
+static pd_status capture_failed(pd_runner *r, int begin, int end, const char *why, pd_error *err) {
+  struct pd_gpu_run *gr = r->place_data;
+  enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(g.stream, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone) {
+    cudaGraph_t partial = NULL;
+    (void)cudaStreamEndCapture(g.stream, &partial);
+    if (partial) cudaGraphDestroy(partial);
+  }
+  (void)cudaGetLastError();
+  snprintf(gr->note, sizeof gr->note, "capturing a CUDA graph failed, so this run ran eagerly: %s", why);
+  gr->graph_broken = true;
+  pd_error_clear(err);
+  return run_ops(r, begin, end, err);
+}
+
 static pd_status capture(pd_runner *r, int begin, int end, pd_error *err) {
   struct pd_gpu_run *gr = r->place_data;
   drop_graph(gr);
   cudaError_t e = cudaStreamBeginCapture(g.stream, cudaStreamCaptureModeRelaxed);
-  if (e != cudaSuccess) return cuda_fail(err, PD_ERR_RUNTIME, e, "starting a CUDA graph capture");
-  pd_status st = run_ops(r, begin, end, err);
-  cudaGraph_t graph = NULL;
-  e = cudaStreamEndCapture(g.stream, &graph);
-  if (st) {
-    if (graph) cudaGraphDestroy(graph);
-    return st;
-  }
-  if (e == cudaSuccess) e = cudaGraphInstantiate(&gr->exec, graph, 0);
-  if (graph) cudaGraphDestroy(graph);
+  char why[PD_ERROR_MAX];
   if (e != cudaSuccess) {
-    /* an op that cannot be captured: this runner runs eagerly from now on */
-    (void)cudaGetLastError();
-    gr->graph_broken = true;
-    return run_ops(r, begin, end, err);
+    snprintf(why, sizeof why, "cudaStreamBeginCapture: %s", cudaGetErrorName(e));
+    return capture_failed(r, begin, end, why, err);
+  }
+  /* an op that fails here may only be refusing the capture: the eager run
+   * that follows tells (a real failure fails there again) */
+  pd_status st = run_ops(r, begin, end, err);
+  if (st) {
+    snprintf(why, sizeof why, "%s", err->msg);
+    return capture_failed(r, begin, end, why, err);
+  }
+  cudaGraph_t graph = NULL;
+  if ((e = cudaStreamEndCapture(g.stream, &graph)) != cudaSuccess) {
+    if (graph) cudaGraphDestroy(graph);
+    snprintf(why, sizeof why, "cudaStreamEndCapture: %s", cudaGetErrorName(e));
+    return capture_failed(r, begin, end, why, err);
+  }
+  e = cudaGraphInstantiate(&gr->exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) {
+    snprintf(why, sizeof why, "cudaGraphInstantiate: %s", cudaGetErrorName(e));
+    return capture_failed(r, begin, end, why, err);
   }
   gr->have_graph = true;
   gr->g_begin = begin, gr->g_end = end;
+  gr->g_last_def = g.last_def, gr->g_last_index = g.last_index, g.last_in_graph = true;
   snapshot(r, true, NULL, NULL);
   gr->captures++;
   e = cudaGraphLaunch(gr->exec, g.stream);
@@ -594,12 +727,18 @@ static pd_status capture(pd_runner *r, int begin, int end, pd_error *err) {
 
 pd_status pd_gpu_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   struct pd_gpu_run *gr = r->place_data;
-  if (!graph_allowed(r, begin, end) || gr->graph_broken) return run_ops(r, begin, end, err);
+  /* this step's counter, ahead of the ops (eager or a graph) on the stream */
+  cudaError_t se;
+  if (gr->random && (se = pd_gpu_launch_set_i64(gr->d_step, r->exec.step, g.stream)) != cudaSuccess)
+    return call_fail(err, se, "setting the step counter");
+  g.step = gr->d_step;
+  if (!graph_allowed(r) || gr->graph_broken) return run_ops(r, begin, end, err);
   bool key_eq = false, ptr_eq = false;
   snapshot(r, false, &key_eq, &ptr_eq);
   if (gr->have_graph && gr->g_begin == begin && gr->g_end == end) {
     if (key_eq && ptr_eq) {
       gr->replays++;
+      g.last_def = gr->g_last_def, g.last_index = gr->g_last_index, g.last_in_graph = true;
       cudaError_t e = cudaGraphLaunch(gr->exec, g.stream);
       return e == cudaSuccess ? PD_OK : cuda_fail(err, PD_ERR_RUNTIME, e, "replaying the step's CUDA graph");
     }
@@ -619,21 +758,52 @@ pd_status pd_gpu_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   return run_ops(r, begin, end, err);
 }
 
+/* The fault a kernel raised (gpu.h), as the failure of its op with the
+ * CPU kernel's message; the record is cleared for the next one. */
+static pd_status report_fault(pd_runner *r, pd_error *err) {
+  pd_gpu_fault f = *g.fault_seen;
+  memset(g.fault_seen, 0, sizeof *g.fault_seen);
+  cudaError_t e = cudaMemsetAsync(g.fault, 0, sizeof *g.fault, g.stream);
+  if (e != cudaSuccess) return cuda_fail(err, PD_ERR_RUNTIME, e, "clearing the GPU's fault record");
+  const pd_op *op = NULL;
+  for (int o = 0; o < r->net->nops && !op; o++)
+    if ((unsigned long long)(uintptr_t)&r->net->ops[o] == f.op) op = &r->net->ops[o];
+  const char *what = f.code == PD_GPU_FAULT_STEP ? "must hold the update count t >= 1" : "holds a value the op rejects";
+  if (!op) return pd_errorf(err, PD_ERR_INPUT, "an op on the GPU (of another net): an input %s, got %g", what, f.value);
+  pd_ctx c = {.op = (pd_op *)op, .vars = r->d, .exec = &r->exec, .err = err};
+  return pd_ctx_fail(&c, PD_ERR_INPUT, "%s \"%s\" %s, got %g", op->def->inputs[f.slot].name,
+                     pd_ctx_in_name(&c, f.slot, 0), what, f.value);
+}
+
 pd_status pd_gpu_runner_fetch(pd_runner *r, int v, pd_error *err) {
   pd_tensor *h = r->t[v], *d = r->d[v];
   if (!d->storage || d->ndim < 0) return PD_OK;
   h->dtype = d->dtype;
+  size_t bytes = pd_tensor_bytes(d);
   pd_status st = pd_tensor_set_dims(h, d->ndim, d->dims, err);
   if (!st) st = pd_tensor_alloc(h, err);
-  if (!st) st = pd_gpu_copy(h->storage->data, h->place, d->storage->data, d->place, pd_tensor_bytes(d), err);
-  if (st) return pd_errorf(err, st, "fetching \"%s\" from the GPU: %s", r->net->vars[v].name, err->msg);
-  return PD_OK;
+  /* the fault record comes back in the same wait as the variable */
+  cudaError_t e;
+  if (!st && bytes &&
+      (e = cudaMemcpyAsync(g.fault_seen, g.fault, sizeof *g.fault, cudaMemcpyDeviceToHost, g.stream)) != cudaSuccess)
+    st = call_fail(err, e, "reading the GPU's fault record");
+  if (!st) st = pd_gpu_copy(h->storage->data, h->place, d->storage->data, d->place, bytes, err);
+  if (st) {
+    pd_error_prefix(err, "fetching \"%s\" from the GPU", r->net->vars[v].name);
+    return st;
+  }
+  return bytes && g.fault_seen->raised ? report_fault(r, err) : PD_OK;
 }
 
 void pd_gpu_runner_graph_stats(const pd_runner *r, long *replays, long *captures) {
   const struct pd_gpu_run *gr = r->place_data;
   *replays = gr ? gr->replays : 0;
   *captures = gr ? gr->captures : 0;
+}
+
+const char *pd_gpu_runner_graph_note(const pd_runner *r) {
+  const struct pd_gpu_run *gr = r->place_data;
+  return gr && gr->note[0] ? gr->note : NULL;
 }
 
 /* ---- the GPU place: what core/ calls (place.h) ---- */
@@ -710,6 +880,10 @@ pd_status pd_gpu_runner_fetch(pd_runner *r, int v, pd_error *err) {
 void pd_gpu_runner_graph_stats(const pd_runner *r, long *replays, long *captures) {
   (void)r;
   *replays = *captures = 0;
+}
+const char *pd_gpu_runner_graph_note(const pd_runner *r) {
+  (void)r;
+  return NULL;
 }
 pd_status pd_gpu_fill_f32(float *p, size_t n, float v, pd_error *err) {
   (void)p, (void)n, (void)v;

@@ -85,6 +85,9 @@ pd_status pd_gpu_runner_run(struct pd_runner *r, int begin, int end, pd_error *e
 pd_status pd_gpu_runner_fetch(struct pd_runner *r, int v, pd_error *err);
 /* Times the runner replayed a graph, and captured one. */
 void pd_gpu_runner_graph_stats(const struct pd_runner *r, long *replays, long *captures);
+/* Why the runner gave up CUDA graphs and ran eagerly (a capture failed), or
+ * NULL; the command reports it (lib/ prints nothing). */
+const char *pd_gpu_runner_graph_note(const struct pd_runner *r);
 
 /* Fills a float32 device array with a value (the parity harness poisons
  * outputs with NaN before each run). */

@@ -28,3 +28,14 @@ for p in ("g2c.jsonl", "c2g.jsonl"):
     assert d <= 1e-4, (p, x["avg_loss"], f["avg_loss"], d)
     print(p, "ends at loss", x["avg_loss"], "vs", f["avg_loss"])
 PY
+# A checkpoint saved mid-run (the next step already staged on the GPU) holds
+# the @step and @lr of the step saved, byte for byte as a CPU run's; with
+# Adam, whose @step is read by the update.
+# shellcheck disable=SC2086
+"$PR" train "$net" $common --optimizer adam --iterations 60 --save-every 30 --device cpu --save ca 2>/dev/null
+# shellcheck disable=SC2086
+"$PR" train "$net" $common --optimizer adam --iterations 60 --save-every 30 --device gpu --save ga 2>/dev/null
+for v in @step @lr; do
+  cmp "ca/step-00000030/$v.npy" "ga/step-00000030/$v.npy"
+done
+echo "mid-run checkpoints: @step and @lr equal"

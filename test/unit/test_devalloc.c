@@ -2,27 +2,32 @@
  * device (malloc with a byte budget): size classes waste at most a quarter,
  * a freed block is reused for the next request of its class without calling
  * the device, a steady loop of the same requests calls the device only in
- * its first round, in-use and peak bytes are exact, and out of memory first
- * gives the cached blocks back and tries again. */
+ * its first round, in-use and peak bytes are exact, out of memory first
+ * gives the cached blocks back and tries again, and any other failure of
+ * the device (a kernel fault) is reported as a fault at once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "gpu/devalloc.h"
 
 typedef struct fake_dev {
   size_t budget, used;
-  int allocs, frees;
+  int allocs, frees, calls;
+  bool faulted; /* every allocation fails as a sticky kernel fault would */
 } fake_dev;
 
 /* Each block records its size in front of the pointer handed out. */
-static void *fake_alloc(void *ctx, size_t bytes) {
+static void *fake_alloc(void *ctx, size_t bytes, bool *fault) {
   fake_dev *d = ctx;
-  if (d->used + bytes > d->budget) return NULL;
+  d->calls++;
+  *fault = d->faulted;
+  if (d->faulted || d->used + bytes > d->budget) return NULL;
   size_t *p = malloc(sizeof(size_t) + bytes);
   if (!p) return NULL;
   *p = bytes;
@@ -132,11 +137,38 @@ static void test_out_of_memory_trims_cache_then_fails(void **state) {
   assert_int_equal(d.used, 0);
 }
 
+/* A device that fails for another reason than memory: reported as a fault,
+ * with no trim (the cache stays) and no second try. */
+static void test_fault_is_not_out_of_memory(void **state) {
+  (void)state;
+  fake_dev d = {.budget = 1 << 20};
+  pd_devalloc a = make(&d);
+  size_t c1, c2;
+  void *p = pd_devalloc_get(&a, 3000, &c1);
+  assert_non_null(p);
+  pd_devalloc_put(&a, p, c1);
+  d.faulted = true;
+  d.calls = 0;
+  assert_null(pd_devalloc_get(&a, 100000, &c2));
+  assert_true(a.fault);
+  assert_int_equal(d.calls, 1);
+  assert_int_equal(a.cached, 3072);
+  assert_int_equal(d.frees, 0);
+  /* out of memory is not a fault */
+  d.faulted = false;
+  assert_null(pd_devalloc_get(&a, 2 << 20, &c2));
+  assert_false(a.fault);
+  assert_int_equal(a.cached, 0);
+  pd_devalloc_destroy(&a);
+  assert_int_equal(d.used, 0);
+}
+
 static void test_odd_sizes_go_straight_back(void **state) {
   (void)state;
   fake_dev d = {.budget = 1 << 20};
   pd_devalloc a = make(&d);
-  void *p = fake_alloc(&d, 1000); /* a size get never hands out */
+  bool fault;
+  void *p = fake_alloc(&d, 1000, &fault); /* a size get never hands out */
   pd_devalloc_put(&a, p, 1000);
   assert_int_equal(d.frees, 1);
   assert_int_equal(a.cached, 0);
@@ -151,6 +183,7 @@ int main(void) {
       cmocka_unit_test(test_reuse_without_device_calls),
       cmocka_unit_test(test_same_class_shares_blocks),
       cmocka_unit_test(test_out_of_memory_trims_cache_then_fails),
+      cmocka_unit_test(test_fault_is_not_out_of_memory),
       cmocka_unit_test(test_odd_sizes_go_straight_back),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
