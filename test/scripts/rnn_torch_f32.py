@@ -54,7 +54,7 @@ def check(label, a, b, steps):
     print(f"{label}: the loss of steps 1-{steps} agrees with PyTorch's, worst relative difference {worst:.1e}")
 
 
-# fashion_lstm_fused: batches of 64 images in file order, Adam 2e-3 on the cosine schedule
+# fashion_lstm_fused: batches of 64 images in file order, Adam 1e-3
 net = os.path.join(ROOT, "netdescs/fashion_lstm_fused.pbtxt")
 steps = 12
 p = init_params(net, "lstm_init")
