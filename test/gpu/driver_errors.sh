@@ -26,7 +26,7 @@ case_() {
   grep -Eq "^paddle-run: --device gpu:0: $4" err.txt || fail "cuInit $1: \"$(cat err.txt)\" does not match /$4/"
   # what the GPU tests make of it
   LD_LIBRARY_PATH="$PWD/drv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FAKE_CUDA_ERROR=$1 FAKE_CUDA_DRIVER=$2 \
-    sh -c '. "$ROOT/test/gpu/gpu_env"; echo "did not skip"' >env.txt 2>&1
+    PADDLE_RUN_GPU_REQUIRED=0 sh -c '. "$ROOT/test/gpu/gpu_env"; echo "did not skip"' >env.txt 2>&1
   erc=$?
   if [ "$3" -eq 2 ]; then
     [ $erc -eq 77 ] && [ "$(tail -n 1 env.txt)" = "skipped: no GPU" ] || fail "cuInit $1: gpu_env exit $erc, want a skip: $(cat env.txt)"
