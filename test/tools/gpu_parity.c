@@ -96,7 +96,7 @@ static pd_status copy_persistables(side *from, side *to, pd_error *err) {
   for (int v = 0; v < from->net->nvars; v++) {
     pd_var_kind k = from->net->vars[v].kind;
     if (k != PD_VAR_PARAM && k != PD_VAR_STATE) continue;
-    if (from->gpu && pd_runner_fetch(&from->r, v, err)) return PD_ERR_RUNTIME;
+    if (pd_runner_fetch(&from->r, v, err)) return PD_ERR_RUNTIME; /* the place's hook: a no-op on the CPU */
     const pd_tensor *x = from->r.t[v];
     pd_tensor *y = to->r.t[v];
     if (!x->storage || !y->storage || pd_tensor_numel(x) != pd_tensor_numel(y)) continue;
@@ -454,8 +454,9 @@ int main(int argc, char **argv) {
       flips += flip;
       if (nb) break; /* later steps only repeat the first difference */
     }
-    if (!st &&
-        flips >= steps) { /* some steps, by chance (fashion_cnn: a third of them); all, and no backward was checked */
+    /* a near tie in some steps comes by chance (fashion_cnn: a third of
+     * them); in all of them, no backward past the pooling was checked */
+    if (!st && flips >= steps) {
       fprintf(stderr, "%s: %d of %lld steps met a near tie in max pooling\n", argv[i], flips, steps + 1);
       nb++;
     }
