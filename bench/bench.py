@@ -1064,6 +1064,11 @@ class Bench:
                                 "gpu"], capture_output=True, text=True)
         if probe.returncode != 0:
             why = (probe.stderr.strip().splitlines() or ["?"])[-1]
+            # as test/gpu/gpu_env: only "no GPU here" (exit 2) is a skip; a GPU that is there but unusable,
+            # or PADDLE_RUN_GPU_REQUIRED=1 (GPU CI), stops the benchmark
+            none = probe.returncode == 2 and ("no CUDA device found" in why or "built without CUDA" in why)
+            if not none or os.environ.get("PADDLE_RUN_GPU_REQUIRED") == "1":
+                raise SystemExit(f"bench: 10. GPU: the GPU cannot be used (exit {probe.returncode}): {why}")
             self.row(S, "GPU figures", "skipped: no GPU")
             self.notes.append(f"10. GPU: skipped, no GPU on this machine ({why}); the GPU figures are still owed.")
             return

@@ -4,6 +4,8 @@
 #   cli:     each test/cli/NAME.sh, compared with NAME.out (golden; `UPDATE=1` rewrites)
 #   scripts: each test/scripts/*.sh or *.py; exit 0 passes, 77 skips, other fails
 #   gpu:     each test/gpu/*.sh, likewise (they skip where no GPU is)
+# PADDLE_RUN_GPU_REQUIRED=1 (GPU CI): a skip of a GPU script or a GPU unit
+# test case counts as a failure, so a GPU run cannot pass by skipping.
 # Usage: sh test/run.sh BUILD_DIR [FILTER]
 set -u
 BUILD=${1:-build}
@@ -41,6 +43,10 @@ for t in "$BUILD"/test/test_*; do
   s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
   p=${p:-0} f=${f:-0} s=${s:-0}
   passed=$((passed + p)); skipped=$((skipped + s))
+  if [ "$s" -ne 0 ] && [ "${PADDLE_RUN_GPU_REQUIRED:-0}" = 1 ] && case "$name" in *gpu*) true ;; *) false ;; esac; then
+    skipped=$((skipped - s)); f=$((f + s)); [ "$rc" -ne 0 ] || rc=1
+    echo "---- PADDLE_RUN_GPU_REQUIRED=1: $name skipped $s case(s)"
+  fi
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed before its summary
   if [ "$f" -ne 0 ]; then
     failed=$((failed + f - 1)); note_fail "unit $name"
@@ -83,6 +89,9 @@ for s in "$ROOT"/test/scripts/*.sh "$ROOT"/test/scripts/*.py "$ROOT"/test/gpu/*.
   rc=$?
   if [ $rc -eq 0 ]; then
     passed=$((passed + 1)); echo "script $name: passed"
+  elif [ $rc -eq 77 ] && [ "${PADDLE_RUN_GPU_REQUIRED:-0}" = 1 ] && case "$s" in */test/gpu/*) true ;; *) false ;; esac; then
+    note_fail "script $name"
+    echo "---- FAIL script $name: skipped under PADDLE_RUN_GPU_REQUIRED=1: $(tail -n 1 "$out")"
   elif [ $rc -eq 77 ]; then
     skipped=$((skipped + 1)); echo "script $name: $(tail -n 1 "$out")"
   else

@@ -146,28 +146,70 @@ static pd_status call_fail(pd_error *err, cudaError_t e, const char *what) {
   return sticky(e) ? device_fault(err, e, what) : cuda_fail(err, PD_ERR_RUNTIME, e, what);
 }
 
-/* Why there is no usable device, as a sentence: the driver library is not
- * there, it is older than the runtime, or there is simply no GPU. */
-static pd_status no_device(const pd_gpu_opts *o, cudaError_t e, pd_error *err) {
+/* Why --device gpu cannot be had, as a sentence. Only "this machine has no
+ * GPU" (no NVIDIA driver installed at all, or a driver that sees no device)
+ * is PD_ERR_INPUT and says "no CUDA device found": test/gpu/gpu_env skips on
+ * exactly that. A driver that is there but cannot be used is PD_ERR_RUNTIME
+ * with its own message, so a broken GPU host fails the tests, never skips. */
+static pd_status no_device(const pd_gpu_opts *o, cudaError_t e, const char *call, pd_error *err) {
   char dev[32];
-  snprintf(dev, sizeof dev, "gpu:%d", o->device);
-  const char *why = "no CUDA device found";
-  char more[160] = "";
-  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || e == cudaErrorInitializationError) {
-    void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-    int drv = 0, rt = 0;
-    cudaRuntimeGetVersion(&rt);
-    if (!lib)
-      why = "no CUDA device found: no NVIDIA driver is installed (libcuda.so.1 not found)";
-    else if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&drv) == cudaSuccess && drv < rt) {
-      why = "the NVIDIA driver is too old for this build";
-      snprintf(more, sizeof more, "; it supports CUDA %d.%d, paddle-run was built with CUDA %d.%d", drv / 1000,
-               drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
-    }
-    if (lib) dlclose(lib);
+  snprintf(dev, sizeof dev, "--device gpu:%d", o->device);
+  const char *cause = cudaGetErrorString(e), *name = cudaGetErrorName(e);
+  void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = dlerror();
+    if (!why || strstr(why, "No such file"))
+      return pd_errorf(err, PD_ERR_INPUT,
+                       "%s: no CUDA device found: no NVIDIA driver is installed (libcuda.so.1 not found) (%s: %s); "
+                       "use --device cpu",
+                       dev, call, cause);
+    return pd_errorf(err, PD_ERR_RUNTIME, "%s: the NVIDIA driver library cannot be loaded: %s", dev, why);
   }
-  return pd_errorf(err, PD_ERR_INPUT, "--device %s: %s%s (cudaGetDeviceCount: %s); use --device cpu", dev, why, more,
-                   cudaGetErrorString(e));
+  dlclose(lib);
+  if (e == cudaErrorNoDevice)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: no CUDA device found: the NVIDIA driver sees no GPU (%s: %s); use --device cpu", dev, call,
+                     cause);
+  const char *why;
+  char more[192] = "";
+  int drv = 0, rt = 0;
+  switch (e) {
+  case cudaErrorInsufficientDriver:
+    why = "the NVIDIA driver is too old for this build";
+    cudaRuntimeGetVersion(&rt);
+    if (cudaDriverGetVersion(&drv) == cudaSuccess && drv > 0)
+      snprintf(more, sizeof more, ": it supports CUDA %d.%d, paddle-run was built with CUDA %d.%d", drv / 1000,
+               drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+    break;
+  case cudaErrorSystemDriverMismatch:
+    why = "the NVIDIA driver library (libcuda.so.1) does not match the loaded kernel module: reboot after a driver "
+          "update, or remove a stray cuda-compat libcuda from the library path";
+    break;
+  case cudaErrorCompatNotSupportedOnDevice:
+    why = "a CUDA forward-compatibility driver (cuda-compat) is in use and this GPU does not support it: use the "
+          "system's own driver";
+    break;
+  case cudaErrorSystemNotReady:
+    why = "the GPUs are not ready; on an NVSwitch host (HGX/DGX) the nvidia-fabricmanager service must be "
+          "running (systemctl start nvidia-fabricmanager)";
+    break;
+  case cudaErrorInitializationError:
+    why = "the NVIDIA driver failed to initialise (see `nvidia-smi` and the kernel log)";
+    break;
+  case cudaErrorDevicesUnavailable:
+    why = "the GPU is busy or unavailable (another process holds it in exclusive mode, or it is in a bad state; "
+          "see `nvidia-smi`)";
+    break;
+  case cudaErrorStubLibrary:
+    why = "the CUDA toolkit's stub libcuda was loaded instead of the driver: take lib64/stubs off the library path";
+    break;
+  case cudaErrorNotPermitted:
+    why = "this process may not use the GPU (device file permissions?)";
+    break;
+  default:
+    why = "the GPU cannot be used";
+  }
+  return pd_errorf(err, PD_ERR_RUNTIME, "%s: %s%s (%s: %s, %s)", dev, why, more, call, cause, name);
 }
 
 /* The trampolines of mk/cublas_tramp.sh: pointed at cuBLAS once it is loaded. */
@@ -207,18 +249,21 @@ pd_status pd_gpu_open(const pd_gpu_opts *opts, pd_error *err) {
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
     (void)cudaGetLastError();
-    return no_device(opts, e == cudaSuccess ? cudaErrorNoDevice : e, err);
+    return no_device(opts, e == cudaSuccess ? cudaErrorNoDevice : e, "cudaGetDeviceCount", err);
   }
   if (opts->device >= n)
     return pd_errorf(err, PD_ERR_INPUT, "--device gpu:%d: there %s only %d CUDA device%s (gpu:0%s)", opts->device,
                      n == 1 ? "is" : "are", n, n == 1 ? "" : "s", n == 1 ? "" : "..");
   char what[64];
   snprintf(what, sizeof what, "--device gpu:%d", opts->device);
-  if ((e = cudaSetDevice(opts->device)) != cudaSuccess) return cuda_fail(err, PD_ERR_INPUT, e, what);
+  if ((e = cudaSetDevice(opts->device)) != cudaSuccess) { /* a device that is there but cannot be used */
+    (void)cudaGetLastError();
+    return no_device(opts, e, "cudaSetDevice", err);
+  }
   pd_status lst = pd_gpu_load_cublas(what, err);
   if (lst) return lst;
   struct cudaDeviceProp prop;
-  if ((e = cudaGetDeviceProperties(&prop, opts->device)) != cudaSuccess) return cuda_fail(err, PD_ERR_INPUT, e, what);
+  if ((e = cudaGetDeviceProperties(&prop, opts->device)) != cudaSuccess) return cuda_fail(err, PD_ERR_RUNTIME, e, what);
   char mem[32];
   snprintf(g.name, sizeof g.name, "%.200s (gpu:%d, sm_%d%d, %s)", prop.name, opts->device, prop.major, prop.minor,
            human(prop.totalGlobalMem, mem, sizeof mem));
