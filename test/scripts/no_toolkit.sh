@@ -39,7 +39,9 @@ dirs=""
 for d in "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /nonexistent/bin/nvcc)")")" /usr/local/cuda \
   "${CUDA_HOME:-/nonexistent}"; do
   d=$(readlink -f "$d" 2>/dev/null) || continue
-  [ -d "$d/include" ] && [ -e "$d/bin/nvcc" ] || continue
+  # a toolkit has its runtime beside nvcc (a wrapper script in /usr/local/bin
+  # makes /usr/local look like one, and hiding it hides the real one too)
+  [ -e "$d/bin/nvcc" ] && ls "$d"/lib64/libcudart* "$d"/targets/*/lib/libcudart* >/dev/null 2>&1 || continue
   case " $dirs " in *" $d "*) ;; *) dirs="$dirs $d" ;; esac
 done
 [ -n "$dirs" ] || fail "no CUDA toolkit directory found to hide (a CUDA build without one?)"
