@@ -582,7 +582,10 @@ static pd_status check_loss(trainer *t, loop *L, int64_t start, int64_t n, pd_er
   pd_net *net = t->net;
   pd_status st = PD_OK;
   for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->r, t->metrics[m], err);
-  if (st) return st;
+  if (st) { /* a GPU kernel's fault (a bad label) surfaces here, not in the step */
+    name_data_row_of_batch(t, start, n, err);
+    return st;
+  }
   double loss = scalar(t->r.t[net->loss]);
   if (n && !isfinite(loss)) {
     char where[1024];

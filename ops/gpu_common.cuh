@@ -92,10 +92,37 @@ __device__ static inline float pd_block_row_sumexp(const float *xr, int64_t d, f
   return pd_block_sum(s);
 }
 
-/* Raises a fault (gpu.h's pd_gpu_fault) of op `op` (its pd_op's address), for the host to report
+/* Raises a fault (fault.h) of op `op` (its pd_op's address), for the host to report
  * at its next fetch; only the first raise after a read is kept. */
 __device__ static inline void pd_gpu_raise(pd_gpu_fault *f, unsigned long long op, int code, int slot, double value) {
   if (atomicCAS(&f->raised, 0u, 1u) == 0u) f->code = code, f->slot = slot, f->op = op, f->value = value;
+}
+
+/* Raises a label fault (PD_GPU_FAULT_LABEL) for the lowest row of the launch
+ * holding a label outside [0, classes), the one the CPU kernel reports:
+ * `bad` is the lowest such row this thread saw (INT64_MAX: none). Every
+ * thread of every block calls it, last thing in the kernel. The launch's
+ * last block to finish (all others' rows are in f->first by then) raises
+ * it and clears the scratch for the next launch; kernels of the step run
+ * one after another on one stream, so launches never share it. per_row:
+ * see fault.h. */
+__device__ static inline void pd_gpu_raise_label(pd_gpu_fault *f, unsigned long long op, int slot, const int64_t *label,
+                                                 int64_t bad, int64_t classes, int64_t per_row) {
+  if (bad != INT64_MAX) {
+    atomicMax(&f->first, ~0ull - (unsigned long long)bad);
+    __threadfence();
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  if (atomicAdd(&f->blocks, 1u) != gridDim.x * gridDim.y * gridDim.z - 1) return;
+  unsigned long long first = atomicExch(&f->first, 0ull);
+  atomicExch(&f->blocks, 0u);
+  if (!first) return;
+  int64_t row = (int64_t)(~0ull - first);
+  if (atomicCAS(&f->raised, 0u, 1u) == 0u)
+    f->code = PD_GPU_FAULT_LABEL, f->slot = slot, f->op = op, f->label = label[row], f->row = row, f->limit = classes,
+    f->per_row = per_row;
 }
 
 /* Fails the op when a size does not fit cuBLAS's int. */

@@ -813,11 +813,10 @@ static pd_status report_fault(pd_runner *r, pd_error *err) {
   const pd_op *op = NULL;
   for (int o = 0; o < r->net->nops && !op; o++)
     if ((unsigned long long)(uintptr_t)&r->net->ops[o] == f.op) op = &r->net->ops[o];
-  const char *what = f.code == PD_GPU_FAULT_STEP ? "must hold the update count t >= 1" : "holds a value the op rejects";
-  if (!op) return pd_errorf(err, PD_ERR_INPUT, "an op on the GPU (of another net): an input %s, got %g", what, f.value);
+  if (!op)
+    return pd_errorf(err, PD_ERR_INPUT, "an op on the GPU (of another net) rejected its input (GPU fault %d)", f.code);
   pd_ctx c = {.op = (pd_op *)op, .vars = r->d, .exec = &r->exec, .err = err};
-  return pd_ctx_fail(&c, PD_ERR_INPUT, "%s \"%s\" %s, got %g", op->def->inputs[f.slot].name,
-                     pd_ctx_in_name(&c, f.slot, 0), what, f.value);
+  return pd_gpu_fault_fail(&c, &f);
 }
 
 pd_status pd_gpu_runner_fetch(pd_runner *r, int v, pd_error *err) {

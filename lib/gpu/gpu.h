@@ -16,6 +16,7 @@
 
 #include "base/hostdev.h"
 #include "core/op.h"
+#include "gpu/fault.h"
 
 #ifdef PD_WITH_CUDA
 #include <cublas_v2.h>
@@ -37,21 +38,8 @@ pd_status pd_gpu_check(pd_ctx *c, cudaError_t e, const char *what);
 pd_status pd_gpu_blas_check(pd_ctx *c, cublasStatus_t s, const char *what);
 /* Checks the launch just made (cudaGetLastError) as pd_gpu_check does. */
 #define PD_GPU_LAUNCHED(c, what) pd_gpu_check((c), cudaGetLastError(), (what))
-/* What a kernel found wrong in its inputs where the CPU kernel fails the op
- * (adam's Step below 1): one record in device memory, the first raise wins
- * (gpu_common.cuh's pd_gpu_raise). The device cannot fail the op itself, so
- * the record is read back with the runner's next fetch, which already waits
- * for the step, and that fetch fails with the CPU kernel's message. */
-typedef struct pd_gpu_fault {
-  unsigned int raised; /* 0, or 1 once a kernel raised it */
-  int code;            /* PD_GPU_FAULT_* */
-  int slot;            /* the op's input slot holding the bad value */
-  int unused;
-  unsigned long long op; /* the raising op: the host address of its pd_op */
-  double value;          /* the bad value */
-} pd_gpu_fault;
-enum { PD_GPU_FAULT_STEP = 1 /* an update count t < 1 (or NaN) */ };
-/* The device's fault record, for a kernel to raise into. */
+/* The device's fault record (fault.h), for a kernel to raise into with
+ * gpu_common.cuh's pd_gpu_raise or pd_gpu_raise_label. */
 pd_gpu_fault *pd_gpu_fault_record(pd_ctx *c);
 
 /* Device address of the running step (the runner's exec.step), written on

@@ -1,0 +1,34 @@
+/* fault.c — the device's fault record as the op's failure (fault.h). The
+ * texts are the CPU kernels' (adam.c; ops/label.h's pd_label_check_range
+ * and softmax_with_cross_entropy.c's check_range for Logits of more than 2
+ * dims): gpu/ may not include ops/, so they are repeated here and
+ * test_gpu_fault.c holds both to the same message. */
+#include "gpu/fault.h"
+
+pd_status pd_gpu_fault_fail(pd_ctx *c, const pd_gpu_fault *f) {
+  const pd_op_def *def = c->op->def;
+  bool known = f->slot >= 0 && f->slot < def->n_inputs;
+  const char *slot = known ? def->inputs[f->slot].name : "?";
+  switch (f->code) {
+  case PD_GPU_FAULT_STEP:
+    if (!known) break;
+    return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" must hold the update count t >= 1, got %g", slot,
+                       pd_ctx_in_name(c, f->slot, 0), f->value);
+  case PD_GPU_FAULT_LABEL: {
+    pd_status st;
+    int64_t row = f->row;
+    if (f->per_row > 0) {
+      row = f->row / f->per_row;
+      st = pd_ctx_fail(c, PD_ERR_INPUT, "label %lld at row %lld, position %lld is out of range [0, %lld)", f->label,
+                       (long long)row, f->row % f->per_row, f->limit);
+    } else {
+      st = pd_ctx_fail(c, PD_ERR_INPUT, "label %lld at row %lld is out of range [0, %lld)", f->label, f->row, f->limit);
+    }
+    c->err->row = row; /* the trainer names the data file's row */
+    return st;
+  }
+  default:
+    break;
+  }
+  return pd_ctx_fail(c, PD_ERR_INPUT, "input %s holds a value the op rejects (GPU fault %d)", slot, f->code);
+}
