@@ -5,7 +5,7 @@
 # infer_mlp.py; one training step of fit_a_line from its initialisation and
 # from a checkpoint, against `train --iterations 1 --no-shuffle`; errors
 # raise paddle_run.Error with the C API's text (a bad net: file:line:col);
-# loading the library starts no thread.
+# loading the library starts no thread; four handles on four threads agree.
 import glob, os, shutil, subprocess, sys
 import numpy as np
 
@@ -74,6 +74,25 @@ try:
 except paddle_run.Error as e:
     assert str(e) == 'input "x": dtype float64 given, the net declares float32' and e.status == 2, str(e)
 net.close()
+
+# handles on threads of their own at once (ctypes lets go of the GIL in a call)
+import threading
+want, bad = np.load("prob.npy"), []
+
+
+def worker():
+    with paddle_run.Net("mlp.pbtxt", params="params") as n:
+        for _ in range(30):
+            if n.infer(x=x, fetch="prob").tobytes() != want.tobytes():
+                bad.append(1)
+
+
+ts = [threading.Thread(target=worker) for _ in range(4)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+assert not bad, f"{len(bad)} results differ across threads"
 
 # ---- errors: the same text the C API (and the CLI) gives ----
 open("bad.pbtxt", "w").write('var { name: "x" shape: [-1, 3] }\nop { type: "fcc" inputs: "x" outputs: "y" }\n')
