@@ -381,8 +381,13 @@ $(BUNDLE): $(BIN) $(BUILD)/gen_data mk/bundle.sh $(wildcard netdescs/*.pbtxt)
 
 # ---- install, clean ---------------------------------------------------------------
 install: $(BIN) $(SO_LINKS)
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PYTHON_DIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/paddle-run
+	install -m 644 include/paddle_run.h $(DESTDIR)$(PREFIX)/include/paddle_run.h
+	install -m 755 $(SO_FILE) $(DESTDIR)$(PREFIX)/lib/$(notdir $(SO_FILE))
+	ln -sf $(notdir $(SO_FILE)) $(DESTDIR)$(PREFIX)/lib/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(PREFIX)/lib/libpaddle-run.so
+	install -m 644 python/paddle_run.py $(DESTDIR)$(PYTHON_DIR)/paddle_run.py
 
 clean:
 	rm -rf build build-san build-cpu build-san-cpu build-fuzz build*-nox86

@@ -22,6 +22,9 @@ v=$(cat "$ROOT/VERSION")
 readelf -d "prefix/lib/$real" | grep -q 'SONAME.*\[libpaddle-run\.so\.'"${v%%.*}"'\]' || { echo "soname"; exit 1; }
 other=$(nm -D --defined-only "prefix/lib/$real" | awk '$3 != "" && $3 !~ /^pdr_/ && $3 != "PADDLE_RUN_0" {print $3}')
 [ -z "$other" ] || { echo "exported beyond pdr_: $other" | head -n 5; exit 1; }
+# the library writes nothing to stdout (its only stderr lines are PD_ASSERT's and the op table's, on a bug)
+prints=$(nm -D --undefined-only "prefix/lib/$real" | awk '$2 ~ /^(stdout|printf|puts|putchar|vprintf)@/ {print $2}')
+[ -z "$prints" ] || { echo "the library prints: $prints"; exit 1; }
 
 cc -std=c11 -Wall -Wextra -Werror -Iprefix/include -o infer "$ROOT/docs/examples/infer.c" -Lprefix/lib -lpaddle-run \
   -Wl,-rpath,"$PWD/prefix/lib"
