@@ -188,7 +188,9 @@ PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
 .DEFAULT_GOAL := all
 .SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
-all: $(BIN) $(SO_LINKS)
+# (not in a sanitizer build: Python cannot load a .so that needs ASan's runtime)
+SO_BUILT   := $(if $(filter 1,$(SANITIZE)),,$(SO_LINKS))
+all: $(BIN) $(SO_BUILT)
 
 help:
 	@sed -n '1,12p' Makefile
@@ -285,7 +287,7 @@ $(BUILD)/test/%: $(BUILD)/obj/test/tools/%.o $(LIB) $(TEST_GEN_OBJS)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS)
 
 # the bundle too (test/scripts/bundle.sh unpacks it), but not of a sanitizer build
-tests: $(BIN) $(SO_LINKS) $(UNIT_BINS) $(TOOL_BINS) $(if $(filter 1,$(SANITIZE)),,$(BUNDLE))
+tests: $(BIN) $(SO_BUILT) $(UNIT_BINS) $(TOOL_BINS) $(if $(filter 1,$(SANITIZE)),,$(BUNDLE))
 
 test: deps data
 	@$(MAKE) --no-print-directory tests
