@@ -7,7 +7,7 @@
 #   make demo-cnn     train the Fashion-MNIST CNN (2.5-4 minutes on 2 cores)
 #   make demo-seq     LSTM and GRU on Fashion-MNIST rows, a char LM on fortunes, text from it
 #   make SANITIZE=1   ASan+UBSan build in build-san/  make fuzz        libFuzzer targets (clang)
-#   make install PREFIX=/usr/local                    make clean
+#   make install PREFIX=/usr/local  (binary, C API header + libpaddle-run.so, Python module)   make clean
 #   make docs         regenerate docs/ops.md          make bench       benchmarks (not tests)
 #   make CUDA=0       CPU only, even where nvcc is (build-cpu/, build-san-cpu/); without nvcc, the default
 #   make V=1          print each command in full (by default one line a step: `CC lib/core/net.c`)
@@ -167,11 +167,30 @@ BIN        := $(BUILD)/paddle-run
 BUNDLE_NAME:= paddle-run-$(VERSION)-linux-$(shell uname -m)
 BUNDLE     := $(BUILD)/$(BUNDLE_NAME).tar.gz
 
+# The C API (include/paddle_run.h, docs/c_api.md): libpaddle-run.so.VERSION
+# with soname libpaddle-run.so.MAJOR, exporting only pdr_* (the map). Its
+# objects are position-independent, in their own directory: Debian's gcc
+# makes PIE objects, which a shared object cannot always take (R_X86_64_PC32
+# against a global). They build without CUDA and MPI: the .so runs on the
+# CPU in one process, and loads no CUDA runtime or MPI library.
+SO_NAME    := libpaddle-run.so.$(firstword $(subst ., ,$(VERSION)))
+SO_FILE    := $(BUILD)/libpaddle-run.so.$(VERSION)
+SO_LINKS   := $(BUILD)/$(SO_NAME) $(BUILD)/libpaddle-run.so
+PIC_CPPFLAGS := $(filter-out -DPD_WITH_CUDA -DPD_MPI -DPD_WITH_NCCL -DPD_CUBLAS_SONAME=% -DPD_CUDA_LIB_DIR=%,$(CPPFLAGS)) \
+                -Iinclude
+PIC_OBJS   := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIB_SRCS) api/paddle_run.c) \
+              $(patsubst $(BUILD)/gen/%.c,$(BUILD)/pic/gen/%.o,$(GEN_C))
+SO_LDLIBS  := -lprotobuf-c -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -ldeflate -lz -lm -lpthread -ldl
+# the Python module (python/paddle_run.py) goes where Debian's python3 looks
+PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
+
 .PHONY: all bundle deps test demo demo-cnn demo-seq install clean fuzz fuzz-seeds bench docs tests format help
 .DEFAULT_GOAL := all
 .SECONDARY: $(GEN_C) $(GEN_H) $(TEST_GEN_C) $(TEST_GEN_H) $(TEST_GEN_OBJS)
 
-all: $(BIN)
+# (not in a sanitizer build: Python cannot load a .so that needs ASan's runtime)
+SO_BUILT   := $(if $(filter 1,$(SANITIZE)),,$(SO_LINKS))
+all: $(BIN) $(SO_BUILT)
 
 help:
 	@sed -n '1,12p' Makefile
@@ -237,6 +256,25 @@ $(BIN): $(CMD_OBJS) $(LIB)
 	$(SAY) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(LIB) $(LDLIBS)
 
+# ---- the C API's shared object ---------------------------------------------------
+$(BUILD)/pic/%.o: %.c | $(GEN_H)
+	@mkdir -p $(@D)
+	$(SAY) CC-PIC $<
+	$(Q)$(CC) $(PIC_CPPFLAGS) $(CFLAGS) -fPIC -c $< -o $@
+
+$(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(SAY) CC-PIC $<
+	$(Q)$(CC) $(PIC_CPPFLAGS) $(filter-out -Werror,$(CFLAGS)) -fPIC -c $< -o $@
+
+$(SO_FILE): $(PIC_OBJS) api/libpaddle-run.map
+	$(SAY) LD $@
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SO_NAME) -Wl,--version-script=api/libpaddle-run.map -Wl,-z,defs \
+	    -o $@ $(PIC_OBJS) $(SO_LDLIBS)
+
+$(SO_LINKS): $(SO_FILE)
+	$(Q)ln -sf $(notdir $(if $(filter %/$(SO_NAME),$@),$(SO_FILE),$(BUILD)/$(SO_NAME))) $@
+
 # ---- tests --------------------------------------------------------------------
 $(BUILD)/test/%: $(BUILD)/obj/test/unit/%.o $(LIB) $(TEST_GEN_OBJS)
 	@mkdir -p $(@D)
@@ -249,7 +287,7 @@ $(BUILD)/test/%: $(BUILD)/obj/test/tools/%.o $(LIB) $(TEST_GEN_OBJS)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TEST_GEN_OBJS) $(LIB) $(LDLIBS)
 
 # the bundle too (test/scripts/bundle.sh unpacks it), but not of a sanitizer build
-tests: $(BIN) $(UNIT_BINS) $(TOOL_BINS) $(if $(filter 1,$(SANITIZE)),,$(BUNDLE))
+tests: $(BIN) $(SO_BUILT) $(UNIT_BINS) $(TOOL_BINS) $(if $(filter 1,$(SANITIZE)),,$(BUNDLE))
 
 test: deps data
 	@$(MAKE) --no-print-directory tests
@@ -344,17 +382,22 @@ $(BUNDLE): $(BIN) $(BUILD)/gen_data mk/bundle.sh $(wildcard netdescs/*.pbtxt)
 	$(Q)sh mk/bundle.sh $(BIN) $(BUILD) $(BUNDLE_NAME)
 
 # ---- install, clean ---------------------------------------------------------------
-install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
+install: $(BIN) $(SO_LINKS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PYTHON_DIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/paddle-run
+	install -m 644 include/paddle_run.h $(DESTDIR)$(PREFIX)/include/paddle_run.h
+	install -m 755 $(SO_FILE) $(DESTDIR)$(PREFIX)/lib/$(notdir $(SO_FILE))
+	ln -sf $(notdir $(SO_FILE)) $(DESTDIR)$(PREFIX)/lib/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(PREFIX)/lib/libpaddle-run.so
+	install -m 644 python/paddle_run.py $(DESTDIR)$(PYTHON_DIR)/paddle_run.py
 
 clean:
 	rm -rf build build-san build-cpu build-san-cpu build-fuzz build*-nox86
 
-FORMAT_FILES = $(wildcard lib/*/*.[ch] cmd/*.[ch] ops/*.[ch] test/unit/*.[ch] test/tools/*.c test/fuzz/*.c \
+FORMAT_FILES = $(wildcard lib/*/*.[ch] api/*.c include/*.h docs/examples/*.c cmd/*.[ch] ops/*.[ch] test/unit/*.[ch] test/tools/*.c test/fuzz/*.c \
                  netdescs/*.c bench/*.c)
 
 format:
 	clang-format -i $(FORMAT_FILES)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)
