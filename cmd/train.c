@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "dist/dist.h"
 #include "dist_cli.h"
+#include "evaluate.h"
 #include "io/feed.h"
 #include "base/fileutil.h"
 #include "gpu/gpurt.h"
@@ -391,41 +392,33 @@ static void my_slice(int64_t n, int64_t *lo, int64_t *count) {
   *count = n * (r + 1) / size - *lo;
 }
 
+/* The evaluation of the current parameters (evaluate.c, shared with `test`). */
+static pd_eval eval_of(trainer *t) {
+  return (pd_eval){.er = &t->er,
+                   .feed = &t->efeed,
+                   .net = t->net,
+                   .metrics = t->metrics,
+                   .nmetrics = t->nmetrics,
+                   .batch = t->batch,
+                   .rows = t->rows};
+}
+
 static pd_status evaluate(trainer *t, double *values, pd_error *err) {
-  int64_t rows = t->efeed.rows, done, mine;
-  my_slice(rows, &done, &mine);
-  int64_t end = done + mine;
-  for (int m = 0; m < t->nmetrics; m++) values[m] = 0;
   /* the two runners share the scope's tensors, so each must re-infer the
    * shapes after the other ran (a runner only notices its own data change) */
   t->er.shapes_ok = false, t->r.shapes_ok = false;
-  while (done < end) {
-    int64_t n = end - done < t->batch ? end - done : t->batch;
-    for (int64_t i = 0; i < n; i++) t->rows[i] = done + i;
-    pd_status st = pd_feed_batch(&t->efeed, &t->er, t->rows, n, err);
-    if (!st) st = pd_runner_run(&t->er, 0, t->net->n_forward, err);
-    for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->er, t->metrics[m], err);
-    if (st) return st;
-    for (int m = 0; m < t->nmetrics; m++) values[m] += scalar(t->er.t[t->metrics[m]]) * (double)n;
-    done += n;
-  }
-  pd_status st = pd_dist_size() > 1 ? reduce_sums(values, t->nmetrics, err) : PD_OK;
-  if (st) return st;
-  for (int m = 0; m < t->nmetrics; m++) values[m] /= (double)rows;
-  return PD_OK;
+  pd_eval e = eval_of(t);
+  return pd_eval_run(&e, values, err);
 }
 
 static void print_metrics(trainer *t, FILE *out, const double *values, const char *prefix) {
-  char b[32];
-  for (int m = 0; m < t->nmetrics; m++)
-    fprintf(out, " %s%s %s", prefix, t->net->vars[t->metrics[m]].name, pd_fmt_num(b, sizeof b, values[m]));
+  pd_eval e = eval_of(t);
+  pd_eval_print(&e, out, values, prefix);
 }
 
 static void log_metrics(trainer *t, const double *values, const char *prefix) {
-  for (int m = 0; m < t->nmetrics; m++) {
-    fprintf(t->log, ",\"%s%s\":", prefix, t->net->vars[t->metrics[m]].name);
-    pd_json_num(t->log, values[m]);
-  }
+  pd_eval e = eval_of(t);
+  pd_eval_log(&e, t->log, values, prefix);
 }
 
 /* The end of an epoch: evaluate (when there is evaluation data), then print
@@ -907,7 +900,8 @@ static int read_flags(pd_opt *opts, int npos, train_flags *f) {
       (opts[O_CHECK_EVERY].value &&
        !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, PD_MAX_STEPS, &f->check_every)) ||
       (opts[O_COMM_TIMEOUT].value &&
-       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &f->comm_timeout)))
+       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &f->comm_timeout)) ||
+      !pd_cli_unique_vars("train", &opts[O_DATA]) || !pd_cli_unique_vars("train", &opts[O_EVAL]))
     return 2;
   if (!(f->comm_timeout > 0)) {
     pd_cli_usage_error("train", "--comm-timeout must be > 0, got %s", opts[O_COMM_TIMEOUT].value);
