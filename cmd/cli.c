@@ -208,3 +208,20 @@ double pd_cli_now(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+bool pd_cli_unique_vars(const char *cmd, const pd_opt *opt) {
+  for (int i = 0; i < opt->n_values; i++) {
+    const char *a = opt->values[i], *ea = strchr(a, '=');
+    size_t la = ea ? (size_t)(ea - a) : strlen(a);
+    for (int j = 0; j < i; j++) {
+      const char *b = opt->values[j], *eb = strchr(b, '=');
+      size_t lb = eb ? (size_t)(eb - b) : strlen(b);
+      if (la == lb && memcmp(a, b, la) == 0) {
+        pd_cli_usage_error(cmd, "%s binds \"%.*s\" twice (%s and %s); bind each variable once", opt->name, (int)la, a,
+                           b, a);
+        return false;
+      }
+    }
+  }
+  return true;
+}

@@ -51,6 +51,11 @@ extern double pd_cli_t_main;
 /* Seconds on CLOCK_MONOTONIC. */
 double pd_cli_now(void);
 
+/* A repeatable VAR=FILE option (--data, --eval-data) that names one VAR
+ * twice: false after a usage error naming it (which binding was meant is
+ * not for us to guess). */
+bool pd_cli_unique_vars(const char *cmd, const pd_opt *opt);
+
 bool pd_cli_double(const char *cmd, const char *flag, const char *s, double *out);
 
 /* The place options every running command shares: --device cpu|gpu[:N],

@@ -59,7 +59,8 @@ static int run(int argc, char **argv) {
   if ((opts[ROWS].value && !pd_cli_int("gradcheck", "--rows", opts[ROWS].value, 1, PD_MAX_BATCH, &rows)) ||
       (opts[ELEMS].value && !pd_cli_int("gradcheck", "--elements", opts[ELEMS].value, 0, INT64_MAX, &elems)) ||
       (opts[SEED].value && !pd_cli_u64("gradcheck", "--seed", opts[SEED].value, &seed)) ||
-      (opts[TOL].value && !pd_cli_double("gradcheck", "--tol", opts[TOL].value, &tol)))
+      (opts[TOL].value && !pd_cli_double("gradcheck", "--tol", opts[TOL].value, &tol)) ||
+      !pd_cli_unique_vars("gradcheck", &opts[DATA]))
     goto out;
   pd_error err = {0};
   pd_net_opts nopts = {.float_dtype = PD_F64};

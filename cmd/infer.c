@@ -244,7 +244,8 @@ static int run(int argc, char **argv) {
   inference in = {.batch = 256, .nf = opts[FETCH].n_values};
   long long threads = 0;
   if ((opts[BATCH].value && !pd_cli_int("infer", "--batch-size", opts[BATCH].value, 1, PD_MAX_BATCH, &in.batch)) ||
-      (opts[THREADS].value && !pd_cli_int("infer", "--threads", opts[THREADS].value, 1, PD_MAX_THREADS, &threads)))
+      (opts[THREADS].value && !pd_cli_int("infer", "--threads", opts[THREADS].value, 1, PD_MAX_THREADS, &threads)) ||
+      !pd_cli_unique_vars("infer", &opts[DATA]))
     goto out;
   pd_set_threads((int)threads);
   pd_place place;

@@ -353,7 +353,8 @@ static int run(int argc, char **argv) {
   if ((opts[ITERS].value && !pd_cli_int("time", "--iterations", opts[ITERS].value, 1, PD_MAX_COUNT, &tm.iters)) ||
       (opts[WARMUP].value && !pd_cli_int("time", "--warmup", opts[WARMUP].value, 0, PD_MAX_COUNT, &tm.warmup)) ||
       (opts[BATCH].value && !pd_cli_int("time", "--batch-size", opts[BATCH].value, 1, PD_MAX_BATCH, &tm.batch)) ||
-      (opts[THREADS].value && !pd_cli_int("time", "--threads", opts[THREADS].value, 1, PD_MAX_THREADS, &threads)))
+      (opts[THREADS].value && !pd_cli_int("time", "--threads", opts[THREADS].value, 1, PD_MAX_THREADS, &threads)) ||
+      !pd_cli_unique_vars("time", &opts[DATA]))
     goto out;
   pd_set_threads((int)threads);
   if ((code = pd_cli_device("time", opts, DEVICE, &tm.place))) goto out;

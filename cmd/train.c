@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "dist/dist.h"
 #include "dist_cli.h"
+#include "evaluate.h"
 #include "io/feed.h"
 #include "base/fileutil.h"
 #include "gpu/gpurt.h"
@@ -42,6 +43,8 @@ const pd_command pd_cmd_train = {
     "\n"
     "  --data VAR=FILE       training data for a data variable (.npy, IDX, .gz)\n"
     "  --eval-data VAR=FILE  evaluation data, evaluated after each epoch\n"
+    "  --eval-every N        also evaluate after every N steps (default: the\n"
+    "                        file's train.eval_every; 0: at epochs' ends only)\n"
     "  --batch-size N        examples per step\n"
     "  --epochs N            passes over the data in all (with --resume: counting\n"
     "                        the checkpoint's, so the same command finishes a run)\n"
@@ -75,6 +78,9 @@ const pd_command pd_cmd_train = {
     "                        in a collective before it fails (default 300)\n"
     "  --set FIELD=VALUE     set any field of the file by its path, e.g.\n"
     "                        --set train.optimizer.lr=0.01 --set train.optimizer.type=adam\n"
+    "                        --set 'op[h1].attrs.size=256' (the op writing h1),\n"
+    "                        --set 'train.data[x].file=F' (the binding of x);\n"
+    "                        an index is 0-based: op[0] is the first op\n"
     "\n"
     "Counts have limits far beyond any real run: --batch-size up to 2^31 - 1,\n"
     "--epochs and --iterations up to 2^53 steps, --keep up to 2^31 - 1,\n"
@@ -120,6 +126,7 @@ enum {
   O_COMM_TIMEOUT,
   O_NO_CHECK_DATA,
   O_ALLOW_PARTIAL,
+  O_EVAL_EVERY,
   NOPT
 };
 
@@ -161,6 +168,10 @@ typedef struct trainer {
   /* a GPU run staged the next step's @lr/@step (run_batch): the last step's, for a checkpoint */
   bool staged_ahead;
   double done_lr, done_step;
+  int64_t eval_every; /* also evaluate after every eval_every steps (0: not) */
+  bool plateau;       /* the schedule is "plateau": plat holds its lr */
+  pd_plateau plat;
+  pd_tensor *carried; /* a text run's STATE variables, kept around a mid-epoch evaluation */
 } trainer;
 
 /* The training runner, and the evaluation one when there is one, on `place`
@@ -357,7 +368,11 @@ static pd_status save(trainer *t, int64_t step, int64_t epoch, int64_t batch_in_
                          .batch_size = t->batch,
                          .optimizer = t->opt->type,
                          .seed = t->seed,
-                         .lr = lr};
+                         .lr = lr,
+                         .has_plateau = t->plateau,
+                         .plateau_lr = t->plat.lr,
+                         .plateau_best = t->plat.best,
+                         .plateau_bad = t->plat.bad};
   int nvocab;
   state.vocab = pd_feed_vocab(&t->feed, &nvocab); /* so `generate` reads ids back as text */
   state.n_vocab = (size_t)nvocab;
@@ -391,41 +406,42 @@ static void my_slice(int64_t n, int64_t *lo, int64_t *count) {
   *count = n * (r + 1) / size - *lo;
 }
 
+/* The evaluation of the current parameters (evaluate.c, shared with `test`). */
+static pd_eval eval_of(trainer *t) {
+  return (pd_eval){.er = &t->er,
+                   .feed = &t->efeed,
+                   .net = t->net,
+                   .metrics = t->metrics,
+                   .nmetrics = t->nmetrics,
+                   .batch = t->batch,
+                   .rows = t->rows};
+}
+
 static pd_status evaluate(trainer *t, double *values, pd_error *err) {
-  int64_t rows = t->efeed.rows, done, mine;
-  my_slice(rows, &done, &mine);
-  int64_t end = done + mine;
-  for (int m = 0; m < t->nmetrics; m++) values[m] = 0;
   /* the two runners share the scope's tensors, so each must re-infer the
    * shapes after the other ran (a runner only notices its own data change) */
   t->er.shapes_ok = false, t->r.shapes_ok = false;
-  while (done < end) {
-    int64_t n = end - done < t->batch ? end - done : t->batch;
-    for (int64_t i = 0; i < n; i++) t->rows[i] = done + i;
-    pd_status st = pd_feed_batch(&t->efeed, &t->er, t->rows, n, err);
-    if (!st) st = pd_runner_run(&t->er, 0, t->net->n_forward, err);
-    for (int m = 0; m < t->nmetrics && !st; m++) st = pd_runner_fetch(&t->er, t->metrics[m], err);
-    if (st) return st;
-    for (int m = 0; m < t->nmetrics; m++) values[m] += scalar(t->er.t[t->metrics[m]]) * (double)n;
-    done += n;
-  }
-  pd_status st = pd_dist_size() > 1 ? reduce_sums(values, t->nmetrics, err) : PD_OK;
-  if (st) return st;
-  for (int m = 0; m < t->nmetrics; m++) values[m] /= (double)rows;
-  return PD_OK;
+  pd_eval e = eval_of(t);
+  return pd_eval_run(&e, values, err);
 }
 
 static void print_metrics(trainer *t, FILE *out, const double *values, const char *prefix) {
-  char b[32];
-  for (int m = 0; m < t->nmetrics; m++)
-    fprintf(out, " %s%s %s", prefix, t->net->vars[t->metrics[m]].name, pd_fmt_num(b, sizeof b, values[m]));
+  pd_eval e = eval_of(t);
+  pd_eval_print(&e, out, values, prefix);
 }
 
 static void log_metrics(trainer *t, const double *values, const char *prefix) {
-  for (int m = 0; m < t->nmetrics; m++) {
-    fprintf(t->log, ",\"%s%s\":", prefix, t->net->vars[t->metrics[m]].name);
-    pd_json_num(t->log, values[m]);
-  }
+  pd_eval e = eval_of(t);
+  pd_eval_log(&e, t->log, values, prefix);
+}
+
+/* An evaluation's loss into a plateau schedule, saying when it lowers the lr. */
+static void plateau_step(trainer *t, int64_t step, double loss) {
+  double before = t->plat.lr;
+  if (!pd_plateau_step(t->opt->schedule, &t->plat, loss) || pd_dist_rank() != 0) return;
+  char a[32], b[32];
+  fprintf(stderr, "%splateau: lr %s -> %s after step %lld\n", t->tty ? "\n" : "", pd_fmt_num(a, sizeof a, before),
+          pd_fmt_num(b, sizeof b, t->plat.lr), (long long)step);
 }
 
 /* The end of an epoch: evaluate (when there is evaluation data), then print
@@ -437,6 +453,7 @@ static pd_status end_epoch(trainer *t, int64_t epoch, int64_t step, double *ev, 
   double rows = es[t->nmetrics];
   for (int m = 0; m < t->nmetrics; m++) es[m] = rows > 0 ? es[m] / rows : NAN;
   if (!st && t->have_eval) st = evaluate(t, ev, err);
+  if (!st && t->plateau) plateau_step(t, step, ev[0]);
   if (t->tty) fputc('\n', stderr);
   if (st) return st;
   char b1[32], b2[32];
@@ -499,6 +516,7 @@ static pd_status plan_loop(trainer *t, pd_checkpoint *ck, loop *L, pd_error *err
   if (ck) {
     const pd_ckpt_state *cs = pd_checkpoint_state(ck);
     L->step = cs->step, L->epoch = cs->epoch, L->bi = cs->batch_in_epoch;
+    if (t->plateau && cs->has_plateau) t->plat = (pd_plateau){cs->plateau_lr, cs->plateau_best, cs->plateau_bad};
     if (L->bi > L->per_epoch)
       return pd_errorf(err, PD_ERR_INPUT,
                        "%s/manifest.pbtxt: batch_in_epoch %lld is beyond this run's %lld batches per epoch "
@@ -544,6 +562,14 @@ static void name_data_row_of_batch(trainer *t, int64_t start, int64_t n, pd_erro
            (long long)t->perm[start + err->row], files);
 }
 
+/* The learning rate of the step after `step` updates: the schedule's, or
+ * a plateau schedule's current lr once its warm-up is over. */
+static double lr_at(const trainer *t, int64_t step) {
+  const Paddle__LrSchedule *s = t->opt->schedule;
+  if (t->plateau && !(s->warmup_steps > 0 && step < s->warmup_steps)) return t->plat.lr;
+  return pd_schedule_lr(t->opt, step);
+}
+
 /* Feed this rank's rows [start, start + n) of the permutation and run the
  * step. On a GPU the step is only queued: read and stage the next batch of
  * the epoch now, so its copy overlaps this step's compute (one process; not
@@ -551,7 +577,7 @@ static void name_data_row_of_batch(trainer *t, int64_t start, int64_t n, pd_erro
 static pd_status run_batch(trainer *t, loop *L, int64_t start, int64_t n, pd_error *err) {
   pd_status st;
   pd_dist_step_begin(n, g_signal != 0);
-  L->lr = pd_schedule_lr(t->opt, L->step);
+  L->lr = lr_at(t, L->step);
   t->r.exec.step = L->step;
   if (!L->prestaged) {
     pd_tensor_set(t->r.t[L->lr_v], 0, L->lr);
@@ -561,11 +587,13 @@ static pd_status run_batch(trainer *t, loop *L, int64_t start, int64_t n, pd_err
   L->prestaged = t->staged_ahead = false;
   st = pd_runner_run(&t->r, n ? 0 : L->reduce_op, t->net->nops, err);
   int64_t err_start = start; /* where the batch an error names begins */
-  if (!st && t->r.d && pd_dist_size() == 1 && L->step + 1 < L->total && L->bi + 1 < L->per_epoch) {
+  /* not before an evaluation, which may change the lr (plateau) */
+  if (!st && t->r.d && pd_dist_size() == 1 && L->step + 1 < L->total && L->bi + 1 < L->per_epoch &&
+      !(t->eval_every && (L->step + 1) % t->eval_every == 0)) {
     int64_t next = start + n, nn = L->rows - next < t->batch ? L->rows - next : t->batch;
     t->staged_ahead = true;
     t->done_lr = L->lr, t->done_step = (double)(L->step + 1); /* what this step ran with */
-    pd_tensor_set(t->r.t[L->lr_v], 0, pd_schedule_lr(t->opt, L->step + 1));
+    pd_tensor_set(t->r.t[L->lr_v], 0, lr_at(t, L->step + 1));
     pd_tensor_set(t->r.t[L->step_v], 0, (double)(L->step + 2));
     st = pd_feed_batch(&t->feed, &t->r, t->perm + next, nn, err);
     if (st) err_start = next;
@@ -656,6 +684,49 @@ static pd_status report_step(trainer *t, loop *L, bool last, pd_error *err) {
   return PD_OK;
 }
 
+/* A text run's STATE variables (the streams' carried state, which the
+ * evaluation's forward ops overwrite with the evaluation's) copied aside
+ * (keep) or back: training continues each stream where it stopped. */
+static pd_status carry_state(trainer *t, bool keep, pd_error *err) {
+  pd_net *net = t->net;
+  if (!t->feed.text) return PD_OK;
+  if (!t->carried && !(t->carried = calloc((size_t)net->nvars + 1, sizeof *t->carried)))
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (int v = 0; v < net->nvars; v++) {
+    const pd_var_info *vi = &net->vars[v];
+    pd_tensor *x = t->r.t[v], *c = &t->carried[v];
+    if (vi->kind != PD_VAR_STATE || vi->optimizer_state || !x->storage) continue;
+    if (keep) {
+      pd_status st = pd_runner_fetch(&t->r, v, err);
+      c->dtype = x->dtype;
+      if (!st && !c->storage) st = pd_tensor_set_dims(c, x->ndim, x->dims, err);
+      if (!st && !c->storage) st = pd_tensor_alloc(c, err);
+      if (st) return st;
+      memcpy(pd_tensor_data(c), pd_tensor_data(x), pd_tensor_bytes(x));
+    } else {
+      memcpy(pd_tensor_data(x), pd_tensor_data(c), pd_tensor_bytes(x));
+    }
+  }
+  return PD_OK;
+}
+
+/* --eval-every's evaluation inside an epoch: printed, logged as an "eval"
+ * record, and given to a plateau schedule. */
+static pd_status mid_epoch_eval(trainer *t, loop *L, pd_error *err) {
+  pd_status st = carry_state(t, true, err);
+  if (!st) st = evaluate(t, L->ev, err);
+  if (!st) st = carry_state(t, false, err);
+  if (st) return st;
+  L->evaluated = true;
+  if (t->plateau) plateau_step(t, L->step, L->ev[0]);
+  if (pd_dist_rank() != 0) return PD_OK;
+  pd_eval e = eval_of(t);
+  fprintf(stderr, "%sstep %lld (epoch %lld):", t->tty ? "\n" : "", (long long)L->step, (long long)L->epoch + 1);
+  pd_eval_print(&e, stderr, L->ev, "eval_");
+  fputc('\n', stderr);
+  return t->log ? pd_eval_record(&e, t->log, t->log_path, L->step, L->epoch + 1, L->ev, err) : PD_OK;
+}
+
 /* One step: this rank's slice of the batch, run, checked, counted and
  * reported; *stop when a signal (on any rank) asks the run to end. */
 static pd_status train_step(trainer *t, loop *L, bool *stop, pd_error *err) {
@@ -676,6 +747,9 @@ static pd_status train_step(trainer *t, loop *L, bool *stop, pd_error *err) {
   L->evaluated = false;
   bool last = L->step == L->total;
   if ((st = sync_ranks(t, L, last, err)) || (st = report_step(t, L, last, err))) return st;
+  /* on an epoch's last step the epoch's evaluation is this one */
+  if (t->eval_every && L->step % t->eval_every == 0 && L->bi < L->per_epoch && (st = mid_epoch_eval(t, L, err)))
+    return st;
   if (t->save_dir && t->save_every > 0 && L->step % t->save_every == 0 && !last)
     st = save(t, L->step, L->epoch, L->bi, L->lr, err);
   /* under MPI every rank stops after the same step: the one whose allreduce carried a request */
@@ -804,6 +878,7 @@ static pd_status log_run(trainer *t, const char *net_path, const pd_opt *opts, p
     fprintf(f, ",\"iterations\":%lld", (long long)(t->no_steps ? 0 : t->iterations));
   else
     fprintf(f, ",\"epochs\":%lld", (long long)t->epochs);
+  if (t->eval_every) fprintf(f, ",\"eval_every\":%lld", (long long)t->eval_every);
   fputs(",\"optimizer\":", f);
   pd_json_str(f, t->opt->type ? t->opt->type : "sgd");
   fputs(",\"lr\":", f);
@@ -874,7 +949,7 @@ static int run(int argc, char **argv) {
 
 /* The flags' values, as given (0 where not). */
 typedef struct train_flags {
-  long long batch, epochs, iters, threads, save_every, keep, log_every, check_every;
+  long long batch, epochs, iters, threads, save_every, keep, log_every, check_every, eval_every;
   uint64_t seed;
   double lr, comm_timeout;
 } train_flags;
@@ -907,10 +982,13 @@ static int read_flags(pd_opt *opts, int npos, train_flags *f) {
       (opts[O_LOG_EVERY].value &&
        !pd_cli_int("train", "--log-every", opts[O_LOG_EVERY].value, 1, PD_MAX_STEPS, &f->log_every)) ||
       (opts[O_LR].value && !pd_cli_double("train", "--lr", opts[O_LR].value, &f->lr)) ||
+      (opts[O_EVAL_EVERY].value &&
+       !pd_cli_int("train", "--eval-every", opts[O_EVAL_EVERY].value, 0, PD_MAX_STEPS, &f->eval_every)) ||
       (opts[O_CHECK_EVERY].value &&
        !pd_cli_int("train", "--check-every", opts[O_CHECK_EVERY].value, 1, PD_MAX_STEPS, &f->check_every)) ||
       (opts[O_COMM_TIMEOUT].value &&
-       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &f->comm_timeout)))
+       !pd_cli_double("train", "--comm-timeout", opts[O_COMM_TIMEOUT].value, &f->comm_timeout)) ||
+      !pd_cli_unique_vars("train", &opts[O_DATA]) || !pd_cli_unique_vars("train", &opts[O_EVAL]))
     return 2;
   if (!(f->comm_timeout > 0)) {
     pd_cli_usage_error("train", "--comm-timeout must be > 0, got %s", opts[O_COMM_TIMEOUT].value);
@@ -958,6 +1036,10 @@ static pd_status apply_settings(trainer *t, const train_flags *f, const pd_opt *
   t->shuffle = opts[O_NOSHUF].value ? false : opts[O_SHUF].value ? true : t->td->shuffle;
   t->log_every = f->log_every ? f->log_every : t->td->log_every > 0 ? t->td->log_every : 100;
   t->save_every = f->save_every;
+  t->eval_every = opts[O_EVAL_EVERY].value ? f->eval_every : t->td->eval_every;
+  if (t->eval_every < 0) st = pd_errorf(err, PD_ERR_INPUT, "%s: train.eval_every must be >= 0", path);
+  t->plateau = t->opt->schedule && t->opt->schedule->type && !strcmp(t->opt->schedule->type, "plateau");
+  t->plat = (pd_plateau){.lr = t->opt->lr, .best = INFINITY};
   t->save_dir = opts[O_SAVE].value;
   t->tty = isatty(2) && pd_dist_size() == 1;
   t->progress_every = 10;
@@ -1040,6 +1122,26 @@ static pd_status prune_eval(trainer *t, pd_error *err) {
   return st;
 }
 
+/* A plateau schedule and --eval-every evaluate during training: refused
+ * without evaluation data (and, for now, a text run's mid-epoch evaluation
+ * on a GPU, whose carried state it would have to copy back). */
+static pd_status check_eval_needs(trainer *t, pd_place place, const char *path, pd_error *err) {
+  if (t->plateau && !t->have_eval)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: schedule \"plateau\" lowers the lr when the evaluation loss stops improving, and this run "
+                     "has no evaluation data: give train.eval_data, --eval-data or a held_out text binding",
+                     path);
+  if (t->eval_every && !t->have_eval)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "%s: eval_every %lld: there is no evaluation data; give train.eval_data or --eval-data", path,
+                     (long long)t->eval_every);
+  if (t->eval_every && t->feed.text && place.kind == PD_GPU)
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "eval_every with a text binding runs on the CPU only for now (a mid-epoch evaluation must keep "
+                     "the training streams' carried state); evaluate at epochs' ends (eval_every 0) on a GPU");
+  return PD_OK;
+}
+
 /* What would fail at a later step fails now: a class label out of range in
  * either data, a shape the short last batch cannot take, and (unless
  * --no-check-data) float data that is not finite: one NaN would reach the
@@ -1111,6 +1213,7 @@ static pd_status setup(trainer *t, const train_flags *f, const pd_opt *opts, con
   if (!st) st = prepare_net(t, place, opts, path, err);
   if (!st) st = pick_metrics(t, path, err);
   if (!st && t->efeed.n) st = prune_eval(t, err);
+  if (!st) st = check_eval_needs(t, place, path, err);
   if (!st) st = check_data(t, opts, err);
   /* a save directory this run creates is removed again if the run saves
    * nothing (a failure before the first checkpoint leaves no trace) */
@@ -1171,6 +1274,8 @@ static void free_trainer(trainer *t) {
     free(t->my_type);
   }
   free(t->metrics), free(t->perm), free(t->rows), free(t->eval_ops), free(t->esum), free(t->fin);
+  for (int v = 0; t->carried && v < t->net->nvars; v++) pd_tensor_release(&t->carried[v]);
+  free(t->carried);
   pd_runner_free(&t->r);
   pd_runner_free(&t->er);
   pd_feed_close(&t->feed);
@@ -1222,6 +1327,7 @@ static int train_main(int argc, char **argv) {
       [O_COMM_TIMEOUT] = {.name = "--comm-timeout", .has_value = true},
       [O_NO_CHECK_DATA] = {.name = "--no-check-data"},
       [O_ALLOW_PARTIAL] = {.name = "--allow-partial-params"},
+      [O_EVAL_EVERY] = {.name = "--eval-every", .has_value = true},
   };
   char *pos[1];
   int code = 0;

@@ -76,6 +76,12 @@ double pd_schedule_lr(const Paddle__OptimizerDesc *opt, int64_t step) {
   int64_t t = step - (s->warmup_steps > 0 ? s->warmup_steps : 0);
   const char *type = s->type ? s->type : "constant";
   if (!strcmp(type, "step")) return base * pow(s->gamma, (double)(t / s->step_size));
+  if (!strcmp(type, "multistep")) { /* PyTorch's MultiStepLR: one factor per boundary passed */
+    double lr = base;
+    for (size_t i = 0; i < s->n_boundaries; i++)
+      if (t >= s->boundaries[i]) lr *= s->gamma;
+    return lr;
+  }
   if (!strcmp(type, "exponential")) return base * pow(s->gamma, (double)t / (double)s->decay_steps);
   if (!strcmp(type, "polynomial")) {
     double f = t >= s->decay_steps ? 0 : 1 - (double)t / (double)s->decay_steps;
@@ -86,6 +92,21 @@ double pd_schedule_lr(const Paddle__OptimizerDesc *opt, int64_t step) {
     return s->end_lr + 0.5 * (base - s->end_lr) * (1 + cos(3.141592653589793 * f));
   }
   return base;
+}
+
+bool pd_plateau_step(const Paddle__LrSchedule *s, pd_plateau *p, double loss) {
+  if (loss < p->best * (1 - s->threshold)) { /* a NaN loss is never better */
+    p->best = loss;
+    p->bad = 0;
+  } else {
+    p->bad++;
+  }
+  if (p->bad <= s->patience) return false;
+  p->bad = 0;
+  double lr = fmax(p->lr * s->factor, s->min_lr);
+  if (!(p->lr - lr > 1e-8)) return false;
+  p->lr = lr;
+  return true;
 }
 
 pd_status pd_schedule_check(const Paddle__OptimizerDesc *opt, pd_error *err) {
@@ -101,6 +122,23 @@ pd_status pd_schedule_check(const Paddle__OptimizerDesc *opt, pd_error *err) {
       return pd_errorf(err, PD_ERR_INPUT, "schedule \"step\" needs step_size > 0 and gamma > 0");
     return PD_OK;
   }
+  if (!strcmp(type, "multistep")) {
+    if (!s->n_boundaries || !(s->gamma > 0))
+      return pd_errorf(err, PD_ERR_INPUT, "schedule \"multistep\" needs boundaries (steps) and gamma > 0");
+    for (size_t i = 0; i < s->n_boundaries; i++)
+      if (s->boundaries[i] <= 0 || (i && s->boundaries[i] <= s->boundaries[i - 1]))
+        return pd_errorf(err, PD_ERR_INPUT,
+                         "schedule \"multistep\": boundaries must be steps > 0 in increasing order, got %lld after "
+                         "%lld",
+                         (long long)s->boundaries[i], i ? (long long)s->boundaries[i - 1] : 0LL);
+    return PD_OK;
+  }
+  if (!strcmp(type, "plateau")) {
+    if (!(s->factor > 0 && s->factor < 1) || s->patience < 0 || !(s->threshold >= 0) || !(s->min_lr >= 0))
+      return pd_errorf(err, PD_ERR_INPUT,
+                       "schedule \"plateau\" needs 0 < factor < 1, patience >= 0, threshold >= 0 and min_lr >= 0");
+    return PD_OK;
+  }
   if (!strcmp(type, "exponential") || !strcmp(type, "polynomial") || !strcmp(type, "cosine")) {
     if (s->decay_steps <= 0) return pd_errorf(err, PD_ERR_INPUT, "schedule \"%s\" needs decay_steps > 0", type);
     if (!strcmp(type, "exponential") && !(s->gamma > 0))
@@ -108,7 +146,8 @@ pd_status pd_schedule_check(const Paddle__OptimizerDesc *opt, pd_error *err) {
     return PD_OK;
   }
   return pd_errorf(err, PD_ERR_INPUT,
-                   "unknown learning-rate schedule \"%s\"; use constant, step, exponential, polynomial or cosine",
+                   "unknown learning-rate schedule \"%s\"; use constant, step, multistep, exponential, polynomial, "
+                   "cosine or plateau",
                    type);
 }
 

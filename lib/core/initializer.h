@@ -23,6 +23,18 @@ pd_status pd_init_persistables(const pd_net *net, pd_scope *scope, const Paddle_
 /* The learning rate at `step` (0-based count of updates done) under the
  * optimizer's schedule, with linear warm-up. */
 double pd_schedule_lr(const Paddle__OptimizerDesc *opt, int64_t step);
+/* A "plateau" schedule's state: the lr in effect, the best evaluation loss
+ * (INFINITY before the first), evaluations since it last improved. */
+typedef struct pd_plateau {
+  double lr, best;
+  int64_t bad;
+} pd_plateau;
+/* One evaluation's loss into the state, by PyTorch's ReduceLROnPlateau
+ * (mode min, threshold_mode rel, cooldown 0): better when below
+ * best * (1 - threshold); after more than `patience` evaluations that are
+ * not, lr becomes max(lr * factor, min_lr) (when that lowers it by more
+ * than 1e-8) and the count restarts. True when the lr changed. */
+bool pd_plateau_step(const Paddle__LrSchedule *s, pd_plateau *p, double loss);
 /* Checks a schedule's fields (type known, needed fields > 0). */
 pd_status pd_schedule_check(const Paddle__OptimizerDesc *opt, pd_error *err);
 

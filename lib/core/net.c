@@ -1005,6 +1005,43 @@ pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, s
   return PD_OK;
 }
 
+/* The net of `text` with the first n of opts' overrides applied (0 when it
+ * builds). */
+static pd_status build_with(const char *name, const char *text, size_t len, const pd_net_opts *opts, int n,
+                            pd_error *err) {
+  pd_net_opts o = *opts;
+  o.n_overrides = n;
+  pd_net *net = NULL;
+  pd_status st = pd_net_from_text(name, text, len, &o, &net, err);
+  pd_net_free(net);
+  return st;
+}
+
+/* A net that fails to build only because of a --set: the message names the
+ * first --set after which it fails that way (the last when none alone
+ * does), without the file position and source line
+ * (they show the file's value, not the one set). Kept as it is when the
+ * file fails on its own or the build ran out of memory. */
+static void blame_override(const char *name, const char *text, size_t len, const pd_net_opts *opts, pd_error *err) {
+  pd_error e = {0};
+  if (err->status != PD_ERR_INPUT || build_with(name, text, len, opts, 0, &e) != PD_OK) return;
+  /* the first --set after which the net fails as it does with all of them */
+  int k = 1;
+  while (k < opts->n_overrides && (build_with(name, text, len, opts, k, &e) == PD_OK || strcmp(e.msg, err->msg) != 0))
+    k++;
+  char msg[PD_ERROR_MAX];
+  const char *m = err->msg;
+  size_t nl = strlen(name);
+  if (strncmp(m, name, nl) == 0 && m[nl] == ':') { /* "FILE:LINE:COL: " or "FILE: " */
+    m += nl + 1;
+    while ((*m >= '0' && *m <= '9') || *m == ':') m++;
+    while (*m == ' ') m++;
+  }
+  snprintf(msg, sizeof msg, "%s", m);
+  msg[strcspn(msg, "\n")] = '\0';
+  pd_errorf(err, PD_ERR_INPUT, "--set '%s': %s", opts->overrides[k - 1], msg);
+}
+
 pd_status pd_net_from_text(const char *name, const char *text, size_t len, const pd_net_opts *opts, pd_net **out,
                            pd_error *err) {
   *out = NULL;
@@ -1027,7 +1064,9 @@ pd_status pd_net_from_text(const char *name, const char *text, size_t len, const
       pd_srcmap_free(&map);
       return st;
     }
-  return pd_net_from_desc(name, (Paddle__NetDesc *)m, src, len, &map, opts, out, err);
+  st = pd_net_from_desc(name, (Paddle__NetDesc *)m, src, len, &map, opts, out, err);
+  if (st && opts && opts->n_overrides) blame_override(name, text, len, opts, err);
+  return st;
 }
 
 pd_status pd_net_load(const char *path, const pd_net_opts *opts, pd_net **out, pd_error *err) {

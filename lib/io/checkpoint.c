@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -713,6 +714,9 @@ static pd_status write_contents(const char *tmp, const pd_ckpt_var *vars, int n,
   m.batch_size = state->batch_size;
   m.n_rng_state = state->n_rng;
   m.rng_state = (uint64_t *)state->rng_state;
+  m.has_plateau_lr = m.has_plateau_bad = state->has_plateau;
+  m.has_plateau_best = state->has_plateau && isfinite(state->plateau_best);
+  m.plateau_lr = state->plateau_lr, m.plateau_best = state->plateau_best, m.plateau_bad = state->plateau_bad;
   m.has_vocab = state->n_vocab > 0;
   m.vocab.len = state->n_vocab;
   m.vocab.data = (uint8_t *)state->vocab;
@@ -1009,6 +1013,10 @@ static pd_status copy_state(pd_checkpoint *ck, const Paddle__CheckpointManifest 
   ck->state.batch_size = m->batch_size;
   ck->state.seed = m->seed;
   ck->state.lr = m->lr;
+  ck->state.has_plateau = m->has_plateau_lr;
+  ck->state.plateau_lr = m->plateau_lr;
+  ck->state.plateau_best = m->has_plateau_best ? m->plateau_best : INFINITY;
+  ck->state.plateau_bad = m->plateau_bad;
   if ((m->net && !(ck->net = strdup(m->net))) || (m->optimizer && !(ck->optimizer = strdup(m->optimizer))) ||
       (m->n_rng_state && !(ck->rng = malloc(m->n_rng_state * sizeof *ck->rng))))
     return oom(err);

@@ -37,6 +37,11 @@ typedef struct pd_ckpt_state {
    * of each id, n_vocab of them; NULL, 0: none (ids are bytes) */
   const uint8_t *vocab;
   size_t n_vocab;
+  /* a "plateau" schedule's state (has_plateau): the lr in effect, the best
+   * evaluation loss (INFINITY: none yet), evaluations since it improved */
+  bool has_plateau;
+  double plateau_lr, plateau_best;
+  int64_t plateau_bad;
 } pd_ckpt_state;
 
 /* One variable's file as a checkpoint lists it. */

@@ -318,6 +318,23 @@ static void test_set(void **state) {
   assert_true(d->block[0]->var[0]->no_gradient);
   assert_int_equal(pd_pb_set(&d->base, "op[0].attrs[0].value.block=other", &err), PD_OK);
   assert_string_equal(d->op[0]->attrs[0]->value->block, "other");
+  /* an op by the variable it writes; a map entry by its key, its value's
+   * field the one it holds, or (a new key) the one the value's form implies */
+  assert_int_equal(pd_pb_set(&d->base, "op[y].attrs.step_block=other2", &err), PD_OK);
+  assert_string_equal(d->op[0]->attrs[0]->value->block, "other2");
+  assert_int_equal(pd_pb_set(&d->base, "block[cell].op[h].attrs.size=256", &err), PD_OK);
+  assert_int_equal(d->block[0]->op[0]->n_attrs, 1);
+  assert_string_equal(d->block[0]->op[0]->attrs[0]->key, "size");
+  assert_int_equal(d->block[0]->op[0]->attrs[0]->value->i, 256);
+  assert_int_equal(pd_pb_set(&d->base, "block[cell].op[h].attrs.size=128", &err), PD_OK);
+  assert_int_equal(d->block[0]->op[0]->n_attrs, 1);
+  assert_int_equal(d->block[0]->op[0]->attrs[0]->value->i, 128);
+  assert_int_equal(pd_pb_set(&d->base, "block[cell].op[0].attrs.dims=[1, 2]", &err), PD_OK);
+  assert_int_equal(pd_pb_set(&d->base, "block[cell].op[0].attrs.dims=[3]", &err), PD_OK); /* replaced */
+  assert_int_equal(d->block[0]->op[0]->attrs[1]->value->n_ints, 1);
+  assert_int_equal(d->block[0]->op[0]->attrs[1]->value->ints[0], 3);
+  assert_int_equal(pd_pb_set(&d->base, "block[cell].op[0].attrs[size].value.i=64", &err), PD_OK);
+  assert_int_equal(d->block[0]->op[0]->attrs[0]->value->i, 64);
   assert_int_equal(pd_pb_set(&d->base, "op[0].inputs=x2", &err), PD_OK); /* a repeated scalar: appended */
   assert_int_equal(d->op[0]->n_inputs, 2);
   assert_int_equal(pd_pb_set(&d->base, "var[x].shape=7", &err), PD_OK);
@@ -329,17 +346,20 @@ static void test_set(void **state) {
   static const struct {
     const char *set, *msg;
   } bad[] = {
-      {"block[2].name=x", "--set block[2].name=x: block[2] is out of range (block has 1 element)"},
-      {"block[nope].name=x", "--set block[nope].name=x: no block named \"nope\""},
+      {"block[2].name=x", "--set 'block[2].name=x': block[2]: the net has 1 block (0..0)"},
+      {"block[nope].name=x", "--set 'block[nope].name=x': block[nope]: no block named \"nope\""},
+      {"block[cell].op[3].type=x", "--set 'block[cell].op[3].type=x': op[3]: block[cell] has 1 op (0..0)"},
+      {"op[nope].type=x", "--set 'op[nope].type=x': op[nope]: no op writes \"nope\""},
+      {"block[cell].op[h].attrs.size=abc",
+       "--set 'block[cell].op[h].attrs.size=abc': size: expected an integer, got \"abc\""},
       {"block[cell]=x", "\"block[cell]\" is a message; set one of its fields (block[cell].FIELD=VALUE)"},
       {"train[0].loss=x", "\"train\" is not a repeated message; [INDEX] and [NAME] pick one of those"},
       {"name[0].x=y", "\"name\" is not a repeated message"},
       {"block.name=x",
        "\"block\" is not a single message, so it has no fields (pick one: block[INDEX] or block[NAME])"},
-      {"op.type=relu", "\"op\" is not a single message, so it has no fields (pick one: op[INDEX])"},
+      {"op.type=relu", "\"op\" is not a single message, so it has no fields (pick one: op[INDEX] or op[OUTPUT])"},
       {"block[cell].nme=x", "paddle.BlockDesc has no field \"nme\" (did you mean \"name\"?)"},
       {"block[cell.name=x", "has no field \"block[cell\""},
-      {"op[step].type=x", "paddle.OpDesc has no name field; pick one by index (op[0])"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     if (pd_pb_set(&d->base, bad[i].set, &err) != PD_ERR_INPUT) fail_msg("%s: expected an error", bad[i].set);
