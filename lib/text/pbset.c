@@ -63,13 +63,14 @@ static char *split_segment(char *seg, char **sel) {
 }
 
 /* "ops" for "op", "data bindings" for "data" and "eval_data": the
- * elements of a repeated field, for a message. */
+ * elements of a repeated field, for a message (seg is a schema field's
+ * name, short: the precision only bounds what the compiler must assume). */
 static const char *plural(const char *seg, char *buf, size_t size) {
   size_t n = strlen(seg);
   if (n >= 4 && strcmp(seg + n - 4, "data") == 0)
-    snprintf(buf, size, "%s bindings", seg);
+    snprintf(buf, size, "%.100s bindings", seg);
   else
-    snprintf(buf, size, "%ss", seg);
+    snprintf(buf, size, "%.100ss", seg);
   return buf;
 }
 
