@@ -190,9 +190,12 @@ def merge_results(path, new_lines, env, sections):
         out += ls
         if head == "## Results" and "## Targets" not in (h for h, _ in _blocks(old_lines)) and "## Targets" in new:
             out += new["## Targets"]
+    # the machine too: sessions run on different CPUs, and the table at the top names only its own run's
+    kernels = re.search(r"kernels '([^']+)'", env.get("paddle", ""))
+    machine = f"{env['cpu']}, {env['cores']} cores{', BLIS kernels ' + repr(kernels.group(1)) if kernels else ''}"
     added = [f"- {label[n]}: measured by a separate run (`BENCH_ONLY={sections} BENCH_MERGE=1 make bench`) on "
-             f"{env['date']}, commit {env['commit']}{' + local changes' if env['dirty'] else ''}; the other "
-             "sections' figures come from the run dated in the table at the top." for n in nums]
+             f"{env['date']} on {machine}, commit {env['commit']}{' + local changes' if env['dirty'] else ''}; "
+             "the other sections' figures come from the run dated in the table at the top." for n in nums]
     added += [l for l in new.get("## Notes", []) if l.startswith("- ") and l not in out]
     if added:
         if "## Notes" not in seen:
