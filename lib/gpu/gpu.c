@@ -798,9 +798,14 @@ pd_status pd_gpu_runner_run(pd_runner *r, int begin, int end, pd_error *err) {
   /* capture once a step has run eagerly at these shapes and buffers (its
    * allocations made, cuBLAS set up) */
   if (gr->eager_runs > 0 && key_eq && ptr_eq) return capture(r, begin, end, err);
-  snapshot(r, true, NULL, NULL);
   gr->eager_runs++;
-  return run_ops(r, begin, end, err);
+  pd_status st = run_ops(r, begin, end, err);
+  /* the buffers as this run leaves them: an op's first run allocates its
+   * work buffers, so a snapshot taken before it would differ from the next
+   * step's and put the capture off by a step (seen on an H100: gpu_parity's
+   * four steps captured at step 3 and never replayed) */
+  if (!st) snapshot(r, true, NULL, NULL);
+  return st;
 }
 
 /* The fault a kernel raised (gpu.h), as the failure of its op with the
