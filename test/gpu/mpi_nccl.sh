@@ -12,9 +12,19 @@ why=$(mpi_available) || gpu_skip "${why#skipped: }"
 "$PR" --version | grep -q 'and NCCL loaded' || gpu_skip "$PR was built without NCCL"
 set -e
 run() { "$PR" train "$ROOT/netdescs/fashion_mlp.pbtxt" --iterations 100 --batch-size 64 --log-every 10 --seed 3 "$@"; }
-run --device gpu --log plain.jsonl 2>plain.err
+run --device gpu --log plain.jsonl 2>plain.err || {
+  rc=$?
+  cat plain.err
+  echo "the plain GPU run failed (exit $rc)"
+  exit 1
+}
 mpirun -np 1 "$PR" train "$ROOT/netdescs/fashion_mlp.pbtxt" --iterations 100 --batch-size 64 --log-every 10 --seed 3 \
-  --device gpu --log np1.jsonl 2>np1.err
+  --device gpu --log np1.jsonl 2>np1.err || {
+  rc=$?
+  cat np1.err
+  echo "mpirun -np 1 --device gpu failed (exit $rc)"
+  exit 1
+}
 grep -q 'CUDA graph captured 0,' np1.err || {
   cat np1.err
   echo "mpirun -np 1 --device gpu captured a CUDA graph: the NCCL allreduce did not run"
