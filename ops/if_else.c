@@ -18,6 +18,7 @@
 
 #include "core/block.h"
 #include "core/op.h"
+#include "gpu/gpu.h" /* pd_gpu_work */
 
 static const pd_slot_def inputs[] = {
     [COND] = {"Cond",
@@ -63,6 +64,9 @@ typedef struct branch {
   void *base;                     /* the Steps storage the tensors point into */
   bool dirty;                     /* laid out again since they were pointed */
   int64_t *rows, nrows, rows_cap; /* the batch rows that took the block, in order */
+  const int64_t *drows;           /* rows where the tensors are (on a GPU, a copy in device memory) */
+  void *cond;                     /* on a GPU: the condition read back to the host */
+  size_t cond_cap;
 } branch;
 
 static void branch_free(void *p) {
@@ -70,6 +74,7 @@ static void branch_free(void *p) {
   if (!s) return;
   for (int v = 0; s->t && v < s->nv; v++) pd_tensor_release(&s->t[v]);
   free(s->x_var), free(s->out_var), free(s->fwd), free(s->grad), free(s->off), free(s->cap), free(s->t), free(s->rows);
+  free(s->cond);
   free(s);
 }
 
@@ -142,8 +147,9 @@ static pd_status point(pd_ctx *c, pd_block *b, branch *s, pd_tensor *buf) {
   if (!s->t) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
   pd_status st = PD_OK;
   for (int v = 0; v < nv && !st; v++) {
-    s->t[v] = b->shapes[v], s->t[v].storage = NULL;
-    if (s->cap[v]) st = pd_tensor_borrow(&s->t[v], base + s->at + s->off[v], s->cap[v], c->err);
+    s->t[v] = b->shapes[v], s->t[v].storage = NULL, s->t[v].place = buf->place;
+    if (s->cap[v] && !(st = pd_tensor_borrow(&s->t[v], base + s->at + s->off[v], s->cap[v], c->err)))
+      s->t[v].storage->place = buf->place; /* device memory on a GPU (borrowed: never freed) */
   }
   if (st) return st;
   s->base = base;
@@ -271,10 +277,17 @@ static pd_status infer(pd_ctx *c) {
 
 /* ---- running a block on its rows ---- */
 
+#ifdef PD_WITH_CUDA
+static bool on_gpu(pd_ctx *c) { return c->op->kernel && c->op->kernel->key.place == PD_GPU; }
+#endif
+
 /* Splits the batch's rows by the condition; anything but 0 or 1 is an
- * error naming the row. */
+ * error naming the row. On a GPU the condition is read back to the host
+ * (its row counts set the blocks' shapes: a net with blocks runs without
+ * CUDA graphs) and the rows go to the device (op scratch). */
 static pd_status split_rows(pd_ctx *c, const pd_tensor *cond, branch *const s[2]) {
   int64_t n = cond->dims[0];
+  const void *data = pd_tensor_data(cond);
   for (int k = 0; k < 2; k++) {
     if (s[k]->rows_cap < n) {
       int64_t *rows = realloc(s[k]->rows, sizeof *rows * (size_t)n);
@@ -282,17 +295,41 @@ static pd_status split_rows(pd_ctx *c, const pd_tensor *cond, branch *const s[2]
       s[k]->rows = rows, s[k]->rows_cap = n;
     }
     s[k]->nrows = 0;
+    s[k]->drows = s[k]->rows;
   }
+#ifdef PD_WITH_CUDA
+  size_t bytes = (size_t)n * pd_dtype_size(cond->dtype);
+  if (on_gpu(c)) {
+    if (s[0]->cond_cap < bytes) {
+      void *h = realloc(s[0]->cond, bytes);
+      if (!h) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+      s[0]->cond = h, s[0]->cond_cap = bytes;
+    }
+    pd_status st = pd_gpu_if_else_read(c, s[0]->cond, data, bytes);
+    if (st) return st;
+    data = s[0]->cond;
+  }
+#endif
   for (int64_t r = 0; r < n; r++) {
-    int64_t v = cond->dtype == PD_U8    ? PD_DATA(cond, uint8_t)[r]
-                : cond->dtype == PD_I32 ? PD_DATA(cond, int32_t)[r]
-                                        : PD_DATA(cond, int64_t)[r];
+    int64_t v = cond->dtype == PD_U8    ? ((const uint8_t *)data)[r]
+                : cond->dtype == PD_I32 ? ((const int32_t *)data)[r]
+                                        : ((const int64_t *)data)[r];
     if (v != 0 && v != 1)
       return pd_ctx_fail(c, PD_ERR_INPUT, "Cond \"%s\" row %lld is %lld; a condition is 0 or 1",
                          pd_ctx_in_name(c, COND, 0), (long long)r, (long long)v);
     branch *b = s[v ? 0 : 1];
     b->rows[b->nrows++] = r;
   }
+#ifdef PD_WITH_CUDA
+  if (on_gpu(c)) {
+    int64_t *d = pd_gpu_work(c, 0, sizeof(int64_t) * (size_t)(n + 1));
+    if (!d) return PD_ERR_RUNTIME;
+    s[0]->drows = d, s[1]->drows = d + s[0]->nrows;
+    pd_status st = pd_gpu_if_else_write(c, d, s[0]->rows, sizeof(int64_t) * (size_t)s[0]->nrows);
+    if (!st) st = pd_gpu_if_else_write(c, d + s[0]->nrows, s[1]->rows, sizeof(int64_t) * (size_t)s[1]->nrows);
+    if (st) return st;
+  }
+#endif
   return PD_OK;
 }
 
@@ -317,12 +354,30 @@ static pd_status bind_rows(pd_ctx *c, pd_block *b, branch *s, bool grad) {
   return PD_OK;
 }
 
-/* dst rows rows[q] <- src row q (scatter), or the other way (gather). */
-static void scatter(char *dst, const char *src, const int64_t *rows, int64_t n, size_t row) {
-  for (int64_t q = 0; q < n; q++) memcpy(dst + (size_t)rows[q] * row, src + (size_t)q * row, row);
-}
-static void gather(char *dst, const char *src, const int64_t *rows, int64_t n, size_t row) {
-  for (int64_t q = 0; q < n; q++) memcpy(dst + (size_t)q * row, src + (size_t)rows[q] * row, row);
+/* For q < n: dst row (scatter ? idx[q] : q) gets src row (scatter ? q :
+ * idx[q]), zeros where src is NULL, or adds it (add); idx NULL: row q on
+ * both sides. On a GPU, pd_gpu_if_else_rows. */
+static pd_status move_rows(pd_ctx *c, void *dst, const void *src, const int64_t *idx, int64_t n, size_t row,
+                           bool scatter, bool add, pd_dtype dt) {
+#ifdef PD_WITH_CUDA
+  if (on_gpu(c)) return pd_gpu_if_else_rows(c, dst, src, idx, n, row, scatter, add);
+#else
+  (void)c;
+#endif
+  size_t es = pd_dtype_size(dt);
+  for (int64_t q = 0; q < n; q++) {
+    int64_t at = idx ? idx[q] : q;
+    char *d = (char *)dst + (size_t)(scatter ? at : q) * row;
+    const char *s = src ? (const char *)src + (size_t)(scatter ? q : at) * row : NULL;
+    if (add) {
+      if (s) pd_block_add_into(d, s, (int64_t)(row / es), dt);
+    } else if (!s) {
+      memset(d, 0, row);
+    } else {
+      memcpy(d, s, row);
+    }
+  }
+  return PD_OK;
 }
 
 static pd_status forward(pd_ctx *c) {
@@ -333,15 +388,17 @@ static pd_status forward(pd_ctx *c) {
     if ((st = point(c, b, s[k], pd_out(c, STEPS))) || !s[k]->nrows) continue;
     if ((st = bind_rows(c, b, s[k], false))) break;
     pd_tensor **bind = b->bind;
-    for (int i = 0; i < s[k]->nx; i++) {
+    for (int i = 0; i < s[k]->nx && !st; i++) {
       const pd_tensor *x = pd_in_at(c, X, i);
-      gather(pd_tensor_data(bind[s[k]->x_var[i]]), pd_tensor_data(x), s[k]->rows, s[k]->nrows, pd_row_bytes(x));
+      st = move_rows(c, pd_tensor_data(bind[s[k]->x_var[i]]), pd_tensor_data(x), s[k]->drows, s[k]->nrows,
+                     pd_row_bytes(x), false, false, x->dtype);
     }
-    if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward, 0))) break;
-    for (int i = 0; i < s[k]->nout; i++) {
+    if (st || (st = pd_block_run(b, c, bind, 0, b->net->n_forward, 0))) break;
+    for (int i = 0; i < s[k]->nout && !st; i++) {
       const pd_tensor *y = bind[s[k]->out_var[i]];
       pd_tensor *out = pd_out_at(c, OUT, i);
-      scatter(pd_tensor_data(out), pd_tensor_data(y), s[k]->rows, s[k]->nrows, pd_row_bytes(out));
+      st = move_rows(c, pd_tensor_data(out), pd_tensor_data(y), s[k]->drows, s[k]->nrows, pd_row_bytes(out), true,
+                     false, out->dtype);
     }
   }
   return st;
@@ -392,49 +449,45 @@ static pd_status grad_infer(pd_ctx *c) {
 
 /* The gradient from outside of seed i: the rows of dOut the block's rows
  * came from (summed when `outputs` names its variable twice). */
-static void fill_seed(pd_ctx *c, const branch *s, pd_tensor *g, int v) {
-  size_t row = pd_row_bytes(g), es = pd_dtype_size(g->dtype);
-  char *d = pd_tensor_data(g);
-  memset(d, 0, pd_tensor_bytes(g));
-  for (int i = 0; i < s->nout; i++) {
+static pd_status fill_seed(pd_ctx *c, const branch *s, pd_tensor *g, int v) {
+  size_t row = pd_row_bytes(g);
+  pd_status st = move_rows(c, pd_tensor_data(g), NULL, NULL, 1, pd_tensor_bytes(g), false, false, g->dtype);
+  for (int i = 0; i < s->nout && !st; i++) {
     const pd_tensor *dy = s->out_var[i] == v ? pd_ctx_grad_of_out(c, G_OUT_Y, G_DOUT, i) : NULL;
-    if (!dy) continue;
-    const char *src = pd_tensor_data(dy);
-    for (int64_t q = 0; q < s->nrows; q++)
-      pd_block_add_into(d + (size_t)q * row, src + (size_t)s->rows[q] * row, (int64_t)(row / es), g->dtype);
+    if (dy) st = move_rows(c, pd_tensor_data(g), pd_tensor_data(dy), s->drows, s->nrows, row, false, true, g->dtype);
   }
+  return st;
 }
 
 static pd_status backward(pd_ctx *c) {
   branch *s[2] = {block_at(c, 0)->rt, block_at(c, 1)->rt};
-  for (int j = 0; j < pd_out_count(c, G_DOUTER); j++) {
+  pd_status st = PD_OK;
+  for (int j = 0; j < pd_out_count(c, G_DOUTER) && !st; j++) {
     pd_tensor *d = pd_out_at(c, G_DOUTER, j);
-    if (d) memset(pd_tensor_data(d), 0, pd_tensor_bytes(d));
+    if (d) st = move_rows(c, pd_tensor_data(d), NULL, NULL, 1, pd_tensor_bytes(d), false, false, d->dtype);
   }
-  pd_status st = split_rows(c, pd_in(c, G_COND), s);
+  if (!st) st = split_rows(c, pd_in(c, G_COND), s);
   for (int k = 0; k < 2 && !st; k++) {
     pd_block *b = block_at(c, k);
     branch *bs = s[k];
     if ((st = point(c, b, bs, pd_in(c, G_STEPS))) || !bs->nrows) continue;
     if ((st = bind_rows(c, b, bs, true))) break;
     pd_tensor **bind = b->bind;
-    for (int i = 0; i < b->nseed; i++) fill_seed(c, bs, bind[b->seed_grad[i]], b->seed[i]);
-    if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops, 0))) break;
-    for (int i = 0; i < bs->nx; i++) {
+    for (int i = 0; i < b->nseed && !st; i++) st = fill_seed(c, bs, bind[b->seed_grad[i]], b->seed[i]);
+    if (st || (st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops, 0))) break;
+    for (int i = 0; i < bs->nx && !st; i++) { /* dX rows from this block's gradient, zeros without one */
       pd_tensor *dx = pd_ctx_grad_of_in(c, G_X, G_DX, i);
       if (!dx) continue;
       int g = pd_block_want_grad(b, bs->x_var[i]);
-      size_t row = pd_row_bytes(dx);
-      if (g >= 0) {
-        scatter(pd_tensor_data(dx), pd_tensor_data(bind[g]), bs->rows, bs->nrows, row);
-        continue;
-      }
-      for (int64_t q = 0; q < bs->nrows; q++) memset((char *)pd_tensor_data(dx) + (size_t)bs->rows[q] * row, 0, row);
+      st = move_rows(c, pd_tensor_data(dx), g >= 0 ? pd_tensor_data(bind[g]) : NULL, bs->drows, bs->nrows,
+                     pd_row_bytes(dx), true, false, dx->dtype);
     }
-    for (int i = 0; i < b->nouter; i++) {
+    for (int i = 0; i < b->nouter && !st; i++) {
       int g = pd_block_want_grad(b, b->outer[i]);
       pd_tensor *d = g >= 0 ? pd_block_outer_grad(b, c, G_OUTER, G_DOUTER, i) : NULL;
-      if (d) pd_block_add_into(pd_tensor_data(d), pd_tensor_data(bind[g]), pd_tensor_numel(d), d->dtype);
+      if (d)
+        st = move_rows(c, pd_tensor_data(d), pd_tensor_data(bind[g]), NULL, 1, pd_tensor_bytes(d), false, true,
+                       d->dtype);
     }
   }
   return st;
@@ -458,8 +511,19 @@ static double flops_of(pd_ctx *c, bool fwd) {
 static double flops(pd_ctx *c) { return flops_of(c, true); }
 static double grad_flops(pd_ctx *c) { return flops_of(c, false); }
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward), PD_CPU_F64(forward)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+/* The GPU's kernels are these too: the blocks' ops run with their GPU
+ * kernels on values in device memory, the rows move on the device
+ * (if_else.cu); only the condition is read back to the host. */
+static const pd_kernel kernels[] = {PD_CPU_F32(forward), PD_CPU_F64(forward),
+#ifdef PD_WITH_CUDA
+                                    PD_GPU_F32(forward)
+#endif
+};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward),
+#ifdef PD_WITH_CUDA
+                                         PD_GPU_F32(backward)
+#endif
+};
 
 /* The first float X picks the kernel (an X may be integer, labels say). */
 static pd_dtype key_dtype(pd_ctx *c) {

@@ -62,6 +62,44 @@ static int feeds(const pd_attr *a, const char *const *ins, const int *in_n, cons
   return n;
 }
 
+/* ---- moving rows on the op's place ---- */
+
+#ifdef PD_WITH_CUDA
+static bool on_gpu(pd_ctx *c) { return c->op->kernel && c->op->kernel->key.place == PD_GPU; }
+#endif
+
+/* pd_rec_rows (recurrent.h): on the GPU its kernel; here a loop. */
+static pd_status move(pd_ctx *c, pd_rec_rows m) {
+#ifdef PD_WITH_CUDA
+  if (on_gpu(c)) return pd_gpu_recurrent_rows(c, &m);
+#else
+  (void)c;
+#endif
+  size_t es = pd_dtype_size(m.dtype);
+  for (int64_t r = 0; r < m.rows; r++) {
+    char *d = (char *)m.dst + (size_t)r * m.dpitch;
+    bool keep = !m.len || m.p < m.len[r];
+    const char *src = keep ? (const char *)m.src : (const char *)m.alt;
+    const char *s = src ? src + (size_t)r * (keep ? m.spitch : m.apitch) : NULL;
+    if (m.add) {
+      if (s) pd_block_add_into(d, s, (int64_t)(m.width / es), m.dtype);
+    } else if (!s) {
+      memset(d, 0, m.width);
+    } else if (d != s) {
+      memcpy(d, s, m.width);
+    }
+  }
+  return PD_OK;
+}
+
+/* The whole of t from src (NULL: zeros), or added to it. */
+static pd_status move_all(pd_ctx *c, pd_tensor *t, const void *src, bool add) {
+  return move(
+      c,
+      (pd_rec_rows){
+          .dst = pd_tensor_data(t), .src = src, .width = pd_tensor_bytes(t), .rows = 1, .add = add, .dtype = t->dtype});
+}
+
 /* ---- the step scopes ---- */
 
 typedef struct steps {
@@ -176,6 +214,13 @@ static pd_status lay_out(pd_ctx *c, pd_block *b, steps *s, bool keep, size_t *to
 /* Points the step tensors into the Steps buffer (after a new layout or when
  * the buffer moved); the initial zero states and the carried gradients get
  * storage of their own. Nothing is allocated while the shapes stay. */
+static pd_status borrow(pd_tensor *t, void *data, pd_place place, pd_error *err) {
+  t->place = place;
+  pd_status st = pd_tensor_borrow(t, data, pd_tensor_bytes(t), err);
+  if (!st) t->storage->place = place; /* device memory on a GPU (borrowed: never freed) */
+  return st;
+}
+
 static pd_status point(pd_ctx *c, pd_block *b, steps *s, pd_tensor *buf) {
   bool keep = s->keep;
   char *base = pd_tensor_data(buf);
@@ -195,22 +240,21 @@ static pd_status point(pd_ctx *c, pd_block *b, steps *s, pd_tensor *buf) {
   for (int k = 0; k < s->nslots && !st; k++)
     for (int v = 0; v < nv && !st; v++) {
       pd_tensor *t = &s->t[k * nv + v];
-      *t = b->shapes[v], t->storage = NULL;
-      if (s->fwd[v]) st = pd_tensor_borrow(t, base + (size_t)k * s->slot_bytes + s->off[v], pd_tensor_bytes(t), c->err);
+      *t = b->shapes[v], t->storage = NULL, t->place = buf->place;
+      if (s->fwd[v]) st = borrow(t, base + (size_t)k * s->slot_bytes + s->off[v], buf->place, c->err);
     }
   char *gbase = base + (size_t)s->nslots * s->slot_bytes;
   for (int v = 0; v < nv && !st; v++) {
-    s->g[v] = b->shapes[v], s->g[v].storage = NULL;
-    if (s->grad[v] && keep && b->backward)
-      st = pd_tensor_borrow(&s->g[v], gbase + s->off[v], pd_tensor_bytes(&s->g[v]), c->err);
+    s->g[v] = b->shapes[v], s->g[v].storage = NULL, s->g[v].place = buf->place;
+    if (s->grad[v] && keep && b->backward) st = borrow(&s->g[v], gbase + s->off[v], buf->place, c->err);
   }
   for (int j = 0; j < s->nst && !st; j++) {
     const pd_tensor *h = &b->shapes[s->prev_var[j]];
     pd_tensor *z[2] = {&s->zero[j], &s->carry[j]};
     for (int q = 0; q < 2 && !st; q++) {
-      z[q]->dtype = h->dtype, z[q]->place = h->place;
+      z[q]->dtype = h->dtype, z[q]->place = buf->place;
       if (!(st = pd_tensor_set_dims(z[q], h->ndim, h->dims, c->err))) st = pd_ctx_alloc(c, z[q]);
-      if (!st) memset(pd_tensor_data(z[q]), 0, pd_tensor_bytes(z[q]));
+      if (!st) st = move_all(c, z[q], NULL, false);
     }
   }
   if (st) return st;
@@ -331,21 +375,6 @@ static pd_status infer(pd_ctx *c) {
 
 /* ---- forward ---- */
 
-/* Rows of a [batch, time, rest] sequence at step p <-> a [batch, rest] step
- * value. */
-static void gather(char *dst, const char *src, int64_t B, int64_t T, int64_t p, size_t row) {
-  for (int64_t r = 0; r < B; r++) memcpy(dst + (size_t)r * row, src + ((size_t)(r * T + p)) * row, row);
-}
-static void scatter(char *dst, const char *src, int64_t B, int64_t T, int64_t p, size_t row, const int64_t *len) {
-  for (int64_t r = 0; r < B; r++) {
-    char *d = dst + ((size_t)(r * T + p)) * row;
-    if (len && p >= len[r])
-      memset(d, 0, row);
-    else
-      memcpy(d, src + (size_t)r * row, row);
-  }
-}
-
 /* Binds step k (slot `slot`) of the block: its kept values, the previous
  * states (the step before's, or the initial ones). */
 static void bind_step(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind, int64_t k, int slot, int prev_slot) {
@@ -360,6 +389,9 @@ static void bind_step(pd_ctx *c, pd_block *b, steps *s, pd_tensor **bind, int64_
 }
 
 static pd_status check_lengths(pd_ctx *c, const int64_t *len, int64_t B, int64_t T) {
+#ifdef PD_WITH_CUDA
+  if (on_gpu(c)) return len ? pd_gpu_recurrent_check_lengths(c, len, B, T) : PD_OK;
+#endif
   for (int64_t r = 0; len && r < B; r++)
     if (len[r] < 0 || len[r] > T)
       return pd_ctx_fail(c, PD_ERR_INPUT, "Lengths \"%s\" row %lld is %lld; a length is from 0 to the %lld steps of X",
@@ -384,29 +416,55 @@ static pd_status forward(pd_ctx *c) {
     int64_t p = rev ? T - 1 - k : k;
     int slot = keep ? (int)k : (int)(k % 2), prev = keep ? (int)k - 1 : (int)((k + 1) % 2);
     bind_step(c, b, s, bind, k, slot, prev);
-    for (int i = 0; i < s->nin; i++) {
+    for (int i = 0; i < s->nin && !st; i++) { /* x_t: the rows of X at step p */
       pd_tensor *xt = bind[s->in_var[i]];
-      gather(pd_tensor_data(xt), pd_tensor_data(pd_in_at(c, X, i)), B, T, p, pd_row_bytes(xt));
+      size_t row = pd_row_bytes(xt);
+      st = move(c, (pd_rec_rows){.dst = pd_tensor_data(xt),
+                                 .dpitch = row,
+                                 .width = row,
+                                 .rows = B,
+                                 .src = (char *)pd_tensor_data(pd_in_at(c, X, i)) + (size_t)p * row,
+                                 .spitch = (size_t)T * row,
+                                 .dtype = xt->dtype});
     }
-    if ((st = pd_block_run(b, c, bind, 0, b->net->n_forward, k))) return st;
-    for (int j = 0; j < s->nst && len; j++) { /* rows past their length keep their state */
+    if (st || (st = pd_block_run(b, c, bind, 0, b->net->n_forward, k))) return st;
+    for (int j = 0; j < s->nst && len && !st; j++) { /* rows past their length keep their state */
       pd_tensor *h = bind[s->state_var[j]], *hp = bind[s->prev_var[j]];
       size_t row = pd_row_bytes(h);
-      for (int64_t r = 0; r < B; r++)
-        if (p >= len[r] && pd_tensor_data(h) != pd_tensor_data(hp))
-          memcpy((char *)pd_tensor_data(h) + (size_t)r * row, (char *)pd_tensor_data(hp) + (size_t)r * row, row);
+      if (pd_tensor_data(h) != pd_tensor_data(hp))
+        st = move(c, (pd_rec_rows){.dst = pd_tensor_data(h),
+                                   .src = pd_tensor_data(h),
+                                   .alt = pd_tensor_data(hp),
+                                   .dpitch = row,
+                                   .spitch = row,
+                                   .apitch = row,
+                                   .width = row,
+                                   .rows = B,
+                                   .len = len,
+                                   .p = p,
+                                   .dtype = h->dtype});
     }
-    for (int i = 0; i < s->nout; i++) {
+    for (int i = 0; i < s->nout && !st; i++) { /* zeros past a row's length */
       pd_tensor *y = bind[s->out_var[i]];
-      scatter(pd_tensor_data(pd_out_at(c, OUT, i)), pd_tensor_data(y), B, T, p, pd_row_bytes(y), len);
+      size_t row = pd_row_bytes(y);
+      st = move(c, (pd_rec_rows){.dst = (char *)pd_tensor_data(pd_out_at(c, OUT, i)) + (size_t)p * row,
+                                 .dpitch = (size_t)T * row,
+                                 .src = pd_tensor_data(y),
+                                 .spitch = row,
+                                 .width = row,
+                                 .rows = B,
+                                 .len = len,
+                                 .p = p,
+                                 .dtype = y->dtype});
     }
+    if (st) return st;
   }
-  for (int j = 0; j < pd_out_count(c, HT); j++) {
+  for (int j = 0; j < pd_out_count(c, HT) && !st; j++) {
     int last = keep ? (int)T - 1 : (int)((T - 1) % 2);
     const pd_tensor *h = T ? &s->t[last * nv + s->state_var[j]] : pd_in_at(c, H0, j) ? pd_in_at(c, H0, j) : &s->zero[j];
-    memcpy(pd_tensor_data(pd_out_at(c, HT, j)), pd_tensor_data(h), pd_tensor_bytes(pd_out_at(c, HT, j)));
+    st = move_all(c, pd_out_at(c, HT, j), pd_tensor_data(h), false);
   }
-  return PD_OK;
+  return st;
 }
 
 /* ---- backward ---- */
@@ -460,24 +518,35 @@ static pd_status grad_infer(pd_ctx *c) {
 /* The gradient from outside of seed i at step p: the stacked output's
  * gradient there and the state's carried one, zero on rows past their
  * length. */
-static void fill_seed(pd_ctx *c, steps *s, pd_tensor *g, int v, int64_t p, const int64_t *len) {
+static pd_status fill_seed(pd_ctx *c, steps *s, pd_tensor *g, int v, int64_t p, const int64_t *len) {
   int64_t B = s->batch, T = s->time;
-  size_t row = pd_row_bytes(g), es = pd_dtype_size(g->dtype);
-  memset(pd_tensor_data(g), 0, pd_tensor_bytes(g));
-  for (int i = 0; i < s->nout; i++) {
+  size_t row = pd_row_bytes(g);
+  pd_status st = move_all(c, g, NULL, false);
+  for (int i = 0; i < s->nout && !st; i++) {
     pd_tensor *dy = s->out_var[i] == v ? pd_ctx_grad_of_out(c, G_OUT_Y, G_DOUT, i) : NULL;
-    if (!dy) continue;
-    for (int64_t r = 0; r < B; r++) {
-      char *dst = (char *)pd_tensor_data(g) + (size_t)r * row;
-      const char *src = (const char *)pd_tensor_data(dy) + ((size_t)(r * T + p)) * row;
-      pd_block_add_into(dst, src, (int64_t)(row / es), g->dtype);
-    }
+    if (dy)
+      st = move(c, (pd_rec_rows){.dst = pd_tensor_data(g),
+                                 .dpitch = row,
+                                 .src = (const char *)pd_tensor_data(dy) + (size_t)p * row,
+                                 .spitch = (size_t)T * row,
+                                 .width = row,
+                                 .rows = B,
+                                 .add = true,
+                                 .dtype = g->dtype});
   }
-  for (int j = 0; j < s->nst; j++)
-    if (s->state_var[j] == v)
-      pd_block_add_into(pd_tensor_data(g), pd_tensor_data(&s->carry[j]), pd_tensor_numel(g), g->dtype);
-  for (int64_t r = 0; len && r < B; r++)
-    if (p >= len[r]) memset((char *)pd_tensor_data(g) + (size_t)r * row, 0, row);
+  for (int j = 0; j < s->nst && !st; j++)
+    if (s->state_var[j] == v) st = move_all(c, g, pd_tensor_data(&s->carry[j]), true);
+  if (len && !st)
+    st = move(c, (pd_rec_rows){.dst = pd_tensor_data(g),
+                               .src = pd_tensor_data(g),
+                               .dpitch = row,
+                               .spitch = row,
+                               .width = row,
+                               .rows = B,
+                               .len = len,
+                               .p = p,
+                               .dtype = g->dtype});
+  return st;
 }
 
 static pd_status backward(pd_ctx *c) {
@@ -493,62 +562,64 @@ static pd_status backward(pd_ctx *c) {
   int64_t B = s->batch, T = s->time;
   bool rev = pd_attr_b(c, A_REVERSE);
   pd_tensor **bind = b->bind;
-  for (int j = 0; j < s->nst; j++) {
+  for (int j = 0; j < s->nst && !st; j++) {
     pd_tensor *dht = pd_ctx_grad_of_out(c, G_HT_Y, G_DHT, j);
-    if (dht)
-      memcpy(pd_tensor_data(&s->carry[j]), pd_tensor_data(dht), pd_tensor_bytes(&s->carry[j]));
-    else
-      memset(pd_tensor_data(&s->carry[j]), 0, pd_tensor_bytes(&s->carry[j]));
+    st = move_all(c, &s->carry[j], dht ? pd_tensor_data(dht) : NULL, false);
   }
-  for (int j = 0; j < pd_out_count(c, G_DOUTER); j++)
-    memset(pd_tensor_data(pd_out_at(c, G_DOUTER, j)), 0, pd_tensor_bytes(pd_out_at(c, G_DOUTER, j)));
-  for (int64_t k = T - 1; k >= 0; k--) {
+  for (int j = 0; j < pd_out_count(c, G_DOUTER) && !st; j++)
+    if (pd_out_at(c, G_DOUTER, j)) st = move_all(c, pd_out_at(c, G_DOUTER, j), NULL, false);
+  for (int64_t k = T - 1; k >= 0 && !st; k--) {
     int64_t p = rev ? T - 1 - k : k;
     bind_step(c, b, s, bind, k, (int)k, (int)k - 1);
-    for (int i = 0; i < b->nseed; i++) fill_seed(c, s, bind[b->seed_grad[i]], b->seed[i], p, len);
-    if ((st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops, k))) return st;
-    for (int i = 0; i < s->nin; i++) {
+    for (int i = 0; i < b->nseed && !st; i++) st = fill_seed(c, s, bind[b->seed_grad[i]], b->seed[i], p, len);
+    if (st || (st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops, k))) return st;
+    for (int i = 0; i < s->nin && !st; i++) { /* dX at step p: zeros past a row's length */
       pd_tensor *dx = pd_ctx_grad_of_in(c, G_X, G_DX, i);
       if (!dx) continue;
       int g = pd_block_want_grad(b, s->in_var[i]);
       size_t row = pd_row_bytes(bind[s->in_var[i]]);
-      char *d = pd_tensor_data(dx);
-      for (int64_t r = 0; r < B; r++) {
-        char *dr = d + ((size_t)(r * T + p)) * row;
-        if (g < 0 || (len && p >= len[r]))
-          memset(dr, 0, row);
-        else
-          memcpy(dr, (char *)pd_tensor_data(bind[g]) + (size_t)r * row, row);
-      }
+      st = move(c, (pd_rec_rows){.dst = (char *)pd_tensor_data(dx) + (size_t)p * row,
+                                 .dpitch = (size_t)T * row,
+                                 .src = g < 0 ? NULL : pd_tensor_data(bind[g]),
+                                 .spitch = row,
+                                 .width = row,
+                                 .rows = B,
+                                 .len = len,
+                                 .p = p,
+                                 .dtype = dx->dtype});
     }
-    for (int j = 0; j < s->nst; j++) {
+    for (int j = 0; j < s->nst && !st; j++) { /* rows past their length pass the carry through unchanged */
       int g = pd_block_want_grad(b, s->prev_var[j]);
-      size_t row = pd_row_bytes(&s->carry[j]);
-      char *cj = pd_tensor_data(&s->carry[j]);
-      for (int64_t r = 0; r < B; r++) {
-        if (len && p >= len[r]) continue; /* passed through unchanged */
-        if (g < 0)
-          memset(cj + (size_t)r * row, 0, row);
-        else
-          memcpy(cj + (size_t)r * row, (char *)pd_tensor_data(bind[g]) + (size_t)r * row, row);
-      }
+      pd_tensor *cj = &s->carry[j];
+      size_t row = pd_row_bytes(cj);
+      st = move(c, (pd_rec_rows){.dst = pd_tensor_data(cj),
+                                 .src = g < 0 ? NULL : pd_tensor_data(bind[g]),
+                                 .alt = pd_tensor_data(cj),
+                                 .dpitch = row,
+                                 .spitch = row,
+                                 .apitch = row,
+                                 .width = row,
+                                 .rows = B,
+                                 .len = len,
+                                 .p = p,
+                                 .dtype = cj->dtype});
     }
-    for (int i = 0; i < b->nouter; i++) {
+    for (int i = 0; i < b->nouter && !st; i++) {
       int g = pd_block_want_grad(b, b->outer[i]);
       if (g < 0) continue;
       const pd_arg *a = &c->op->in[G_OUTER];
-      for (int q = 0; q < a->n; q++)
+      for (int q = 0; q < a->n && !st; q++)
         if (a->vars[q] == b->outer_parent[i]) {
           pd_tensor *dst = pd_ctx_grad_of_in(c, G_OUTER, G_DOUTER, q);
-          if (dst) pd_block_add_into(pd_tensor_data(dst), pd_tensor_data(bind[g]), pd_tensor_numel(dst), dst->dtype);
+          if (dst) st = move_all(c, dst, pd_tensor_data(bind[g]), true);
         }
     }
   }
-  for (int j = 0; j < s->nst; j++) {
+  for (int j = 0; j < s->nst && !st; j++) {
     pd_tensor *dh0 = pd_ctx_grad_of_in(c, G_H0, G_DH0, j);
-    if (dh0) memcpy(pd_tensor_data(dh0), pd_tensor_data(&s->carry[j]), pd_tensor_bytes(dh0));
+    if (dh0) st = move_all(c, dh0, pd_tensor_data(&s->carry[j]), false);
   }
-  return PD_OK;
+  return st;
 }
 
 /* ---- FLOPs: the step block's, once per step ---- */
@@ -566,8 +637,19 @@ static double flops_of(pd_ctx *c, int begin_fwd) {
 static double flops(pd_ctx *c) { return flops_of(c, 1); }
 static double grad_flops(pd_ctx *c) { return flops_of(c, 0); }
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward), PD_CPU_F64(forward)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+/* The GPU's kernels are these too: the step block's ops run with their GPU
+ * kernels on the step values in device memory, and the moves of rows run
+ * on the device (recurrent.cu), reading nothing back to the host. */
+static const pd_kernel kernels[] = {PD_CPU_F32(forward), PD_CPU_F64(forward),
+#ifdef PD_WITH_CUDA
+                                    PD_GPU_F32(forward)
+#endif
+};
+static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward),
+#ifdef PD_WITH_CUDA
+                                         PD_GPU_F32(backward)
+#endif
+};
 
 static pd_dtype key_dtype(pd_ctx *c) { return pd_in_at(c, X, 0) ? pd_in_at(c, X, 0)->dtype : PD_F32; }
 

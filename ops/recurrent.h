@@ -26,4 +26,31 @@ enum {
   G_DOUTER = PD_GRAD_DX(N_IN, N_OUT, OUTER),
 };
 
+/* The op's moves of rows, on its place (recurrent.c on the CPU,
+ * recurrent.cu on the GPU): for r < rows, dst's row r (at dst + r dpitch
+ * bytes) gets src's row r, or zeros where src is NULL; with len, a row
+ * whose length is p or less (step p is past its end) gets alt's row
+ * instead, or zeros where alt is NULL; add: dst += the row instead (float
+ * dtypes). A row is `width` bytes; len lives where the tensors do. */
+typedef struct pd_rec_rows {
+  void *dst;
+  const void *src, *alt;
+  size_t dpitch, spitch, apitch, width;
+  int64_t rows;
+  const int64_t *len;
+  int64_t p;
+  bool add;
+  pd_dtype dtype;
+} pd_rec_rows;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+pd_status pd_gpu_recurrent_rows(pd_ctx *c, const pd_rec_rows *m);
+/* Raises a fault (gpu/fault.h) for a length outside [0, T]. */
+pd_status pd_gpu_recurrent_check_lengths(pd_ctx *c, const int64_t *len, int64_t rows, int64_t T);
+#ifdef __cplusplus
+}
+#endif
+
 #endif

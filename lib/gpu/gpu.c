@@ -685,6 +685,8 @@ static pd_status run_ops(pd_runner *r, int begin, int end, pd_error *err) {
  * read the step from device memory, pd_gpu_step), without per-op timing. */
 static bool graph_allowed(const pd_runner *r) {
   if (g.opts.no_graph || r->op_seconds) return false;
+  /* if_else reads its condition on the host (docs/architecture.md) */
+  if (r->net->nblocks) return false;
   return r->net->ranks <= 1 && !r->net->nccl; /* the allreduce op's row counts change per step on the host */
 }
 

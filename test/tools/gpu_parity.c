@@ -264,7 +264,9 @@ static int compare(side *a, side *b, int begin, int end, double rtol, double ato
     for (int s = 0; s < op->def->n_outputs; s++)
       for (int i = 0; i < op->out[s].n; i++) {
         int v = op->out[s].vars[i];
-        if (v < 0) continue;
+        /* the raw step scopes of an op running blocks (bytes laid out per
+         * dtype): what they hold reaches the op's other outputs */
+        if (v < 0 || op->def->outputs[s].flags & PD_SLOT_STEPS) continue;
         if (b->gpu && pd_runner_fetch(&b->r, v, &err)) {
           fprintf(stderr, "%s: %s\n", what, err.msg);
           return bad + 1;
