@@ -11,13 +11,8 @@
 # 2M elements (test/gpu/nets/large/).
 . "$ROOT/test/gpu/gpu_env"
 set -e
-# recurrent has no GPU kernel yet, so the nets that run it (fashion_lstm) are
-# CPU-only and left out
-nets=""
-for n in "$ROOT"/netdescs/*.pbtxt; do
-  grep -q 'type: "recurrent"' "$n" || nets="$nets $n"
-done
-nets="$nets $ROOT/test/gpu/nets/*.pbtxt"
+# every shipped net and the cover nets: each op of each has a GPU kernel
+nets="$ROOT/netdescs/*.pbtxt $ROOT/test/gpu/nets/*.pbtxt"
 # shellcheck disable=SC2086
 "$BUILD/test/gpu_parity" --batch 8 $nets
 # a batch that is not a multiple of any block size
