@@ -120,10 +120,16 @@ static void *scratch(pd_ctx *c, int64_t n, size_t bytes, pd_status *st) {
 static const pd_kernel kernels[] = {
     PD_CPU_F32(forward_float),
     PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_embedding_fwd),
+#endif
 };
 static const pd_kernel grad_kernels[] = {
     PD_CPU_F32(backward_float),
     PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_embedding_bwd),
+#endif
 };
 
 const pd_op_def pd_op_embedding = {

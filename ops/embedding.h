@@ -1,5 +1,6 @@
-/* embedding.h — embedding's slots and attributes, shared by its own files
- * only (the short slot names would clash between ops). */
+/* embedding.h — embedding's slots and attributes, shared by embedding.c (CPU)
+ * and embedding.cu (GPU) only (the short slot names would clash between
+ * ops), and its GPU kernels. */
 #ifndef PD_OPS_EMBEDDING_H
 #define PD_OPS_EMBEDDING_H
 
@@ -18,5 +19,14 @@ enum {
   G_DW = PD_GRAD_DX(N_IN, N_OUT, W),
   G_ROWS = N_IN
 };
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+pd_status pd_gpu_embedding_fwd(pd_ctx *c);
+pd_status pd_gpu_embedding_bwd(pd_ctx *c);
+#ifdef __cplusplus
+}
+#endif
 
 #endif

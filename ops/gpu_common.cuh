@@ -98,16 +98,16 @@ __device__ static inline void pd_gpu_raise(pd_gpu_fault *f, unsigned long long o
   if (atomicCAS(&f->raised, 0u, 1u) == 0u) f->code = code, f->slot = slot, f->op = op, f->value = value;
 }
 
-/* Raises a label fault (PD_GPU_FAULT_LABEL) for the lowest row of the launch
- * holding a label outside [0, classes), the one the CPU kernel reports:
- * `bad` is the lowest such row this thread saw (INT64_MAX: none). Every
- * thread of every block calls it, last thing in the kernel. The launch's
- * last block to finish (all others' rows are in f->first by then) raises
- * it and clears the scratch for the next launch; kernels of the step run
- * one after another on one stream, so launches never share it. per_row:
- * see fault.h. */
-__device__ static inline void pd_gpu_raise_label(pd_gpu_fault *f, unsigned long long op, int slot, const int64_t *label,
-                                                 int64_t bad, int64_t classes, int64_t per_row) {
+/* Raises fault `code` (fault.h) for the lowest index of the launch holding
+ * a bad value, the one the CPU kernel reports: `bad` is the lowest such
+ * index this thread saw (INT64_MAX: none); the record gets label =
+ * values[index], row = index, limit and per_row. Every thread of every
+ * block calls it, last thing in the kernel. The launch's last block to
+ * finish (all others' indices are in f->first by then) raises it and clears
+ * the scratch for the next launch; kernels of the step run one after
+ * another on one stream, so launches never share it. */
+__device__ static inline void pd_gpu_raise_first(pd_gpu_fault *f, unsigned long long op, int code, int slot,
+                                                 const int64_t *values, int64_t bad, int64_t limit, int64_t per_row) {
   if (bad != INT64_MAX) {
     atomicMax(&f->first, ~0ull - (unsigned long long)bad);
     __threadfence();
@@ -121,8 +121,15 @@ __device__ static inline void pd_gpu_raise_label(pd_gpu_fault *f, unsigned long 
   if (!first) return;
   int64_t row = (int64_t)(~0ull - first);
   if (atomicCAS(&f->raised, 0u, 1u) == 0u)
-    f->code = PD_GPU_FAULT_LABEL, f->slot = slot, f->op = op, f->label = label[row], f->row = row, f->limit = classes,
+    f->code = code, f->slot = slot, f->op = op, f->label = values[row], f->row = row, f->limit = limit,
     f->per_row = per_row;
+}
+
+/* A label fault (PD_GPU_FAULT_LABEL) for the lowest row holding a label
+ * outside [0, classes), as pd_gpu_raise_first. per_row: see fault.h. */
+__device__ static inline void pd_gpu_raise_label(pd_gpu_fault *f, unsigned long long op, int slot, const int64_t *label,
+                                                 int64_t bad, int64_t classes, int64_t per_row) {
+  pd_gpu_raise_first(f, op, PD_GPU_FAULT_LABEL, slot, label, bad, classes, per_row);
 }
 
 /* Fails the op when a size does not fit cuBLAS's int. */

@@ -10,11 +10,7 @@
 
 #include "core/op.h"
 #include "sequence.h"
-
-enum { X, LENGTHS, N_IN };
-enum { OUT, N_OUT };
-enum { A_DIRECTION };
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
+#include "sequence_last.h"
 
 static const char *const directions[] = {"forward", "reverse", "bidirectional", 0};
 
@@ -32,8 +28,6 @@ static const pd_attr_def attrs[] = {
                      "from step L-1, the second from step 0",
                      PD_ATTR_STRING, .def = "s: \"forward\"", .one_of = directions},
 };
-
-static bool is(pd_ctx *c, const char *direction) { return strcmp(pd_attr_s(c, A_DIRECTION), direction) == 0; }
 
 static pd_status infer(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X);
@@ -94,8 +88,20 @@ static double no_flops(pd_ctx *c) {
   return 0;
 }
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward), PD_CPU_F64(forward)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backward)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward),
+    PD_CPU_F64(forward),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sequence_last_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward),
+    PD_CPU_F64(backward),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sequence_last_bwd),
+#endif
+};
 
 const pd_op_def pd_op_sequence_last = {
     .type = "sequence_last",
@@ -103,7 +109,7 @@ const pd_op_def pd_op_sequence_last = {
                "Lengths (all steps when left out); direction \"reverse\" takes step 0, where a reverse recurrence "
                "ends, and \"bidirectional\" the first half of X's last dim from step L_r - 1 and the second from "
                "step 0 (a bidirectional recurrent output's final values). A length of 0 or beyond time is an "
-               "error naming the row. Gradient: dOut back to the steps taken. CPU only.",
+               "error naming the row. Gradient: dOut back to the steps taken.",
     .inputs = inputs,
     .n_inputs = PD_LEN(inputs),
     .outputs = outputs,

@@ -6,10 +6,7 @@
  * lengths). */
 #include "core/op.h"
 #include "sequence.h"
-
-enum { LENGTHS, X };
-enum { MASK };
-enum { A_MAXLEN, A_DTYPE };
+#include "sequence_mask.h"
 
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64", "uint8", 0};
 
@@ -68,13 +65,18 @@ static double no_flops(pd_ctx *c) {
   return 0;
 }
 
-static const pd_kernel kernels[] = {{{PD_CPU, PD_I64}, forward}};
+static const pd_kernel kernels[] = {
+    {{PD_CPU, PD_I64}, forward},
+#ifdef PD_WITH_CUDA
+    {{PD_GPU, PD_I64}, pd_gpu_sequence_mask_fwd},
+#endif
+};
 
 const pd_op_def pd_op_sequence_mask = {
     .type = "sequence_mask",
     .comment = "Mask [batch, time] from per-row lengths: 1 at steps before a row's length, 0 from it on, in the "
                "dtype `dtype` names (float32 by default). time is a reference sequence X's or `maxlen`. A length "
-               "of 0 gives a row of zeros; a length beyond time is an error naming the row. CPU only.",
+               "of 0 gives a row of zeros; a length beyond time is an error naming the row.",
     .inputs = inputs,
     .n_inputs = PD_LEN(inputs),
     .outputs = outputs,

@@ -10,10 +10,7 @@
 #include "base/tmpl.h"
 #include "core/op.h"
 #include "sequence.h"
-
-enum { X, LENGTHS, N_IN };
-enum { OUT, N_OUT };
-enum { G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT), G_DX = PD_GRAD_DX(N_IN, N_OUT, X) };
+#include "sequence_mean.h"
 
 static const pd_slot_def inputs[] = {
     [X] = {"X", "the sequences, [batch, time, ...] (a per-token loss: [batch, time] or [batch, time, 1])", 0},
@@ -59,15 +56,27 @@ static pd_status infer(pd_ctx *c) {
 
 static double flops(pd_ctx *c) { return (double)pd_tensor_numel(pd_in(c, X)); }
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sequence_mean_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sequence_mean_bwd),
+#endif
+};
 
 const pd_op_def pd_op_sequence_mean = {
     .type = "sequence_mean",
     .comment = "The mean of X [batch, time, ...] over every row's valid steps (Lengths; all steps when left "
                "out), shape [1]: a language model's loss per token, the padding out of both sum and count. A "
                "row of length 0 adds nothing; a length beyond time, or no valid step at all, is an error. "
-               "Gradient: dOut / count at the valid steps, 0 at the padding. CPU only.",
+               "Gradient: dOut / count at the valid steps, 0 at the padding.",
     .inputs = inputs,
     .n_inputs = PD_LEN(inputs),
     .outputs = outputs,

@@ -10,18 +10,7 @@
 #include "base/tmpl.h"
 #include "core/op.h"
 #include "sequence.h"
-
-enum { X, LENGTHS, N_IN };
-enum { OUT, N_OUT };
-enum { A_TYPE };
-enum {
-  G_OUT = PD_GRAD_Y(N_IN, N_OUT, OUT),
-  G_DOUT = PD_GRAD_DY(N_IN, N_OUT, OUT),
-  G_DX = PD_GRAD_DX(N_IN, N_OUT, X),
-};
-enum { POOL_MEAN, POOL_MAX, POOL_SUM };
-
-static const char *const pool_types[] = {[POOL_MEAN] = "mean", [POOL_MAX] = "max", [POOL_SUM] = "sum", NULL};
+#include "sequence_pool.h"
 
 static const pd_slot_def inputs[] = {
     [X] = {"X", "the sequences, [batch, time, ...]", 0},
@@ -37,12 +26,6 @@ static const pd_attr_def attrs[] = {
                 "maximum)",
                 PD_ATTR_STRING, .def = "s: \"mean\"", .one_of = pool_types},
 };
-
-static int pool_type(pd_ctx *c) {
-  int i = 0;
-  while (pool_types[i + 1] && strcmp(pool_types[i], pd_attr_s(c, A_TYPE)) != 0) i++;
-  return i;
-}
 
 static const int64_t *lengths(pd_ctx *c) {
   pd_tensor *len = pd_in(c, LENGTHS);
@@ -70,15 +53,27 @@ static pd_status infer(pd_ctx *c) {
 /* One operation per element of X read (a compare or an add). */
 static double flops(pd_ctx *c) { return (double)pd_tensor_numel(pd_in(c, X)); }
 
-static const pd_kernel kernels[] = {PD_CPU_F32(forward_float), PD_CPU_F64(forward_double)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward_float), PD_CPU_F64(backward_double)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(forward_float),
+    PD_CPU_F64(forward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sequence_pool_fwd),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(backward_float),
+    PD_CPU_F64(backward_double),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_sequence_pool_bwd),
+#endif
+};
 
 const pd_op_def pd_op_sequence_pool = {
     .type = "sequence_pool",
     .comment = "Each row of X [batch, time, ...] pooled over its valid steps (Lengths; all steps when left out): "
                "Out [batch, ...] is their mean, max or sum (pooling_type). max: a NaN among the steps gives NaN; "
                "the gradient goes to the first maximum (the first NaN). A length of 0 or beyond time is an error "
-               "naming the row. CPU only.",
+               "naming the row.",
     .inputs = inputs,
     .n_inputs = PD_LEN(inputs),
     .outputs = outputs,

@@ -1,18 +1,24 @@
 /* sgd.cu — GPU kernel of sgd: ParamOut = Param - lr (Grad + wd Param) per
- * element (kmath.h's pd_sgd_float); lr read on the device. */
+ * element (kmath.h's pd_sgd_float); lr read on the device. Row-sparse
+ * (Rows): only the rows listed change (optim.cuh). */
 #include "sgd.h"
 #include "optim.cuh"
 
-static __global__ void sgd_k(const float *p, const float *g, float *out, pd_gpu_scalar lr, float wd, int64_t n) {
+static __global__ void sgd_k(const float *p, const float *g, float *out, pd_gpu_scalar lr, float wd, pd_gpu_rows r,
+                             int64_t n) {
   float l = (float)pd_gpu_scalar_get(lr);
-  PD_GPU_FOR(i, n) out[i] = pd_sgd_float(p[i], g[i], l, wd);
+  PD_GPU_FOR(e, n) {
+    int64_t i = pd_gpu_rows_param(r, e);
+    if (i >= 0) out[i] = pd_sgd_float(p[i], g[e], l, wd);
+  }
 }
 
 extern "C" pd_status pd_gpu_sgd_fwd(pd_ctx *c) {
-  if (pd_in(c, ROWS)) /* embedding has no GPU kernel, so no GPU net makes a row-sparse gradient */
-    return pd_ctx_fail(c, PD_ERR_INPUT, "a row-sparse gradient (input Rows) has no GPU kernel; run on the CPU");
-  int64_t n = pd_tensor_numel(pd_in(c, PARAM));
+  pd_gpu_rows r;
+  int64_t n;
+  pd_status st = pd_gpu_rows_of<ROWS>(c, PARAM, &r, &n);
+  if (st) return st;
   return PD_GPU_LAUNCH_N(c, n, sgd_k, PD_DATA(pd_in(c, PARAM), float), PD_DATA(pd_in(c, GRAD), float),
                          PD_DATA(pd_out(c, PARAM_OUT), float), pd_gpu_scalar_of(pd_in(c, LR)),
-                         (float)pd_attr_f(c, A_WD), n);
+                         (float)pd_attr_f(c, A_WD), r, n);
 }

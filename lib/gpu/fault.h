@@ -16,8 +16,15 @@ extern "C" {
 #endif
 
 enum {
-  PD_GPU_FAULT_STEP = 1, /* an update count t < 1 (or NaN): value */
-  PD_GPU_FAULT_LABEL = 2 /* a class label outside [0, C): label, row, limit = C, per_row */
+  PD_GPU_FAULT_STEP = 1,    /* an update count t < 1 (or NaN): value */
+  PD_GPU_FAULT_LABEL = 2,   /* a class label outside [0, C): label, row, limit = C, per_row */
+  PD_GPU_FAULT_ID = 3,      /* an embedding id outside [0, V): label = the id, row = its flat position,
+                             * limit = V, per_row = positions per batch row */
+  PD_GPU_FAULT_LENGTH = 4,  /* a sequence length outside [lo, time]: label = the length, row,
+                             * limit = time, per_row = lo (0 or 1) */
+  PD_GPU_FAULT_NO_STEP = 5, /* sequence_mean: every length is 0 */
+  PD_GPU_FAULT_ROWS = 6     /* a row list entry not ascending in [0, V) nor a trailing -1: label = the
+                             * value, row = the entry, limit = V (Param in input slot 0) */
 };
 
 /* The layout is shared by the host compiler and nvcc: fixed-size fields. */

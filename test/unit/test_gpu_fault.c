@@ -3,12 +3,14 @@
  * record gives the CPU kernel's message, status and batch row, for
  * cross_entropy (forward and backward), accuracy and
  * softmax_with_cross_entropy ([N, C], and [batch, time, C] where the
- * message names the position); no device needed. */
+ * message names the position); an embedding id, a sequence length, no
+ * valid step to average, and a bad row list of a row-sparse update give
+ * their CPU kernels' messages too; no device needed. */
 #include "gpu/fault.h"
 #include "optest.h"
 
 /* The CPU run of op `type` over ins fails; the record {label, row} on the
- * same op must fail it alike. */
+ * same op must fail it alike (code: a label's unless f gives one). */
 static void same_failure(const char *type, const char *const *attrs, pd_tensor *const *ins, pd_tensor *const *outs,
                          int slot, pd_gpu_fault f) {
   pd_opcall call;
@@ -17,7 +19,8 @@ static void same_failure(const char *type, const char *const *attrs, pd_tensor *
   assert_int_equal(pd_opcall_init(&call, type, attrs, ins, NULL, outs, NULL, &cpu), PD_OK);
   pd_status cst = pd_opcall_run(&call, &exec, &cpu);
   assert_int_not_equal(cst, PD_OK);
-  f.raised = 1, f.code = PD_GPU_FAULT_LABEL, f.slot = slot, f.op = (unsigned long long)(uintptr_t)&call.op;
+  f.raised = 1, f.code = f.code ? f.code : PD_GPU_FAULT_LABEL, f.slot = slot,
+  f.op = (unsigned long long)(uintptr_t)&call.op;
   pd_ctx c = {.op = &call.op, .vars = call.vars, .exec = &exec, .err = &gpu};
   pd_status gst = pd_gpu_fault_fail(&c, &f);
   assert_string_equal(gpu.msg, cpu.msg);
@@ -71,11 +74,59 @@ static void test_softmax_with_cross_entropy(void **state) {
   ot_free(z), ot_free(l), ot_free(s), ot_free(loss);
 }
 
+static void test_embedding(void **state) {
+  (void)state;
+  pd_tensor *w = ot_rand(PD_F32, 2, (int64_t[]){5, 2}, 5, -1, 1, 0), *out = ot_out();
+  /* ids [2, 3]: flat position 4 is row 1, position 1 */
+  pd_tensor *ids = labels(2, (int64_t[]){2, 3}, (int64_t[]){0, 4, 1, 2, 7, -1});
+  same_failure("embedding", NULL, (pd_tensor *[]){ids, w}, (pd_tensor *[]){out}, 0,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_ID, .label = 7, .row = 4, .limit = 5, .per_row = 3});
+  ot_free(ids), ot_free(out);
+  ids = labels(1, (int64_t[]){3}, (int64_t[]){1, -3, 0}), out = ot_out();
+  same_failure("embedding", NULL, (pd_tensor *[]){ids, w}, (pd_tensor *[]){out}, 0,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_ID, .label = -3, .row = 1, .limit = 5, .per_row = 1});
+  ot_free(w), ot_free(ids), ot_free(out);
+}
+
+static void test_sequence_lengths(void **state) {
+  (void)state;
+  pd_tensor *x = ot_rand(PD_F32, 3, (int64_t[]){3, 4, 2}, 6, -1, 1, 0), *out = ot_out();
+  pd_tensor *len = labels(1, (int64_t[]){3}, (int64_t[]){2, 5, 0});
+  same_failure("sequence_pool", NULL, (pd_tensor *[]){x, len}, (pd_tensor *[]){out}, 1,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_LENGTH, .label = 5, .row = 1, .limit = 4, .per_row = 1});
+  same_failure("sequence_last", NULL, (pd_tensor *[]){x, len}, (pd_tensor *[]){out}, 1,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_LENGTH, .label = 5, .row = 1, .limit = 4, .per_row = 1});
+  PD_DATA(len, int64_t)[1] = 3; /* now the 0, which sequence_mask and sequence_mean allow */
+  same_failure("sequence_pool", NULL, (pd_tensor *[]){x, len}, (pd_tensor *[]){out}, 1,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_LENGTH, .label = 0, .row = 2, .limit = 4, .per_row = 1});
+  PD_DATA(len, int64_t)[0] = -1;
+  same_failure("sequence_mask", NULL, (pd_tensor *[]){len, x}, (pd_tensor *[]){out}, 0,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_LENGTH, .label = -1, .row = 0, .limit = 4, .per_row = 0});
+  for (int r = 0; r < 3; r++) PD_DATA(len, int64_t)[r] = 0;
+  same_failure("sequence_mean", NULL, (pd_tensor *[]){x, len}, (pd_tensor *[]){out}, 1,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_NO_STEP});
+  ot_free(x), ot_free(len), ot_free(out);
+}
+
+static void test_rows(void **state) {
+  (void)state;
+  pd_tensor *p = ot_rand(PD_F32, 2, (int64_t[]){4, 2}, 7, -1, 1, 0),
+            *g = ot_rand(PD_F32, 2, (int64_t[]){3, 2}, 8, -1, 1, 0);
+  pd_tensor *lr = ot_rand(PD_F32, 1, (int64_t[]){1}, 9, 0.1, 0.2, 0), *out = ot_out();
+  pd_tensor *rows = labels(1, (int64_t[]){3}, (int64_t[]){1, 0, -1}); /* not ascending at entry 1 */
+  same_failure("sgd", NULL, (pd_tensor *[]){p, g, lr, rows}, (pd_tensor *[]){out}, 3,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_ROWS, .label = 0, .row = 1, .limit = 4});
+  ot_free(p), ot_free(g), ot_free(lr), ot_free(rows), ot_free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cross_entropy),
       cmocka_unit_test(test_accuracy),
       cmocka_unit_test(test_softmax_with_cross_entropy),
+      cmocka_unit_test(test_embedding),
+      cmocka_unit_test(test_sequence_lengths),
+      cmocka_unit_test(test_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
