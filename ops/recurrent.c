@@ -393,9 +393,13 @@ static pd_status check_lengths(pd_ctx *c, const int64_t *len, int64_t B, int64_t
   if (on_gpu(c)) return len ? pd_gpu_recurrent_check_lengths(c, len, B, T) : PD_OK;
 #endif
   for (int64_t r = 0; len && r < B; r++)
-    if (len[r] < 0 || len[r] > T)
-      return pd_ctx_fail(c, PD_ERR_INPUT, "Lengths \"%s\" row %lld is %lld; a length is from 0 to the %lld steps of X",
-                         pd_ctx_in_name(c, LENGTHS, 0), (long long)r, (long long)len[r], (long long)T);
+    if (len[r] < 0 || len[r] > T) {
+      pd_status st =
+          pd_ctx_fail(c, PD_ERR_INPUT, "Lengths \"%s\" row %lld is %lld; a length is from 0 to the %lld steps of X",
+                      pd_ctx_in_name(c, LENGTHS, 0), (long long)r, (long long)len[r], (long long)T);
+      c->err->row = r; /* the trainer names the data file's row */
+      return st;
+    }
   return PD_OK;
 }
 

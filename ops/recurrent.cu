@@ -7,10 +7,6 @@
 #include "gpu_ops.h"
 #include "recurrent.h"
 
-/* The fault a length outside [0, T] raises: fault.c has no text of its own
- * for it, so the op fails with its generic "holds a value the op rejects". */
-#define FAULT_LENGTH 100
-
 /* Element i of the launch is unit e of row r; U: the unit copied (4 bytes
  * when every address and size allows it, else 1). */
 template <typename U>
@@ -63,10 +59,14 @@ extern "C" pd_status pd_gpu_recurrent_rows(pd_ctx *c, const pd_rec_rows *m) {
   return PD_GPU_LAUNCH_N(c, m->rows * w, rows_k<uint8_t>, dst, src, alt, dp, sp, ap, w, m->rows, m->len, m->p);
 }
 
+/* A length outside [0, T] fails the op with the CPU's message, naming the
+ * lowest such row (PD_GPU_FAULT_LENGTH, fault.c). */
 static __global__ void lengths_k(const int64_t *len, int64_t n, int64_t T, pd_gpu_fault *f, unsigned long long op) {
+  int64_t bad = INT64_MAX;
   PD_GPU_FOR(i, n) {
-    if (len[i] < 0 || len[i] > T) pd_gpu_raise(f, op, FAULT_LENGTH, LENGTHS, (double)len[i]);
+    if ((len[i] < 0 || len[i] > T) && i < bad) bad = i;
   }
+  pd_gpu_raise_first(f, op, PD_GPU_FAULT_LENGTH, LENGTHS, len, bad, T, 0);
 }
 
 extern "C" pd_status pd_gpu_recurrent_check_lengths(pd_ctx *c, const int64_t *len, int64_t rows, int64_t T) {
