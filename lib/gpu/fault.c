@@ -1,8 +1,8 @@
 /* fault.c — the device's fault record as the op's failure (fault.h). The
- * texts are the CPU kernels' (adam.c; ops/label.h's pd_label_check_range
- * and softmax_with_cross_entropy.c's check_range for Logits of more than 2
- * dims): gpu/ may not include ops/, so they are repeated here and
- * test_gpu_fault.c holds both to the same message. */
+ * texts are the CPU kernels' (adam.c; ops/label.h's pd_label_check_range,
+ * softmax_with_cross_entropy.c's check_range for Logits of more than 2
+ * dims, rnn_core.c's lengths): gpu/ may not include ops/, so they are
+ * repeated here and test_gpu_fault.c holds both to the same message. */
 #include "gpu/fault.h"
 
 pd_status pd_gpu_fault_fail(pd_ctx *c, const pd_gpu_fault *f) {
@@ -27,6 +27,10 @@ pd_status pd_gpu_fault_fail(pd_ctx *c, const pd_gpu_fault *f) {
     c->err->row = row; /* the trainer names the data file's row */
     return st;
   }
+  case PD_GPU_FAULT_LENGTH: /* ops/rnn_core.c's prepare() */
+    if (!known) break;
+    return pd_ctx_fail(c, PD_ERR_INPUT, "%s \"%s\" row %lld is %lld; a length is from 1 to the %lld steps of X", slot,
+                       pd_ctx_in_name(c, f->slot, 0), f->row, f->label, f->limit);
   default:
     break;
   }

@@ -16,8 +16,9 @@ extern "C" {
 #endif
 
 enum {
-  PD_GPU_FAULT_STEP = 1, /* an update count t < 1 (or NaN): value */
-  PD_GPU_FAULT_LABEL = 2 /* a class label outside [0, C): label, row, limit = C, per_row */
+  PD_GPU_FAULT_STEP = 1,  /* an update count t < 1 (or NaN): value */
+  PD_GPU_FAULT_LABEL = 2, /* a class label outside [0, C): label, row, limit = C, per_row */
+  PD_GPU_FAULT_LENGTH = 3 /* a sequence length outside [1, T] (lstm, gru, rnn): label = it, row, limit = T */
 };
 
 /* The layout is shared by the host compiler and nvcc: fixed-size fields. */
