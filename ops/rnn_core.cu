@@ -16,20 +16,22 @@
 
 /* ---- the cells' math (rnn_core.h's float versions) ---- */
 
-/* Cephes' expf as rnn_core.h's pd_rnn_exp_float; a NaN stays NaN. */
+/* Cephes' expf as rnn_core.h's pd_rnn_exp_float (its AVX2 form in lstm.c:
+ * every multiply-add one fma, spelled out so that the compiler contracts
+ * nothing differently from one caller to another, and a gate clipped to
+ * +-clip is bit for bit rnn_keep_bounds' value); a NaN stays NaN. */
 __device__ static inline float rnn_exp(float x) {
   float v = x != x ? 0.0f : x > 88.0f ? 88.0f : x < -88.0f ? -88.0f : x;
-  float t = v * 1.44269504088896341f;
-  int n = (int)(t + (t >= 0 ? 0.5f : -0.5f));
-  float fn = (float)n, r = v - fn * 0.693359375f + fn * 2.12194440e-4f;
+  float fn = rintf(__fmul_rn(v, 1.44269504088896341f));
+  float r = __fmaf_rn(fn, 2.12194440e-4f, __fmaf_rn(-fn, 0.693359375f, v));
   float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  return x != x ? x : p * __int_as_float((n + 127) << 23);
+  p = __fmaf_rn(p, r, 1.3981999507e-3f);
+  p = __fmaf_rn(p, r, 8.3334519073e-3f);
+  p = __fmaf_rn(p, r, 4.1665795894e-2f);
+  p = __fmaf_rn(p, r, 1.6666665459e-1f);
+  p = __fmaf_rn(p, r, 5.0000001201e-1f);
+  p = __fmaf_rn(__fmul_rn(p, r), r, __fadd_rn(r, 1.0f));
+  return x != x ? x : __fmul_rn(p, __int_as_float(((int)fn + 127) << 23));
 }
 __device__ static inline float rnn_sigmoid(float x) { return 1 / (1 + rnn_exp(-x)); }
 __device__ static inline float rnn_tanh(float x) { return 1 - 2 / (1 + rnn_exp(2 * x)); }
