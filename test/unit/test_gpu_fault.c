@@ -3,7 +3,8 @@
  * record gives the CPU kernel's message, status and batch row, for
  * cross_entropy (forward and backward), accuracy and
  * softmax_with_cross_entropy ([N, C], and [batch, time, C] where the
- * message names the position); no device needed. */
+ * message names the position), and a bad sequence length for the fused
+ * recurrent ops; no device needed. */
 #include "gpu/fault.h"
 #include "optest.h"
 
@@ -17,7 +18,8 @@ static void same_failure(const char *type, const char *const *attrs, pd_tensor *
   assert_int_equal(pd_opcall_init(&call, type, attrs, ins, NULL, outs, NULL, &cpu), PD_OK);
   pd_status cst = pd_opcall_run(&call, &exec, &cpu);
   assert_int_not_equal(cst, PD_OK);
-  f.raised = 1, f.code = PD_GPU_FAULT_LABEL, f.slot = slot, f.op = (unsigned long long)(uintptr_t)&call.op;
+  f.raised = 1, f.code = f.code ? f.code : PD_GPU_FAULT_LABEL, f.slot = slot,
+  f.op = (unsigned long long)(uintptr_t)&call.op;
   pd_ctx c = {.op = &call.op, .vars = call.vars, .exec = &exec, .err = &gpu};
   pd_status gst = pd_gpu_fault_fail(&c, &f);
   assert_string_equal(gpu.msg, cpu.msg);
@@ -71,11 +73,27 @@ static void test_softmax_with_cross_entropy(void **state) {
   ot_free(z), ot_free(l), ot_free(s), ot_free(loss);
 }
 
+/* lstm (rnn_core.c's check, shared by gru and rnn): the first bad row's length */
+static void test_rnn_lengths(void **state) {
+  (void)state;
+  pd_tensor *x = ot_rand(PD_F32, 3, (int64_t[]){3, 4, 2}, 5, 0, 1, 0);
+  pd_tensor *w = ot_rand(PD_F32, 3, (int64_t[]){1, 8, 2}, 6, -1, 1, 0);
+  pd_tensor *r = ot_rand(PD_F32, 3, (int64_t[]){1, 8, 2}, 7, -1, 1, 0);
+  pd_tensor *l = labels(1, (int64_t[]){3}, (int64_t[]){4, 5, 0});
+  pd_tensor *y = ot_out(), *res = ot_out();
+  const char *attrs[] = {"hidden_size", "i: 2", NULL};
+  same_failure("lstm", attrs, (pd_tensor *[]){x, w, r, NULL, l, NULL, NULL, NULL, NULL},
+               (pd_tensor *[]){y, NULL, NULL, res}, 4,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_LENGTH, .label = 5, .row = 1, .limit = 4});
+  ot_free(x), ot_free(w), ot_free(r), ot_free(l), ot_free(y), ot_free(res);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cross_entropy),
       cmocka_unit_test(test_accuracy),
       cmocka_unit_test(test_softmax_with_cross_entropy),
+      cmocka_unit_test(test_rnn_lengths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
