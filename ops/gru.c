@@ -70,8 +70,20 @@ static const pd_rnn_cell cell = {
 
 static const double param_init[N_IN] = {
     [RNN_X] = NAN, [RNN_W] = NAN, [RNN_R] = NAN, [RNN_B] = 0, [RNN_LENGTHS] = NAN, [RNN_H0] = NAN, [WL] = NAN};
-static const pd_kernel kernels[] = {PD_CPU_F32(pd_rnn_forward), PD_CPU_F64(pd_rnn_forward)};
-static const pd_kernel grad_kernels[] = {PD_CPU_F32(pd_rnn_backward), PD_CPU_F64(pd_rnn_backward)};
+static const pd_kernel kernels[] = {
+    PD_CPU_F32(pd_rnn_forward),
+    PD_CPU_F64(pd_rnn_forward),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_rnn_forward),
+#endif
+};
+static const pd_kernel grad_kernels[] = {
+    PD_CPU_F32(pd_rnn_backward),
+    PD_CPU_F64(pd_rnn_backward),
+#ifdef PD_WITH_CUDA
+    PD_GPU_F32(pd_gpu_rnn_backward),
+#endif
+};
 
 const pd_op_def pd_op_gru = {
     .type = "gru",

@@ -14,55 +14,6 @@
 
 const char *const pd_rnn_directions[] = {"forward", "reverse", "bidirectional", NULL};
 
-typedef struct rnn_dims {
-  int64_t B, Tn, I, H, L, dirs, G, GH, DH;
-  bool reverse; /* direction "reverse" (bidirectional: direction 1 runs reversed) */
-  double clip;
-  int variant;
-  int64_t fold;  /* the gate rows whose Rb the projection adds */
-  int64_t split; /* the gate rows whose dR is dG^T h_prev (pd_rnn_cell.split) */
-  bool has_c, extra;
-  const int64_t *len;
-  bool sorted; /* lengths non-increasing: the active rows are a prefix */
-  int n_in, n_out;
-} rnn_dims;
-
-static const pd_rnn_cell *cell_of(pd_ctx *c) { return c->op->def->data; }
-
-static void dims_of(pd_ctx *c, const pd_rnn_cell *cell, const pd_tensor *x, rnn_dims *d) {
-  memset(d, 0, sizeof *d);
-  d->B = x->ndim == 3 ? x->dims[0] : -1, d->Tn = x->ndim == 3 ? x->dims[1] : -1, d->I = x->ndim == 3 ? x->dims[2] : -1;
-  d->H = pd_attr_i(c, RNN_A_HIDDEN), d->L = pd_attr_i(c, RNN_A_LAYERS);
-  const char *dir = pd_attr_s(c, RNN_A_DIRECTION);
-  d->dirs = !strcmp(dir, "bidirectional") ? 2 : 1;
-  d->reverse = !strcmp(dir, "reverse");
-  d->G = cell->gates, d->GH = d->G * d->H, d->DH = d->dirs * d->H;
-  d->clip = pd_attr_f(c, RNN_A_CLIP);
-  if (c->op->def->n_attrs > RNN_A_OWN) {
-    const pd_attr *a = pd_attr_at(c, RNN_A_OWN);
-    d->variant = a->type == PD_ATTR_STRING ? !strcmp(a->s, "relu") : (int)a->i;
-  }
-  d->split = cell->split ? cell->split * d->H : d->GH;
-  d->fold = d->split < d->GH && d->variant ? d->split : d->GH;
-  d->has_c = cell->has_c, d->extra = cell->extra;
-}
-
-/* Reserve, in elements: X time-major, each layer's output, then per layer
- * and direction the gates [T, B, GH], the states [T+2, B, H] (slot p+1 after
- * step p, slot 0 / T+1 the initial state of a forward / reverse direction),
- * the cell states likewise and the cell's kept value [T, B, H]. */
-static int64_t rnn_off_xtm(const rnn_dims *d) { return 0 * d->Tn; }
-static int64_t rnn_off_out(const rnn_dims *d, int64_t l) { return d->Tn * d->B * (d->I + l * d->DH); }
-static int64_t rnn_ld_size(const rnn_dims *d) {
-  return d->Tn * d->B * d->GH + (d->Tn + 2) * d->B * d->H * (1 + d->has_c) + (d->extra ? d->Tn * d->B * d->H : 0);
-}
-static int64_t rnn_off_g(const rnn_dims *d, int64_t k) { return rnn_off_out(d, d->L) + k * rnn_ld_size(d); }
-static int64_t rnn_off_h(const rnn_dims *d, int64_t k) { return rnn_off_g(d, k) + d->Tn * d->B * d->GH; }
-static int64_t rnn_off_c(const rnn_dims *d, int64_t k) { return rnn_off_h(d, k) + (d->Tn + 2) * d->B * d->H; }
-static int64_t rnn_off_ex(const rnn_dims *d, int64_t k) {
-  return rnn_off_h(d, k) + (d->Tn + 2) * d->B * d->H * (1 + d->has_c);
-}
-
 /* Rows that may be active at step p: with sorted lengths only the prefix
  * longer than p (the products shrink with the batch), else all of them
  * (the cell freezes the rest row by row). */
@@ -231,14 +182,14 @@ static pd_status check_state(pd_ctx *c, int slot, const rnn_dims *d, pd_dtype dt
 }
 
 pd_status pd_rnn_infer(pd_ctx *c) {
-  const pd_rnn_cell *cell = cell_of(c);
+  const pd_rnn_cell *cell = rnn_cell_of(c);
   pd_tensor *x = pd_in(c, RNN_X);
   if (x->ndim != 3 || !pd_dtype_is_float(x->dtype))
     return pd_ctx_fail_shape(c, "X", pd_ctx_in_name(c, RNN_X, 0), x,
                              "a sequence is float32 or float64 [batch, time, input]");
   if (x->dims[2] < 0) return pd_ctx_fail_shape(c, "X", pd_ctx_in_name(c, RNN_X, 0), x, "its input size must be known");
   rnn_dims d;
-  dims_of(c, cell, x, &d);
+  rnn_dims_of(c, cell, x, &d);
   pd_dtype dt = x->dtype;
   int64_t kd = d.L * d.dirs;
   pd_tensor *wl = cell->in_wl >= 0 ? pd_in(c, cell->in_wl) : NULL;
@@ -277,7 +228,7 @@ pd_status pd_rnn_infer(pd_ctx *c) {
 
 static pd_status prepare(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims *d, int lengths_slot) {
   pd_tensor *x = pd_in(c, RNN_X);
-  dims_of(c, cell, x, d);
+  rnn_dims_of(c, cell, x, d);
   const pd_op_def *fwd = c->op->fwd >= 0 ? pd_op_forward_def(c->op->def) : c->op->def;
   d->n_in = fwd->n_inputs, d->n_out = fwd->n_outputs;
   if (d->Tn < 1) return pd_ctx_fail(c, PD_ERR_INPUT, "X \"%s\" has no time steps", pd_ctx_in_name(c, RNN_X, 0));
@@ -285,16 +236,20 @@ static pd_status prepare(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims *d, int le
   d->len = len_t ? PD_DATA(len_t, int64_t) : NULL;
   d->sorted = true;
   for (int64_t b = 0; d->len && b < d->B; b++) {
-    if (d->len[b] < 1 || d->len[b] > d->Tn)
-      return pd_ctx_fail(c, PD_ERR_INPUT, "Lengths \"%s\" row %lld is %lld; a length is from 1 to the %lld steps of X",
-                         pd_ctx_in_name(c, lengths_slot, 0), (long long)b, (long long)d->len[b], (long long)d->Tn);
+    if (d->len[b] < 1 || d->len[b] > d->Tn) {
+      pd_status st =
+          pd_ctx_fail(c, PD_ERR_INPUT, "Lengths \"%s\" row %lld is %lld; a length is from 1 to the %lld steps of X",
+                      pd_ctx_in_name(c, lengths_slot, 0), (long long)b, (long long)d->len[b], (long long)d->Tn);
+      c->err->row = b; /* the trainer names the data file's row */
+      return st;
+    }
     if (b && d->len[b] > d->len[b - 1]) d->sorted = false;
   }
   return PD_OK;
 }
 
 pd_status pd_rnn_forward(pd_ctx *c) {
-  const pd_rnn_cell *cell = cell_of(c);
+  const pd_rnn_cell *cell = rnn_cell_of(c);
   rnn_dims d;
   pd_status st = prepare(c, cell, &d, RNN_LENGTHS);
   if (st) return st;
@@ -304,7 +259,7 @@ pd_status pd_rnn_forward(pd_ctx *c) {
 }
 
 pd_status pd_rnn_backward(pd_ctx *c) {
-  const pd_rnn_cell *cell = cell_of(c);
+  const pd_rnn_cell *cell = rnn_cell_of(c);
   rnn_dims d;
   pd_status st = prepare(c, cell, &d, RNN_LENGTHS);
   if (st) return st;
@@ -316,9 +271,9 @@ pd_dtype pd_rnn_key_dtype(pd_ctx *c) { return pd_in(c, RNN_X) ? pd_in(c, RNN_X)-
 /* A step's products and the projection: 2 (I + H) G H per row and step and
  * direction on layer 0 (DH in place of I above it). */
 static double fwd_flops(pd_ctx *c) {
-  const pd_rnn_cell *cell = cell_of(c);
+  const pd_rnn_cell *cell = rnn_cell_of(c);
   rnn_dims d;
-  dims_of(c, cell, pd_in(c, RNN_X), &d);
+  rnn_dims_of(c, cell, pd_in(c, RNN_X), &d);
   if (d.B < 0 || d.Tn < 0) return 0;
   double per = 2.0 * (double)d.GH * (double)(d.I + d.H) + (double)(d.L - 1) * 2.0 * (double)d.GH * (double)(d.DH + d.H);
   return per * (double)d.B * (double)d.Tn * (double)d.dirs;

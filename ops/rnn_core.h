@@ -15,13 +15,7 @@
 #include "base/tmpl.h"
 #include "core/op.h"
 #include "cpu/blas.h"
-
-/* The slots every fused recurrent op has, at these indices; the op's own
- * (lstm's C0, P, CT) come in its pd_rnn_cell's slot numbers. */
-enum { RNN_X, RNN_W, RNN_R, RNN_B, RNN_LENGTHS, RNN_H0 };
-enum { RNN_Y, RNN_HT };
-/* The attributes every one has, at these indices; the op's own after. */
-enum { RNN_A_HIDDEN, RNN_A_LAYERS, RNN_A_DIRECTION, RNN_A_CLIP, RNN_A_OWN };
+#include "rnn_layout.h"
 
 extern const char *const pd_rnn_directions[];
 
@@ -82,22 +76,6 @@ bool pd_rnn_avx2(void);
 #define T double
 #include "rnn_step_t.h"
 #undef T
-
-typedef struct pd_rnn_cell {
-  int gates;  /* G: gate blocks of H rows in W, R and each half of B */
-  bool has_c; /* a cell state (C0, CT, the Cs part of Reserve) */
-  bool extra; /* a [T, B, H] per-step value kept (GRU: h R_n^T + Rb_n, or r * h) */
-  int split;  /* the gate rows whose dR is dG^T h_prev and whose Rb folds into the projection */
-  int in_c0, in_p, in_wl, out_ct, out_reserve; /* slot numbers; -1: none */
-  void (*fwd_float)(pd_rnn_step_float *s);
-  void (*fwd_double)(pd_rnn_step_double *s);
-  void (*bwd_float)(pd_rnn_step_float *s);
-  void (*bwd_double)(pd_rnn_step_double *s);
-  /* float steps on pd_rnn_packed (s->pk), or NULL: the driver uses them when
-   * a call has enough steps to pay for packing R */
-  void (*fwd_packed)(pd_rnn_step_float *s);
-  void (*bwd_packed)(pd_rnn_step_float *s);
-} pd_rnn_cell;
 
 /* The op functions the three defs share (def->data is the pd_rnn_cell). */
 pd_status pd_rnn_infer(pd_ctx *c);

@@ -71,7 +71,10 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
       PD_T(rnn_bias) e = {wb, wb ? wb + GH : NULL, d->fold};
       PD_T(pd_gemm_ep)
       (false, true, Tn * B, GH, nin, 1, in, nin, w, nin, 0, g, GH, wb ? PD_T(rnn_bias_ep) : NULL, &e);
-      int64_t init = rev ? Tn + 1 : 0;
+      int64_t init = rev ? Tn + 1 : 0, unused = rev ? 0 : Tn + 1;
+      /* the end slot no step reads or writes: zeros, so Reserve is all defined (the GPU's too) */
+      memset(hs + unused * BH, 0, sizeof(T) * (size_t)BH);
+      if (cs) memset(cs + unused * BH, 0, sizeof(T) * (size_t)BH);
       if (h0_t)
         memcpy(hs + init * BH, PD_DATA(h0_t, T) + k * BH, sizeof(T) * (size_t)BH);
       else

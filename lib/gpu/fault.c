@@ -2,7 +2,8 @@
  * texts are the CPU kernels' (adam.c; ops/label.h's pd_label_check_range
  * and softmax_with_cross_entropy.c's check_range for Logits of more than 2
  * dims; embedding.c's check_ids, ops/sequence.h's pd_seq_check_lengths,
- * sequence_mean.c's valid_count, optim.h's pd_optim_check_rows): gpu/ may
+ * sequence_mean.c's valid_count, optim.h's pd_optim_check_rows, rnn_core.c's
+ * and recurrent.c's lengths): gpu/ may
  * not include ops/, so they are repeated here and
  * test_gpu_fault.c holds both to the same message. */
 #include "gpu/fault.h"

@@ -5,7 +5,8 @@
  * softmax_with_cross_entropy ([N, C], and [batch, time, C] where the
  * message names the position); an embedding id, a sequence length, no
  * valid step to average, and a bad row list of a row-sparse update give
- * their CPU kernels' messages too; no device needed. */
+ * their CPU kernels' messages too, and so does a bad length for the fused
+ * recurrent ops; no device needed. */
 #include "gpu/fault.h"
 #include "optest.h"
 
@@ -119,6 +120,21 @@ static void test_rows(void **state) {
   ot_free(p), ot_free(g), ot_free(lr), ot_free(rows), ot_free(out);
 }
 
+/* lstm (rnn_core.c's check, shared by gru and rnn): the first bad row's length */
+static void test_rnn_lengths(void **state) {
+  (void)state;
+  pd_tensor *x = ot_rand(PD_F32, 3, (int64_t[]){3, 4, 2}, 5, 0, 1, 0);
+  pd_tensor *w = ot_rand(PD_F32, 3, (int64_t[]){1, 8, 2}, 6, -1, 1, 0);
+  pd_tensor *r = ot_rand(PD_F32, 3, (int64_t[]){1, 8, 2}, 7, -1, 1, 0);
+  pd_tensor *l = labels(1, (int64_t[]){3}, (int64_t[]){4, 5, 0});
+  pd_tensor *y = ot_out(), *res = ot_out();
+  const char *attrs[] = {"hidden_size", "i: 2", NULL};
+  same_failure("lstm", attrs, (pd_tensor *[]){x, w, r, NULL, l, NULL, NULL, NULL, NULL},
+               (pd_tensor *[]){y, NULL, NULL, res}, 4,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_LENGTH, .label = 5, .row = 1, .limit = 4, .per_row = 1});
+  ot_free(x), ot_free(w), ot_free(r), ot_free(l), ot_free(y), ot_free(res);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cross_entropy),
@@ -127,6 +143,7 @@ int main(void) {
       cmocka_unit_test(test_embedding),
       cmocka_unit_test(test_sequence_lengths),
       cmocka_unit_test(test_rows),
+      cmocka_unit_test(test_rnn_lengths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
