@@ -1076,31 +1076,38 @@ class Bench:
             self.notes.append(f"10. GPU: skipped, no GPU on this machine ({why}); the GPU figures are still owed.")
             return
         dev = re.search(r"gpu: (.*)", probe.stdout)
-        self.row(S, "device", dev.group(1) if dev else "?")
-        iters, warm = (300, 50) if self.a.quick else (1200, 200)
-        for b in (64, 256, 1024):
-            for graph in (True, False):
-                rates = []
-                for _ in range(3):
-                    log = os.path.join(self.out, f"gpu-{b}.jsonl")
-                    cmd = [self.bin, "train", NET, "--device", "gpu", "--batch-size", str(b), "--iterations",
-                           str(iters), "--log-every", str(warm), "--log", log]
-                    if not graph:
-                        cmd.append("--no-cuda-graph")
-                    sh(cmd)
-                    steps = [json.loads(l) for l in open(log) if '"type":"step"' in l]
-                    rates.append(statistics.median(x["examples_per_sec"] for x in steps[1:]))
-                self.row(S, f"fashion_mlp training, batch {b}, CUDA graph {'on' if graph else 'off'} (examples/s)",
-                         Stat(rates).fmt(".0f"), "goal: >= PyTorch eager at 256" if b == 256 and graph else "")
-            res = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "compare_torch_gpu.py"), "--batch",
-                                  str(b), "--iterations", str(iters), "--warmup", str(warm)],
-                                 capture_output=True, text=True)
-            try:
-                t = json.loads(res.stdout.strip().splitlines()[-1])
-            except (ValueError, IndexError):
-                t = {"skipped": (res.stderr.strip().splitlines() or ["failed"])[-1]}
-            self.row(S, f"  PyTorch eager, same GPU, batch {b} (examples/s)",
-                     f"{t['examples_per_sec']:.0f}" if "examples_per_sec" in t else f"skipped: {t['skipped']}")
+        drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True) if shutil.which("nvidia-smi") else None
+        driver = drv.stdout.strip().splitlines()[0] if drv and drv.returncode == 0 and drv.stdout.strip() else "?"
+        self.row(S, "device", f"{dev.group(1) if dev else '?'}, driver {driver}")
+        # (net name, file, batches, iterations, warm-up steps): the CNN's steps are ~10x the MLP's
+        runs = [("fashion_mlp", NET, (64, 256, 1024), 300 if self.a.quick else 1200, 50 if self.a.quick else 200),
+                ("fashion_cnn", CNN, (64,), 150 if self.a.quick else 600, 30 if self.a.quick else 100)]
+        for name, path, batches, iters, warm in runs:
+            for b in batches:
+                for graph in (True, False):
+                    rates = []
+                    for _ in range(3):
+                        log = os.path.join(self.out, f"gpu-{b}.jsonl")
+                        cmd = [self.bin, "train", os.path.join(ROOT, path), "--device", "gpu", "--batch-size", str(b),
+                               "--iterations", str(iters), "--log-every", str(warm), "--log", log]
+                        if not graph:
+                            cmd.append("--no-cuda-graph")
+                        sh(cmd)
+                        steps = [json.loads(l) for l in open(log) if '"type":"step"' in l]
+                        rates.append(statistics.median(x["examples_per_sec"] for x in steps[1:]))
+                    goal = "goal: >= PyTorch eager at 256" if name == "fashion_mlp" and b == 256 and graph else ""
+                    self.row(S, f"{name} training, batch {b}, CUDA graph {'on' if graph else 'off'} (examples/s)",
+                             Stat(rates).fmt(".0f"), goal)
+                res = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "compare_torch_gpu.py"), "--net",
+                                      name.split("_")[1], "--batch", str(b), "--iterations", str(iters), "--warmup",
+                                      str(warm)], capture_output=True, text=True)
+                try:
+                    t = json.loads(res.stdout.strip().splitlines()[-1])
+                except (ValueError, IndexError):
+                    t = {"skipped": (res.stderr.strip().splitlines() or ["failed"])[-1]}
+                self.row(S, f"  PyTorch eager, same GPU, batch {b} (examples/s)",
+                         f"{t['examples_per_sec']:.0f}" if "examples_per_sec" in t else f"skipped: {t['skipped']}")
         res = sh([os.path.join(self.drv, "bench_gemm_gpu"), "4096", "8192"])
         for l in res.splitlines():
             if l.startswith("{"):

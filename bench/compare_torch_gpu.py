@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""compare_torch_gpu.py — netdescs/fashion_mlp.pbtxt's training step in
-PyTorch eager on a CUDA GPU, for `make bench`'s gpu section: 784-512-256-10
-with ReLU, uint8 pixels cast and scaled inside the step, softmax
-cross-entropy, softmax and accuracy each step, SGD momentum 0.9, lr 0.05,
-float32 with TF32 off (as paddle-run without --tf32). The batches are
+"""compare_torch_gpu.py — a shipped net's training step in PyTorch eager on
+a CUDA GPU, for `make bench`'s gpu section. --net mlp (netdescs/
+fashion_mlp.pbtxt): 784-512-256-10 with ReLU, SGD momentum 0.9, lr 0.05;
+--net cnn (netdescs/fashion_cnn.pbtxt): two 5x5 convolutions (32, 64, padding
+2) each with ReLU and 2x2 max pooling, fc 256 + ReLU, dropout 0.5, fc 10,
+Adam lr 0.002 (cuDNN's convolutions, as PyTorch picks them with
+cudnn.benchmark on). Both: uint8 pixels cast and scaled inside the step,
+softmax cross-entropy, softmax and accuracy each step, float32 with TF32 off
+(as paddle-run without --tf32). The batches are
 shuffled from the Fashion-MNIST IDX files and copied to the GPU each step,
 as paddle-run's are. Prints one JSON line, steady-state examples/s over the
 steps after --warmup (the loss is read every step, as paddle-run's log does),
 or {"skipped": why} where torch has no CUDA.
-    compare_torch_gpu.py --batch B --iterations K --warmup W"""
+    compare_torch_gpu.py [--net mlp|cnn] --batch B --iterations K --warmup W"""
 import argparse
 import gzip
 import json
@@ -28,8 +32,18 @@ def read_idx(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
+def optimizer(cls, params, **kw):
+    """The peer at its best: the fused (one-kernel) optimizer step where this PyTorch has it."""
+    params = list(params)
+    try:
+        return cls(params, fused=True, **kw)
+    except (TypeError, RuntimeError):
+        return cls(params, **kw)
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--net", choices=("mlp", "cnn"), default="mlp")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--iterations", type=int, default=600)
     ap.add_argument("--warmup", type=int, default=100)
@@ -43,13 +57,22 @@ def main():
         print(json.dumps({"skipped": "torch sees no CUDA GPU"}))
         return
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True  # the fastest convolution algorithms for these shapes
     dev = torch.device("cuda")
     x_all = torch.from_numpy(read_idx(DATA + "train-images-idx3-ubyte.gz").copy()).pin_memory()
     y_all = torch.from_numpy(read_idx(DATA + "train-labels-idx1-ubyte.gz").astype(np.int64)).pin_memory()
     torch.manual_seed(1)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256),
-                                torch.nn.ReLU(), torch.nn.Linear(256, 10)).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    nn = torch.nn
+    if a.net == "mlp":
+        model = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                              nn.Linear(256, 10)).to(dev)
+        opt = optimizer(torch.optim.SGD, model.parameters(), lr=0.05, momentum=0.9)
+    else:
+        model = nn.Sequential(nn.Unflatten(1, (1, 28)), nn.Conv2d(1, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(32, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                              nn.Linear(3136, 256), nn.ReLU(), nn.Dropout(0.5), nn.Linear(256, 10)).to(dev)
+        opt = optimizer(torch.optim.Adam, model.parameters(), lr=0.002)
     n = x_all.shape[0]
     perm = torch.randperm(n)
     t0, done = None, 0
@@ -61,7 +84,7 @@ def main():
         idx = perm[start:start + a.batch]
         x = x_all[idx].to(dev, non_blocking=True)
         y = y_all[idx].to(dev, non_blocking=True)
-        logits = model(x.float().mul_(1 / 255.0).reshape(-1, 784))
+        logits = model(x.float().mul_(1 / 255.0))
         prob = torch.softmax(logits, 1)
         loss = torch.nn.functional.cross_entropy(logits, y)
         acc = (prob.argmax(1) == y).float().mean()
@@ -71,7 +94,7 @@ def main():
         loss.item(), acc.item()  # read back each step, as paddle-run reads its loss
         done += a.batch
     torch.cuda.synchronize()
-    print(json.dumps({"examples_per_sec": done / (time.perf_counter() - t0), "device": torch.cuda.get_device_name(),
+    print(json.dumps({"examples_per_sec": done / (time.perf_counter() - t0), "device": torch.cuda.get_device_name(), "net": a.net,
                       "torch": torch.__version__}))
 
 
