@@ -5,14 +5,16 @@ fashion_mlp.pbtxt): 784-512-256-10 with ReLU, SGD momentum 0.9, lr 0.05;
 --net cnn (netdescs/fashion_cnn.pbtxt): two 5x5 convolutions (32, 64, padding
 2) each with ReLU and 2x2 max pooling, fc 256 + ReLU, dropout 0.5, fc 10,
 Adam lr 0.002 (cuDNN's convolutions, as PyTorch picks them with
-cudnn.benchmark on). Both: uint8 pixels cast and scaled inside the step,
+cudnn.benchmark on); --net lstm (netdescs/fashion_lstm_fused.pbtxt): each
+image's 28 rows as 28 steps into torch.nn.LSTM(28, 128) (cuDNN's), fc 10
+on the last h, Adam lr 0.001. All: uint8 pixels cast and scaled inside the step,
 softmax cross-entropy, softmax and accuracy each step, float32 with TF32 off
 (as paddle-run without --tf32). The batches are
 shuffled from the Fashion-MNIST IDX files and copied to the GPU each step,
 as paddle-run's are. Prints one JSON line, steady-state examples/s over the
 steps after --warmup (the loss is read every step, as paddle-run's log does),
 or {"skipped": why} where torch has no CUDA.
-    compare_torch_gpu.py [--net mlp|cnn] --batch B --iterations K --warmup W"""
+    compare_torch_gpu.py [--net mlp|cnn|lstm] --batch B --iterations K --warmup W"""
 import argparse
 import gzip
 import json
@@ -43,7 +45,7 @@ def optimizer(cls, params, **kw):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--net", choices=("mlp", "cnn"), default="mlp")
+    ap.add_argument("--net", choices=("mlp", "cnn", "lstm"), default="mlp")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--iterations", type=int, default=600)
     ap.add_argument("--warmup", type=int, default=100)
@@ -68,6 +70,17 @@ def main():
         model = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
                               nn.Linear(256, 10)).to(dev)
         opt = optimizer(torch.optim.SGD, model.parameters(), lr=0.05, momentum=0.9)
+    elif a.net == "lstm":
+        class Lstm(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm, self.fc = nn.LSTM(28, 128, batch_first=True), nn.Linear(128, 10)
+
+            def forward(self, x):
+                return self.fc(self.lstm(x)[1][0][0])
+
+        model = Lstm().to(dev)
+        opt = optimizer(torch.optim.Adam, model.parameters(), lr=0.001)
     else:
         model = nn.Sequential(nn.Unflatten(1, (1, 28)), nn.Conv2d(1, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
                               nn.Conv2d(32, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
