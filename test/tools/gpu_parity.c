@@ -81,8 +81,8 @@ static pd_status side_open(side *s, const char *path, pd_place place, pd_dtype f
     s->r.exec.training = true;
     s->r.exec.seed = seed;
   }
-  int lr = pd_net_var(s->net, "@lr");
-  if (!st && lr >= 0) pd_tensor_set(s->r.t[lr], 0, 0.01);
+  int lr = st ? -1 : pd_net_var(s->net, "@lr"); /* a net that failed to load is NULL */
+  if (lr >= 0) pd_tensor_set(s->r.t[lr], 0, 0.01);
   return st;
 }
 
@@ -430,7 +430,7 @@ int main(int argc, char **argv) {
   long replays = 0, captures = 0;
   worst_seen worst = {0, ""};
   for (int i = first; i < argc; i++) {
-    side c, g;
+    side c = {0}, g = {0}; /* g stays empty (side_free's no-op) when c fails to open */
     pd_place cpu = {PD_CPU, 0}, test = {f64 ? PD_CPU : PD_GPU, 0};
     /* c: the reference (float64 with --reference-f64), g: the side under test */
     pd_status st = side_open(&c, argv[i], cpu, f64 ? PD_F64 : PD_F32, (uint64_t)seed, &err);
