@@ -147,7 +147,8 @@ static int run(int argc, char **argv) {
   printf("net \"%s\" (%s): %d ops, %d variables\n\n", net->desc->name ? net->desc->name : "", net->file, net->nops,
          net->nvars);
   printf("%-24s %-6s %-8s %s\n", "variable", "kind", "dtype", "shape");
-  double params = 0, param_bytes = 0, act_bytes = 0;
+  double params = 0, param_bytes = 0, act_bytes = 0, frozen = 0;
+  int n_params = 0, n_frozen = 0;
   bool batched = false; /* some variable has the batch dim; else the net's shapes are fixed */
   for (int v = 0; v < net->nvars; v++) {
     const pd_var_info *vi = &net->vars[v];
@@ -157,13 +158,17 @@ static int run(int argc, char **argv) {
            pd_dims_str(vi->meta.ndim, vi->meta.dims, d, sizeof d));
     int64_t n = pd_tensor_numel(&one[v]);
     double bytes = n > 0 ? (double)n * (double)pd_dtype_size(one[v].dtype) : 0;
-    if (vi->kind == PD_VAR_PARAM)
-      params += (double)n, param_bytes += bytes;
-    else if (vi->kind != PD_VAR_STATE)
+    if (vi->kind == PD_VAR_PARAM) {
+      params += (double)n, param_bytes += bytes, n_params++;
+      if (vi->frozen) frozen += (double)n, n_frozen++;
+    } else if (vi->kind != PD_VAR_STATE)
       act_bytes += bytes;
   }
   char b1[32], b2[32], b3[32];
   printf("\nparameters: %.0f (%s)\n", params, human(param_bytes, b1, sizeof b1));
+  if (n_frozen) /* trainable: false (docs/netdesc.md) */
+    printf("trainable: %.0f in %d variables; frozen: %.0f in %d variables\n", params - frozen, n_params - n_frozen,
+           frozen, n_frozen);
   if (batched) {
     printf("FLOPs per example: forward %s\n", count(pd_net_flops(net, one, 0, net->n_forward), b1, sizeof b1));
     printf("memory estimate: parameters %s, activations %s per example (%s at batch %lld)\n",

@@ -7,7 +7,7 @@
 
 enum { PARAM, GRAD, MOMENT1, MOMENT2, LR, STEP, ROWS, N_IN };
 enum { PARAM_OUT, MOMENT1_OUT, MOMENT2_OUT, N_OUT };
-enum { A_BETA1, A_BETA2, A_EPS, A_WD, N_ATTRS };
+enum { A_BETA1, A_BETA2, A_EPS, A_WD, A_LR_MULT, N_ATTRS };
 
 #ifdef __cplusplus
 extern "C" {

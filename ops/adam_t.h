@@ -40,7 +40,8 @@ static pd_status PD_T(update)(pd_ctx *c) {
                        pd_ctx_in_name(c, STEP, 0), t);
   double b1 = pd_attr_f(c, A_BETA1), b2 = pd_attr_f(c, A_BETA2);
   double lr_d, eps_d;
-  pd_adam_coefs((T)pd_tensor_get(pd_in(c, LR), 0), b1, b2, pd_attr_f(c, A_EPS), t, &lr_d, &eps_d);
+  pd_adam_coefs((T)(pd_tensor_get(pd_in(c, LR), 0) * pd_attr_f(c, A_LR_MULT)), b1, b2, pd_attr_f(c, A_EPS), t, &lr_d,
+                &eps_d);
   job j = {PD_DATA(pd_in(c, PARAM), T),
            PD_DATA(pd_in(c, GRAD), T),
            PD_DATA(pd_in(c, MOMENT1), T),

@@ -29,8 +29,10 @@ static const pd_attr_def attrs[] = {
                     .def = "b: false"},
     [A_WD] = {"weight_decay", "L2 penalty: weight_decay * Param is added to the gradient", PD_ATTR_FLOAT,
               .def = "f: 0.0", .min_kind = PD_GE, .min = 0},
+    [A_LR_MULT] = {"lr_mult",
+                   "the parameter's multiplier of the learning rate (its var's lr_mult): the step uses lr * lr_mult",
+                   PD_ATTR_FLOAT, .def = "f: 1.0", .min_kind = PD_GE, .min = 0},
 };
-
 static pd_status infer(pd_ctx *c) {
   pd_status st = pd_optim_check_param(c, PARAM);
   if (!st) st = pd_optim_check_grad(c, GRAD, ROWS, PARAM);

@@ -5,8 +5,9 @@
 #include "optim.cuh"
 
 static __global__ void momentum_k(const float *p, const float *g, const float *v, float *p_out, float *v_out,
-                                  pd_gpu_scalar lr, float mu, float wd, bool nesterov, pd_gpu_rows r, int64_t n) {
-  float l = (float)pd_gpu_scalar_get(lr);
+                                  pd_gpu_scalar lr, double lr_mult, float mu, float wd, bool nesterov, pd_gpu_rows r,
+                                  int64_t n) {
+  float l = (float)(pd_gpu_scalar_get(lr) * lr_mult); /* as the CPU kernel rounds it */
   PD_GPU_FOR(e, n) {
     int64_t i = pd_gpu_rows_param(r, e);
     if (i >= 0) pd_momentum_float(p[i], g[e], v[i], l, mu, wd, nesterov, &p_out[i], &v_out[i]);
@@ -21,5 +22,6 @@ extern "C" pd_status pd_gpu_momentum_fwd(pd_ctx *c) {
   return PD_GPU_LAUNCH_N(c, n, momentum_k, PD_DATA(pd_in(c, PARAM), float), PD_DATA(pd_in(c, GRAD), float),
                          PD_DATA(pd_in(c, VELOCITY), float), PD_DATA(pd_out(c, PARAM_OUT), float),
                          PD_DATA(pd_out(c, VELOCITY_OUT), float), pd_gpu_scalar_of(pd_in(c, LR)),
-                         (float)pd_attr_f(c, A_MU), (float)pd_attr_f(c, A_WD), pd_attr_b(c, A_NESTEROV), r, n);
+                         pd_attr_f(c, A_LR_MULT), (float)pd_attr_f(c, A_MU), (float)pd_attr_f(c, A_WD),
+                         pd_attr_b(c, A_NESTEROV), r, n);
 }

@@ -7,7 +7,7 @@
 
 enum { PARAM, GRAD, VELOCITY, LR, ROWS, N_IN };
 enum { PARAM_OUT, VELOCITY_OUT, N_OUT };
-enum { A_MU, A_NESTEROV, A_WD, N_ATTRS };
+enum { A_MU, A_NESTEROV, A_WD, A_LR_MULT, N_ATTRS };
 
 #ifdef __cplusplus
 extern "C" {

@@ -39,7 +39,7 @@ static pd_status PD_T(update)(pd_ctx *c) {
            PD_DATA(pd_in(c, VELOCITY), T),
            PD_DATA(pd_out(c, PARAM_OUT), T),
            PD_DATA(pd_out(c, VELOCITY_OUT), T),
-           (T)pd_tensor_get(pd_in(c, LR), 0),
+           (T)(pd_tensor_get(pd_in(c, LR), 0) * pd_attr_f(c, A_LR_MULT)),
            pd_attr_f(c, A_MU),
            pd_attr_f(c, A_WD),
            pd_attr_b(c, A_NESTEROV)};

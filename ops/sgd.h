@@ -7,7 +7,7 @@
 
 enum { PARAM, GRAD, LR, ROWS, N_IN };
 enum { PARAM_OUT, N_OUT };
-enum { A_WD, N_ATTRS };
+enum { A_WD, A_LR_MULT, N_ATTRS };
 
 #ifdef __cplusplus
 extern "C" {

@@ -28,7 +28,7 @@ static void PD_T(rows_range)(void *arg, int64_t lo, int64_t hi) {
 
 static pd_status PD_T(update)(pd_ctx *c) {
   job j = {PD_DATA(pd_in(c, PARAM), T), PD_DATA(pd_in(c, GRAD), T), PD_DATA(pd_out(c, PARAM_OUT), T),
-           (T)pd_tensor_get(pd_in(c, LR), 0), pd_attr_f(c, A_WD)};
+           (T)(pd_tensor_get(pd_in(c, LR), 0) * pd_attr_f(c, A_LR_MULT)), pd_attr_f(c, A_WD)};
   pd_status st = pd_optim_check_rows(c, ROWS, PARAM);
   if (st || pd_optim_run_rows(c, ROWS, PARAM, &j, PD_T(rows_range))) return st;
   pd_parallel_for(pd_tensor_numel(pd_in(c, PARAM)), PD_UPDATE_GRAIN, PD_T(range), &j);

@@ -70,12 +70,14 @@ static pd_status find_loss(const pd_net *net, const char *loss, int *out, pd_err
   return PD_OK;
 }
 
-/* Variables that want a gradient: trainable params, and what they feed. */
+/* Variables that want a gradient: trainable params (not frozen ones: a
+ * gradient still flows through their ops to earlier layers when those
+ * want one), and what they feed. */
 static void mark_needs(bw *b) {
   const pd_net *net = b->net;
   for (int v = 0; v < net->nvars && !b->wants; v++) {
     const pd_var_info *vi = &net->vars[v];
-    b->needs[v] = vi->kind == PD_VAR_PARAM && !vi->no_grad && pd_dtype_is_float(vi->meta.dtype);
+    b->needs[v] = vi->kind == PD_VAR_PARAM && !vi->no_grad && !vi->frozen && pd_dtype_is_float(vi->meta.dtype);
   }
   for (int i = 0; i < b->nwants; i++) {
     const pd_var_info *vi = &net->vars[b->wants[i]];

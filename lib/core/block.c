@@ -484,6 +484,9 @@ static int outer_in_parent(pd_net *parent, const pd_var_info *vi) {
     pi->meta = vi->meta;
     pi->init = vi->init;
     pi->no_grad = vi->no_grad;
+    pi->frozen = vi->frozen;
+    pi->lr_mult = vi->lr_mult;
+    pi->decay_mult = vi->decay_mult;
     pi->decl_ndim = vi->decl_ndim;
     memcpy(pi->decl_dims, vi->decl_dims, sizeof pi->decl_dims);
   }

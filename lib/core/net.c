@@ -74,6 +74,7 @@ int pd_net_add_var(pd_net *net, const char *name, pd_var_kind kind, pd_dtype dty
   vi->producer = -1;
   vi->param_init = NAN;
   vi->state_init = NAN;
+  vi->lr_mult = vi->decay_mult = 1;
   vi->decl_ndim = -1;
   pd_tensor_init(&vi->meta, dtype);
   net->names[net->nvars] = vi->name;
@@ -406,6 +407,35 @@ static pd_status check_init(builder *b, const Paddle__VarDesc *vd, pd_dtype dt) 
   return PD_OK;
 }
 
+/* A parameter's multipliers scale its lr and weight decay: a number >= 0. */
+static pd_status check_mults(builder *b, const Paddle__VarDesc *vd) {
+  const char *fields[] = {"lr_mult", "decay_mult"};
+  const bool has[] = {vd->has_lr_mult, vd->has_decay_mult};
+  const double values[] = {vd->lr_mult, vd->decay_mult};
+  for (int i = 0; i < 2; i++)
+    if (has[i] && !(isfinite(values[i]) && values[i] >= 0)) {
+      char v[32];
+      pd_format_double(values[i], v, sizeof v);
+      return fail_field(b, vd, fields[i], "variable \"%s\": %s %s must be a finite number >= 0", vd->name, fields[i],
+                        v);
+    }
+  return PD_OK;
+}
+
+/* trainable, lr_mult and decay_mult are a parameter's settings: on any
+ * other variable they would silently do nothing. */
+static pd_status check_param_settings(builder *b, const pd_var_info *vi) {
+  const Paddle__VarDesc *vd = vi->decl;
+  if (!vd || vi->kind == PD_VAR_PARAM) return PD_OK;
+  const char *field = vd->has_trainable    ? "trainable"
+                      : vd->has_lr_mult    ? "lr_mult"
+                      : vd->has_decay_mult ? "decay_mult"
+                                           : NULL;
+  if (!field) return PD_OK;
+  return fail_field(b, vd, field, "variable \"%s\" is %s, not a parameter: %s applies to parameters only", vi->name,
+                    vi->kind == PD_VAR_TEMP ? "computed by an op" : pd_var_kind_name(vi->kind), field);
+}
+
 static pd_status build_vars(builder *b) {
   pd_net *net = b->net;
   const Paddle__NetDesc *d = net->desc;
@@ -425,7 +455,12 @@ static pd_status build_vars(builder *b) {
     vi->declared = true;
     vi->no_grad = vd->no_gradient;
     vi->init = vd->init;
+    vi->decl = vd;
+    vi->frozen = vd->has_trainable && !vd->trainable;
+    vi->lr_mult = vd->lr_mult;
+    vi->decay_mult = vd->decay_mult;
     pd_status ist = check_init(b, vd, dt);
+    if (!ist) ist = check_mults(b, vd);
     if (ist) return ist;
     vi->line = line;
     vi->col = col;
@@ -712,6 +747,7 @@ pd_status pd_net_resolve_kinds(pd_net *net, pd_error *err) {
     if (vi->kind == PD_VAR_DATA && vi->meta.ndim < 0 && !net->root) /* a block's get theirs from its op */
       st = fail_at(net, b->err, vi->line, vi->col, "data variable \"%s\" needs a shape (e.g. shape: [-1, 784])",
                    vi->name);
+    if (!st) st = check_param_settings(b, vi);
     if (vi->kind == PD_VAR_TEMP) vi->meta.ndim = -1, vi->meta.dtype = net->float_dtype;
     /* the training loop's own (a printed sgd net declares @step, which nothing reads) */
     if (vi->kind == PD_VAR_STATE && (!strcmp(vi->name, "@lr") || !strcmp(vi->name, "@step")))

@@ -29,6 +29,9 @@ typedef struct pd_var_info {
   pd_tensor meta; /* dtype and dims (-1 = batch); never allocated */
   bool declared;
   bool no_grad;
+  bool frozen;                     /* a parameter declared trainable: false: no gradient, no update */
+  double lr_mult, decay_mult;      /* a parameter's scales of the lr and the weight decay (1: none) */
+  const Paddle__VarDesc *decl;     /* the declaration (positions of its fields), may be NULL */
   const Paddle__Initializer *init; /* from the declaration, may be NULL */
   int line, col;                   /* declaration or first use */
   int producer;                    /* first op that writes it, -1 if none */

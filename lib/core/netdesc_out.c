@@ -126,6 +126,9 @@ Paddle__NetDesc *pd_net_to_desc(const pd_net *net) {
                                             PADDLE__VAR_KIND__STATE};
     if (vi->kind != PD_VAR_TEMP) vd->has_kind = 1, vd->kind = kinds[vi->kind];
     if (vi->no_grad) vd->has_no_gradient = 1, vd->no_gradient = 1;
+    if (vi->frozen) vd->has_trainable = 1, vd->trainable = 0;
+    if (vi->lr_mult != 1) vd->has_lr_mult = 1, vd->lr_mult = vi->lr_mult;
+    if (vi->decay_mult != 1) vd->has_decay_mult = 1, vd->decay_mult = vi->decay_mult;
     vd->init = copy_init(vi->init);
     d->var[d->n_var++] = vd;
   }

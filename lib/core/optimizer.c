@@ -96,7 +96,8 @@ static int grad_rows(const pd_net *net, int g) {
  * step's LearningRate (@lr) and Step (@step), Rows as g's row list when g
  * is row-sparse, and a state input S (Velocity, Moment1, ...) as the
  * variable p@S in upper case, updated in place through output SOut. The
- * optimizer's settings go to the attributes of their name the op has. */
+ * optimizer's settings go to the attributes of their name the op has; the
+ * parameter's own multipliers scale its lr (lr_mult) and weight decay. */
 static pd_status add_update(pd_net *net, const pd_op_def *d, const Paddle__OptimizerDesc *opt, int p, int g,
                             pd_error *err) {
   pd_status st = PD_OK;
@@ -106,7 +107,8 @@ static pd_status add_update(pd_net *net, const pd_op_def *d, const Paddle__Optim
     const char *name;
     double f;
     bool b;
-  } set[] = {{"weight_decay", opt->weight_decay, false},
+  } set[] = {{"weight_decay", opt->weight_decay * net->vars[p].decay_mult, false},
+             {"lr_mult", net->vars[p].lr_mult, false},
              {"mu", opt->momentum, false},
              {"use_nesterov", 0, opt->nesterov},
              {"beta1", opt->beta1, false},
@@ -182,7 +184,12 @@ pd_status pd_net_add_optimizer(pd_net *net, const Paddle__OptimizerDesc *opt, pd
     free(params), free(grads);
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
-  int n = pd_net_param_grads(net, params, grads, net->nvars);
+  int n = pd_net_param_grads(net, params, grads, net->nvars), kept = 0;
+  /* a frozen parameter: no update, no state, and out of the clipping norm
+   * (a net printed with its backward ops may still hold its gradient) */
+  for (int i = 0; i < n; i++)
+    if (!net->vars[params[i]].frozen) params[kept] = params[i], grads[kept] = grads[i], kept++;
+  n = kept;
   pd_status st = PD_OK;
   if (n == 0)
     st = pd_errorf(err, PD_ERR_INPUT, "%s: no parameter gets a gradient from the loss; nothing to train", net->file);

@@ -167,6 +167,46 @@ static void test_adam(void **state) {
 }
 
 /* Defaults: mu 0.9, beta1 0.9, beta2 0.999, epsilon 1e-8, no weight decay. */
+/* lr_mult m (a parameter's var lr_mult): each update op steps exactly as
+ * with lr * m, bit for bit (0.5 halves a binary lr exactly). */
+static void test_lr_mult(void **state) {
+  (void)state;
+  static const char *const types[] = {"sgd", "momentum", "adam"};
+  const int64_t dims[] = {7, 3};
+  for (int k = 0; k < 3; k++)
+    for (int d = 0; d < 2; d++) {
+      pd_dtype dt = d ? PD_F64 : PD_F32;
+      pd_tensor *pa = ot_rand(dt, 2, dims, 4, -1, 1, 0), *pb = ot_rand(dt, 2, dims, 4, -1, 1, 0);
+      pd_tensor *sa[2] = {ot_rand(dt, 2, dims, 5, 0, 0.1, 0), ot_rand(dt, 2, dims, 6, 0, 0.1, 0)};
+      pd_tensor *sb[2] = {ot_rand(dt, 2, dims, 5, 0, 0.1, 0), ot_rand(dt, 2, dims, 6, 0, 0.1, 0)};
+      pd_tensor *lr = scalar(dt, 0.1), *half = scalar(dt, 0.05), *t = scalar(PD_F64, 1);
+      const char *mult[] = {"lr_mult", "f: 0.5", "weight_decay", "f: 0.01", NULL},
+                 *plain[] = {"weight_decay", "f: 0.01", NULL};
+      for (int s = 0; s < 3; s++) {
+        pd_tensor *g = ot_rand(dt, 2, dims, 20 + (uint64_t)s, -1, 1, 0);
+        if (k == 0) {
+          step("sgd", mult, (pd_tensor *[]){pa, g, lr, NULL}, 1, (pd_tensor *[]){pa}, true);
+          step("sgd", plain, (pd_tensor *[]){pb, g, half, NULL}, 1, (pd_tensor *[]){pb}, true);
+        } else if (k == 1) {
+          step("momentum", mult, (pd_tensor *[]){pa, g, sa[0], lr, NULL}, 2, (pd_tensor *[]){pa, sa[0]}, true);
+          step("momentum", plain, (pd_tensor *[]){pb, g, sb[0], half, NULL}, 2, (pd_tensor *[]){pb, sb[0]}, true);
+        } else {
+          step("adam", mult, (pd_tensor *[]){pa, g, sa[0], sa[1], lr, t, NULL}, 3, (pd_tensor *[]){pa, sa[0], sa[1]},
+               true);
+          step("adam", plain, (pd_tensor *[]){pb, g, sb[0], sb[1], half, t, NULL}, 3, (pd_tensor *[]){pb, sb[0], sb[1]},
+               true);
+          PD_DATA(t, double)[0] += 1;
+        }
+        ot_free(g);
+      }
+      double *ref = values(pb);
+      assert_near(pa, ref, 0, types[k]);
+      free(ref);
+      ot_free(pa), ot_free(pb), ot_free(lr), ot_free(half), ot_free(t);
+      for (int i = 0; i < 2; i++) ot_free(sa[i]), ot_free(sb[i]);
+    }
+}
+
 static void test_defaults(void **state) {
   (void)state;
   pd_tensor *p = scalar(PD_F64, 1), *g = scalar(PD_F64, 0.5), *v = scalar(PD_F64, 0.2), *lr = scalar(PD_F64, 0.1);
@@ -287,6 +327,7 @@ int main(void) {
       cmocka_unit_test(test_sgd),
       cmocka_unit_test(test_momentum),
       cmocka_unit_test(test_adam),
+      cmocka_unit_test(test_lr_mult),
       cmocka_unit_test(test_defaults),
       cmocka_unit_test(test_optimizer_checks),
       cmocka_unit_test(test_optimizer_shapes),
