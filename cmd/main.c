@@ -15,11 +15,11 @@
 #include "gpu/gpurt.h"
 
 extern const pd_command pd_cmd_train, pd_cmd_infer, pd_cmd_check, pd_cmd_desc, pd_cmd_fmt, pd_cmd_ops, pd_cmd_gradcheck,
-    pd_cmd_time, pd_cmd_import, pd_cmd_export, pd_cmd_generate, pd_cmd_test;
+    pd_cmd_time, pd_cmd_import, pd_cmd_export, pd_cmd_generate, pd_cmd_test, pd_cmd_plot;
 
-static const pd_command *const commands[] = {&pd_cmd_train, &pd_cmd_test,   &pd_cmd_infer,  &pd_cmd_check,
-                                             &pd_cmd_desc,  &pd_cmd_fmt,    &pd_cmd_ops,    &pd_cmd_gradcheck,
-                                             &pd_cmd_time,  &pd_cmd_import, &pd_cmd_export, &pd_cmd_generate};
+static const pd_command *const commands[] = {
+    &pd_cmd_train, &pd_cmd_test,      &pd_cmd_plot, &pd_cmd_infer,  &pd_cmd_check,  &pd_cmd_desc,    &pd_cmd_fmt,
+    &pd_cmd_ops,   &pd_cmd_gradcheck, &pd_cmd_time, &pd_cmd_import, &pd_cmd_export, &pd_cmd_generate};
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
 static void usage(FILE *out) {
