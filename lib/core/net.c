@@ -505,7 +505,8 @@ static pd_status fill_left_out(builder *b, int opi, const Paddle__OpDesc *od, co
   *n_out = n;
   if (!fills) return PD_OK;
   while (f < nslots && !fills[f]) f++;
-  if (f == nslots || (size_t)f != n || !od->n_outputs || (slots[f].flags & PD_SLOT_DISPENSABLE)) return PD_OK;
+  if (f == nslots || (size_t)f != n || !od->n_outputs || !*od->outputs[0] || (slots[f].flags & PD_SLOT_DISPENSABLE))
+    return PD_OK;
   for (int s = 0; s < f; s++)
     if (slots[s].flags & PD_SLOT_DUPLICABLE || pd_slot_count_attr(def, outputs, s)) return PD_OK;
   for (int s = f; s < nslots; s++)
