@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/backward.h"
+#include "text/textformat.h"
 #include "cli.h"
 #include "core/netdesc_out.h"
 #include "base/util.h"
@@ -83,7 +84,7 @@ static int run(int argc, char **argv) {
   Paddle__NetDesc *d = pd_net_to_desc(net);
   if (d && d->train && opts[1].value) name_optimizer(d->train, opts[1].value);
   pd_buf b = {0};
-  if (!d || pd_text_print(&d->base, 0, &b, &err))
+  if (!d || pd_text_print_opts(&d->base, 0, &(pd_print_opts){.compact = true}, &b, &err))
     code = d ? pd_cli_fail(&err) : 1;
   else if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout))
     code = 1;

@@ -121,8 +121,14 @@ static const pd_kernel grad_kernels[] = {
 #endif
 };
 
+/* left out: "<y>.scale" and so on; the running statistics' outputs are
+ * their inputs (docs/netdesc.md, "Left out") */
+static const char *const fill_in[] = {[SCALE] = "scale", [BIAS] = "bias", [MEAN] = "mean", [VAR] = "var"};
+static const char *const fill_out[] = {[MEAN_OUT] = "Mean", [VAR_OUT] = "Variance"};
 const pd_op_def pd_op_batch_norm = {
     .type = "batch_norm",
+    .fill_in = fill_in,
+    .fill_out = fill_out,
     .comment = "Batch normalisation per channel of X [N, C, ...]: Y = (X - mean) / sqrt(var + epsilon) * Scale + "
                "Bias. Training uses the batch's mean and biased variance and updates the running Mean and Variance "
                "in place (the variance with the unbiased batch variance, as PyTorch does); inference uses the "

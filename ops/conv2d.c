@@ -311,8 +311,11 @@ static const pd_kernel grad_kernels[] = {
 #endif
 };
 
+/* left out: "<out>.w", "<out>.b" (docs/netdesc.md, "Left out") */
+static const char *const fill_in[] = {[FILTER] = "w", [BIAS] = "b"};
 const pd_op_def pd_op_conv2d = {
     .type = "conv2d",
+    .fill_in = fill_in,
     .comment = "2-D convolution over NCHW images, with strides, zero padding, dilation and groups. "
                "Output[n, m] = Bias[m] + sum over the input channels c of m's group of Filter[m, c] (*) Input[n, c], "
                "(*) being cross-correlation as in Paddle and PyTorch. Filter and Bias are parameters whose shapes "

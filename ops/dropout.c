@@ -54,8 +54,11 @@ static const pd_kernel grad_kernels[] = {
 #endif
 };
 
+/* left out: "<out>@MASK" (docs/netdesc.md, "Left out") */
+static const char *const fill_out[] = {[MASK] = "@MASK"};
 const pd_op_def pd_op_dropout = {
     .type = "dropout",
+    .fill_out = fill_out,
     .comment = "Inverted dropout: Out = X * Mask / (1 - dropout_prob) while training, each Mask element 1 with "
                "probability 1 - dropout_prob (so the expected value is X); Out = X in inference. The mask comes from "
                "the run's seed (per op and step): the same seed gives the same masks. A dropped NaN stays NaN (X * 0, "

@@ -132,8 +132,11 @@ static const pd_kernel grad_kernels[] = {
 #endif
 };
 
+/* left out: "<out>.w" (docs/netdesc.md, "Left out") */
+static const char *const fill_in[] = {[W] = "w"};
 const pd_op_def pd_op_embedding = {
     .type = "embedding",
+    .fill_in = fill_in,
     .comment = "Looks up rows of a table (Paddle's lookup_table): Out[..., :] = W[Ids[...], :], zero where the "
                "id is padding_idx. W [V, D] is a parameter; give vocab_size and dim or declare it. Ids outside "
                "[0, V) stop the run naming the row and position. The gradient of W is row-sparse when W has "

@@ -74,8 +74,11 @@ static const pd_kernel grad_kernels[] = {
 #endif
 };
 
+/* left out: "<out>.w", "<out>.b" (docs/netdesc.md, "Left out") */
+static const char *const fill_in[] = {[W] = "w", [B] = "b"};
 const pd_op_def pd_op_fc = {
     .type = "fc",
+    .fill_in = fill_in,
     .comment = "Fully connected layer: Out = act(X W + B). W and B are parameters; their shapes "
                "follow from X and `size`, so they need not be declared.",
     .inputs = inputs,

@@ -161,6 +161,8 @@ pd_status pd_net_add_op(pd_net *net, const pd_op_def *def, const char *const *in
 typedef struct builder {
   pd_net *net;
   pd_error *err;
+  const char *const *fill_in; /* the op's inputs, filled in, while its outputs are */
+  size_t n_fill_in;
 } builder;
 
 static void pos_of(const pd_net *net, const void *msg, const char *field, size_t index, int *line, int *col) {
@@ -214,12 +216,11 @@ static int list_len(const pd_op_def *def, const pd_attr *attrs, const char *name
 }
 
 static pd_status assign_slots(builder *b, int opi, const Paddle__OpDesc *od, bool outputs, const pd_attr *attrs,
-                              int *counts) {
+                              const char *const *names, size_t n_names, int *counts) {
   const pd_op_def *def = pd_op_find(od->type);
   const pd_slot_def *slots = outputs ? def->outputs : def->inputs;
   int nslots = outputs ? def->n_outputs : def->n_inputs;
-  char *const *names = outputs ? od->outputs : od->inputs;
-  int n = (int)(outputs ? od->n_outputs : od->n_inputs);
+  int n = (int)n_names;
   const char *what = outputs ? "output" : "input";
   int line, col, pos = 0;
   pos_of(b->net, od, outputs ? "outputs" : "inputs", 0, &line, &col);
@@ -510,6 +511,83 @@ static const char **insert_names(char *const *names, size_t n, int *counts, int 
   return out;
 }
 
+/* Whether any op of the NetDesc or any declared variable uses `name`. */
+static bool name_used(const pd_net *net, const char *name) {
+  if (pd_net_var(net, name) >= 0) return true;
+  const Paddle__NetDesc *d = net->desc;
+  for (size_t i = 0; i < d->n_op; i++) {
+    for (size_t k = 0; k < d->op[i]->n_inputs; k++)
+      if (!strcmp(d->op[i]->inputs[k], name)) return true;
+    for (size_t k = 0; k < d->op[i]->n_outputs; k++)
+      if (!strcmp(d->op[i]->outputs[k], name)) return true;
+  }
+  return false;
+}
+
+/* The names of an op whose inputs (outputs) stop right before the first
+ * slot with a fill (op.h): the rest filled in, "" for the optional slots
+ * that have none. Only where that first slot is required, so that a
+ * NetDesc that loaded before means what it meant. *out NULL: as given. */
+static pd_status fill_left_out(builder *b, int opi, const Paddle__OpDesc *od, const pd_op_def *def, bool outputs,
+                               const char ***out, size_t *n_out) {
+  const pd_slot_def *slots = outputs ? def->outputs : def->inputs;
+  const char *const *fills = outputs ? def->fill_out : def->fill_in;
+  int nslots = outputs ? def->n_outputs : def->n_inputs;
+  char *const *names = outputs ? od->outputs : od->inputs;
+  size_t n = outputs ? od->n_outputs : od->n_inputs;
+  int f = 0;
+  *out = NULL;
+  *n_out = n;
+  if (!fills) return PD_OK;
+  while (f < nslots && !fills[f]) f++;
+  if (f == nslots || (size_t)f != n || !od->n_outputs || !*od->outputs[0] || (slots[f].flags & PD_SLOT_DISPENSABLE))
+    return PD_OK;
+  for (int s = 0; s < f; s++)
+    if (slots[s].flags & PD_SLOT_DUPLICABLE || pd_slot_count_attr(def, outputs, s)) return PD_OK;
+  for (int s = f; s < nslots; s++)
+    if (!fills[s] && !(slots[s].flags & PD_SLOT_DISPENSABLE)) return PD_OK;
+  const char **all = malloc(sizeof *all * (size_t)nslots);
+  if (!all) return pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+  for (size_t i = 0; i < n; i++) all[i] = names[i];
+  const char *first = od->outputs[0];
+  for (int s = f; s < nslots; s++) {
+    const char *fill = fills[s];
+    all[s] = "";
+    if (!fill) continue;
+    int from = -1;
+    for (int t = 0; outputs && fill[0] != '@' && t < def->n_inputs; t++)
+      if (!strcmp(def->inputs[t].name, fill)) from = t;
+    if (from >= 0) { /* the input's variable, as given or filled in */
+      all[s] = b->fill_in && from < (int)b->n_fill_in ? b->fill_in[from] : "";
+      continue;
+    }
+    char *name = pd_net_keep(b->net, strlen(first) + strlen(fill) + 2);
+    if (!name) {
+      free(all);
+      return pd_errorf(b->err, PD_ERR_RUNTIME, "out of memory");
+    }
+    sprintf(name, fill[0] == '@' ? "%s%s" : "%s.%s", first, fill);
+    if (name_used(b->net, name)) {
+      int line, col;
+      pos_of(b->net, od, outputs ? "outputs" : "inputs", 0, &line, &col);
+      if (!line) pos_of(b->net, od, NULL, 0, &line, &col);
+      free(all);
+      return fail_at(b->net, b->err, line, col,
+                     "op #%d \"%s\": %s %s is left out, so it would be made as \"%s\", but the net already has a "
+                     "variable \"%s\"; name the %s in the op's %ss",
+                     opi, od->type, outputs ? "output" : "input", slots[s].name, name, name,
+                     outputs ? "output" : "parameter", outputs ? "output" : "input");
+    }
+    all[s] = name;
+  }
+  /* trailing optional slots left empty need no placeholder */
+  int end = nslots;
+  while (end > f && !*all[end - 1]) end--;
+  *out = all;
+  *n_out = (size_t)end;
+  return PD_OK;
+}
+
 /* An op without blocks whose PD_SLOT_STEPS output is left out (the values
  * a fused recurrent op keeps for its gradient): named "<first output>@STEPS". */
 static pd_status name_steps(builder *b, const Paddle__OpDesc *od, const pd_op_def *def, int *out_n,
@@ -630,15 +708,24 @@ static pd_status build_ops(builder *b) {
     for (int s = 0; s < def->n_inputs; s++) counted |= pd_slot_count_attr(def, false, s) != NULL;
     for (int s = 0; s < def->n_outputs; s++) counted |= pd_slot_count_attr(def, true, s) != NULL;
     pd_status st = counted ? build_attrs(b, opi, od, def, attrs) : PD_OK;
-    if (!st) st = assign_slots(b, opi, od, false, attrs, in_n);
-    if (!st) st = assign_slots(b, opi, od, true, attrs, out_n);
+    /* parameters and optional outputs left out (docs/netdesc.md, "Left out") */
+    const char **fin = NULL, **fout = NULL;
+    size_t nfin = od->n_inputs, nfout = od->n_outputs;
+    if (!st) st = fill_left_out(b, opi, od, def, false, &fin, &nfin);
+    b->fill_in = fin ? fin : (const char *const *)od->inputs;
+    b->n_fill_in = nfin;
+    if (!st) st = fill_left_out(b, opi, od, def, true, &fout, &nfout);
+    b->fill_in = NULL;
+    const char *const *in_names = fin ? fin : (const char *const *)od->inputs;
+    const char *const *out_names = fout ? fout : (const char *const *)od->outputs;
+    if (!st) st = assign_slots(b, opi, od, false, attrs, in_names, nfin, in_n);
+    if (!st) st = assign_slots(b, opi, od, true, attrs, out_names, nfout, out_n);
     if (!st && !counted) st = build_attrs(b, opi, od, def, attrs);
     const char **ins = NULL, **outs = NULL;
     if (!st) st = build_op_blocks(b, opi, od, def, attrs, in_n, out_n, &ins, &outs);
     if (!st)
-      st = pd_net_add_op(net, def, ins ? ins : (const char *const *)od->inputs, in_n,
-                         outs ? outs : (const char *const *)od->outputs, out_n, attrs, -1, b->err);
-    free(ins), free(outs);
+      st = pd_net_add_op(net, def, ins ? ins : in_names, in_n, outs ? outs : out_names, out_n, attrs, -1, b->err);
+    free(ins), free(outs), free(fin), free(fout);
     if (st) return st;
     pos_of(net, od, NULL, 0, &line, &col);
     net->ops[opi].line = line;
@@ -649,12 +736,12 @@ static pd_status build_ops(builder *b) {
 }
 
 pd_status pd_net_build_desc_vars(pd_net *net, pd_error *err) {
-  builder b = {net, err};
+  builder b = {.net = net, .err = err};
   return build_vars(&b);
 }
 
 pd_status pd_net_build_desc_ops(pd_net *net, pd_error *err) {
-  builder b = {net, err};
+  builder b = {.net = net, .err = err};
   return build_ops(&b);
 }
 
@@ -672,7 +759,7 @@ static bool op_reads(const pd_op *op, int v) {
 
 /* Who writes what, and what each variable is. */
 pd_status pd_net_resolve_kinds(pd_net *net, pd_error *err) {
-  builder bb = {net, err}, *b = &bb;
+  builder bb = {.net = net, .err = err}, *b = &bb;
   char l1[160], l2[160];
   bool *param_slot = calloc((size_t)net->nvars + 1, 1), *read = calloc((size_t)net->nvars + 1, 1);
   bool *state_slot = calloc((size_t)net->nvars + 1, 1);
@@ -1012,7 +1099,7 @@ pd_status pd_net_from_desc(const char *name, Paddle__NetDesc *desc, char *src, s
   }
   net->float_dtype = opts ? opts->float_dtype : PD_F32;
   net->loss = -1;
-  builder b = {net, err};
+  builder b = {.net = net, .err = err};
   pd_status st = PD_OK;
   for (int i = 0; opts && i < opts->n_presets && !st; i++) {
     int v = pd_net_add_var(net, opts->preset_names[i], opts->preset_kinds[i], opts->preset_metas[i].dtype);

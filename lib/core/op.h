@@ -189,6 +189,14 @@ struct pd_op_def {
    * initializer starts at (batch_norm's scale: 1); NaN or NULL: the default
    * initializer (xavier for matrices, zeros for vectors). */
   const double *param_init;
+  /* Per input slot (fill_in) and output slot (fill_out): what the core
+   * names the slot's variable when the NetDesc leaves it out (docs/netdesc.md,
+   * "Left out"). An input (a parameter or state) becomes "<first output>.<fill>";
+   * an output whose fill starts with '@' becomes "<first output><fill>", one
+   * whose fill is an input slot's name takes that input's variable. NULL
+   * (array or entry): never filled in. */
+  const char *const *fill_in;
+  const char *const *fill_out;
   /* PD_OP_* bits: op behaviour the core must know, never a compare of type. */
   unsigned flags;
   /* An op with BLOCK attributes: the names inside its blocks that the op

@@ -1428,20 +1428,79 @@ static int print_indent(pd_buf *b, int indent) {
   return 0;
 }
 
-static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out);
+/* The printer's settings and the comments it has placed so far. */
+typedef struct printer {
+  pd_buf *out;
+  bool compact, compact_strings;
+  const pd_comments *comments;
+  bool *done; /* per comment: printed */
+} printer;
+
+static int print_message(printer *pr, const ProtobufCMessage *msg, int indent);
+
+/* The comments of one place, each on a line of its own at `indent`;
+ * `trail` (may be NULL) receives the first trailing one instead. */
+static int print_comments(printer *pr, const void *msg, const ProtobufCFieldDescriptor *f, size_t index, int where,
+                          int indent, const char **trail) {
+  const pd_comments *cs = pr->comments;
+  for (size_t i = 0; cs && i < cs->n; i++) {
+    const pd_comment *c = &cs->c[i];
+    if (pr->done[i] || c->msg != msg || c->field != f || (f && c->index != index)) continue;
+    if (c->where != where && !(where == PD_COMMENT_BEFORE && c->where == PD_COMMENT_TRAIL)) continue;
+    if (c->where == PD_COMMENT_TRAIL && where == PD_COMMENT_BEFORE) {
+      if (!trail || *trail) continue; /* printed after the line (print_trail) */
+      *trail = c->text;
+      pr->done[i] = true;
+      continue;
+    }
+    pr->done[i] = true;
+    if (print_indent(pr->out, indent) || pd_buf_append(pr->out, c->text, strlen(c->text)) ||
+        pd_buf_append(pr->out, "\n", 1))
+      return -1;
+  }
+  return 0;
+}
+
+/* The trailing comments of a place not taken as its line's trailing one. */
+static int print_trail(printer *pr, const void *msg, const ProtobufCFieldDescriptor *f, size_t index, int indent) {
+  const pd_comments *cs = pr->comments;
+  for (size_t i = 0; cs && i < cs->n; i++) {
+    const pd_comment *c = &cs->c[i];
+    if (pr->done[i] || c->where != PD_COMMENT_TRAIL || c->msg != msg || c->field != f || c->index != index) continue;
+    pr->done[i] = true;
+    if (print_indent(pr->out, indent) || pd_buf_append(pr->out, c->text, strlen(c->text)) ||
+        pd_buf_append(pr->out, "\n", 1))
+      return -1;
+  }
+  return 0;
+}
+
+/* Ends a line, with its trailing comment if any. */
+static int end_line(pd_buf *out, const char *trail) {
+  if (trail && (pd_buf_append(out, "  ", 2) || pd_buf_append(out, trail, strlen(trail)))) return -1;
+  return pd_buf_append(out, "\n", 1);
+}
+
+/* A scalar value's text (no name, no newline). */
+static int print_scalar(const ProtobufCFieldDescriptor *f, const void *p, pd_buf *out);
 
 /* One `name: value` line (or `name {...}` block) for the value at p. */
-static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int indent, pd_buf *out) {
-  char num[64];
+static int print_value(printer *pr, const ProtobufCFieldDescriptor *f, const void *p, int indent, const char *trail) {
+  pd_buf *out = pr->out;
   if (print_indent(out, indent) || pd_buf_append(out, f->name, strlen(f->name))) return -1;
   if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
     const ProtobufCMessage *sub = *(ProtobufCMessage *const *)p;
-    if (pd_buf_append(out, " {\n", 3) || print_message(sub, indent + 1, out) || print_indent(out, indent) ||
-        pd_buf_append(out, "}\n", 2))
+    if (pd_buf_append(out, " {", 2) || end_line(out, trail) || print_message(pr, sub, indent + 1) ||
+        print_indent(out, indent) || pd_buf_append(out, "}\n", 2))
       return -1;
     return 0;
   }
-  if (pd_buf_append(out, ": ", 2)) return -1;
+  if (pd_buf_append(out, ": ", 2) || print_scalar(f, p, out)) return -1;
+  return end_line(out, trail);
+}
+
+static int print_scalar(const ProtobufCFieldDescriptor *f, const void *p, pd_buf *out) {
+  char num[64];
   int rc = 0;
   switch (f->type) {
   case PROTOBUF_C_TYPE_INT32:
@@ -1492,7 +1551,7 @@ static int print_value(const ProtobufCFieldDescriptor *f, const void *p, int ind
   case PROTOBUF_C_TYPE_MESSAGE:
     break;
   }
-  return rc || pd_buf_append(out, "\n", 1) ? -1 : 0;
+  return rc ? -1 : 0;
 }
 
 /* Whether a singular field is set, by the rule protobuf-c's packer uses. */
@@ -1510,27 +1569,215 @@ static int field_present(const ProtobufCMessage *m, const ProtobufCFieldDescript
   return 1;
 }
 
-static int print_message(const ProtobufCMessage *msg, int indent, pd_buf *out) {
+/* The widest line a compact list is printed on. */
+#define LIST_WIDTH 100
+
+/* A repeated scalar field as one `name: [a, b]` line (compact printing):
+ * numbers, enums and bools; strings, when asked, if there are two or more. */
+static bool print_as_list(const printer *pr, const ProtobufCFieldDescriptor *f, size_t n) {
+  if (!pr->compact || f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_BYTES || !n) return false;
+  return f->type != PROTOBUF_C_TYPE_STRING || (pr->compact_strings && n >= 2);
+}
+
+static int print_message(printer *pr, const ProtobufCMessage *msg, int indent) {
   const ProtobufCMessageDescriptor *d = msg->descriptor;
+  pd_buf *out = pr->out;
   for (unsigned i = 0; i < d->n_fields; i++) { /* protoc-c sorts fields by number */
     const ProtobufCFieldDescriptor *f = &d->fields[i];
+    const char *trail = NULL;
     if (f->label == PROTOBUF_C_LABEL_REPEATED) {
       size_t n = *(const size_t *)CAT(msg, f->quantifier_offset), sz = value_size(f->type);
       const char *arr = *(char *const *)CAT(msg, f->offset);
-      for (size_t k = 0; k < n; k++)
-        if (print_value(f, arr + k * sz, indent, out)) return -1;
+      pd_buf list = {0};
+      if (print_as_list(pr, f, n)) {
+        int rc = pd_buf_append(&list, "[", 1);
+        for (size_t k = 0; k < n && !rc && list.len <= LIST_WIDTH; k++)
+          rc = (k && pd_buf_append(&list, ", ", 2)) || print_scalar(f, arr + k * sz, &list);
+        rc = rc || pd_buf_append(&list, "]", 1);
+        if (rc) {
+          pd_buf_free(&list);
+          return -1;
+        }
+      }
+      /* a list too long for a line prints one value a line */
+      if (list.len && (size_t)indent * 2 + strlen(f->name) + 2 + list.len <= LIST_WIDTH) {
+        int rc = 0;
+        for (size_t k = 0; k < n && !rc; k++) rc = print_comments(pr, msg, f, k, PD_COMMENT_BEFORE, indent, &trail);
+        rc = rc || print_indent(out, indent) || pd_buf_append(out, f->name, strlen(f->name)) ||
+             pd_buf_append(out, ": ", 2) || pd_buf_append(out, list.data, list.len) || end_line(out, trail);
+        for (size_t k = 0; k < n && !rc; k++) rc = print_trail(pr, msg, f, k, indent);
+        pd_buf_free(&list);
+        if (rc) return -1;
+        continue;
+      }
+      pd_buf_free(&list);
+      for (size_t k = 0; k < n; k++) {
+        trail = NULL;
+        if (print_comments(pr, msg, f, k, PD_COMMENT_BEFORE, indent, &trail) ||
+            print_value(pr, f, arr + k * sz, indent, trail) || print_trail(pr, msg, f, k, indent))
+          return -1;
+      }
     } else if (field_present(msg, f)) {
-      if (print_value(f, CAT(msg, f->offset), indent, out)) return -1;
+      if (print_comments(pr, msg, f, 0, PD_COMMENT_BEFORE, indent, &trail) ||
+          print_value(pr, f, CAT(msg, f->offset), indent, trail) || print_trail(pr, msg, f, 0, indent))
+        return -1;
     }
   }
-  return 0;
+  return print_comments(pr, msg, NULL, 0, PD_COMMENT_END, indent, NULL);
 }
 
 pd_status pd_text_print(const ProtobufCMessage *msg, int indent, pd_buf *out, pd_error *err) {
+  return pd_text_print_opts(msg, indent, NULL, out, err);
+}
+
+pd_status pd_text_print_opts(const ProtobufCMessage *msg, int indent, const pd_print_opts *opts, pd_buf *out,
+                             pd_error *err) {
   if (!msg || !out) return pd_errorf(err, PD_ERR_INPUT, "pd_text_print: no message or buffer");
-  if (print_message(msg, indent < 0 ? 0 : indent, out))
+  printer pr = {.out = out,
+                .compact = opts && opts->compact,
+                .compact_strings = opts && opts->compact_strings,
+                .comments = opts ? opts->comments : NULL};
+  if (pr.comments && pr.comments->n && !(pr.done = calloc(pr.comments->n, sizeof *pr.done)))
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory while printing %s", msg->descriptor->name);
+  int rc = print_message(&pr, msg, indent < 0 ? 0 : indent);
+  /* a comment whose place was not printed (a field at its default) is kept
+   * at the end rather than lost */
+  for (size_t i = 0; !rc && pr.comments && i < pr.comments->n; i++)
+    if (!pr.done[i])
+      rc = pd_buf_append(out, pr.comments->c[i].text, strlen(pr.comments->c[i].text)) || pd_buf_append(out, "\n", 1);
+  free(pr.done);
+  if (rc) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory while printing %s", msg->descriptor->name);
   return PD_OK;
+}
+
+/* ---- comments ---------------------------------------------------------------- */
+
+void pd_comments_free(pd_comments *cs) {
+  for (size_t i = 0; i < cs->n; i++) free(cs->c[i].text);
+  free(cs->c);
+  memset(cs, 0, sizeof *cs);
+}
+
+/* A field occurrence in source order, with the brace depth it is at. */
+typedef struct place {
+  const pd_srcpos *pos;
+  int depth;
+} place;
+
+static int cmp_place(const void *a, const void *b) {
+  const pd_srcpos *x = ((const place *)a)->pos, *y = ((const place *)b)->pos;
+  if (x->line != y->line) return x->line < y->line ? -1 : 1;
+  if (x->col != y->col) return x->col < y->col ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+static bool before(int l1, int c1, int l2, int c2) { return l1 < l2 || (l1 == l2 && c1 < c2); }
+
+/* The message a message field occurrence holds. */
+static const ProtobufCMessage *sub_message(const pd_srcpos *p) {
+  const char *m = (const char *)p->msg;
+  if (p->field->label == PROTOBUF_C_LABEL_REPEATED)
+    return (*(ProtobufCMessage *const *const *)(m + p->field->offset))[p->index];
+  return *(ProtobufCMessage *const *)(m + p->field->offset);
+}
+
+pd_status pd_text_comments(const char *text, size_t len, const ProtobufCMessage *root, const pd_srcmap *map,
+                           pd_comments *out, pd_error *err) {
+  memset(out, 0, sizeof *out);
+  size_t np = 0;
+  place *pl = malloc(sizeof *pl * (map->n + 1));
+  if (!pl) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (size_t i = 0; i < map->n; i++)
+    if (map->pos[i].field) pl[np++] = (place){&map->pos[i], 0};
+  qsort(pl, np, sizeof *pl, cmp_place);
+  /* one pass over the text: the depth at each place, and the comments */
+  typedef struct raw {
+    int line, col, depth;
+    bool trailing;
+    size_t next; /* the first place after it */
+    const char *s;
+    size_t n;
+  } raw;
+  raw *rs = NULL;
+  size_t nr = 0, cap = 0, k = 0;
+  int line = 1, depth = 0;
+  const char *line_start = text;
+  bool code = false; /* something other than a comment on this line so far */
+  pd_status st = PD_OK;
+  for (const char *p = text, *end = text + len; p < end;) {
+    int col = (int)(p - line_start) + 1;
+    while (k < np && before(pl[k].pos->line, pl[k].pos->col, line, col + 1)) pl[k++].depth = depth;
+    char c = *p;
+    if (c == '\n') {
+      line++, p++, line_start = p, code = false;
+    } else if (c == '#') {
+      const char *e = memchr(p, '\n', (size_t)(end - p));
+      if (!e) e = end;
+      size_t n = (size_t)(e - p);
+      while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r')) n--;
+      if (nr == cap) {
+        cap = cap ? 2 * cap : 16;
+        raw *g = realloc(rs, sizeof *rs * cap);
+        if (!g) {
+          st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+          break;
+        }
+        rs = g;
+      }
+      rs[nr++] = (raw){line, col, depth, code, k, p, n};
+      p = e;
+    } else if (c == '"' || c == '\'') {
+      for (p++; p < end && *p != c && *p != '\n'; p++)
+        if (*p == '\\' && p + 1 < end && p[1] != '\n') p++;
+      if (p < end && *p == c) p++;
+      code = true;
+    } else {
+      if (c == '{' || c == '<') depth++;
+      if ((c == '}' || c == '>') && depth > 0) depth--;
+      if (c != ' ' && c != '\t' && c != '\r') code = true;
+      p++;
+    }
+  }
+  while (k < np) pl[k++].depth = depth;
+  if (!st && nr && !(out->c = calloc(nr, sizeof *out->c))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  for (size_t i = 0; i < nr && !st; i++) {
+    raw *r = &rs[i];
+    pd_comment *c = &out->c[out->n];
+    if (!(c->text = malloc(r->n + 1))) {
+      st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+      break;
+    }
+    memcpy(c->text, r->s, r->n);
+    c->text[r->n] = '\0';
+    out->n++;
+    const pd_srcpos *at = NULL;
+    /* a trailing comment: the first field on its line */
+    for (size_t j = 0; r->trailing && j < np && pl[j].pos->line <= r->line && !at; j++)
+      if (pl[j].pos->line == r->line) at = pl[j].pos;
+    if (at) {
+      *c = (pd_comment){at->msg, at->field, at->index, PD_COMMENT_TRAIL, c->text};
+      continue;
+    }
+    /* on a line of its own: the field after it at its depth */
+    if (r->next < np && pl[r->next].depth == r->depth) {
+      at = pl[r->next].pos;
+      *c = (pd_comment){at->msg, at->field, at->index, PD_COMMENT_BEFORE, c->text};
+      continue;
+    }
+    /* else the end of the message it is in: opened by the last message
+     * field before it one level up */
+    const ProtobufCMessage *in = root;
+    for (size_t j = r->next; j-- > 0 && r->depth > 0;)
+      if (pl[j].depth == r->depth - 1 && pl[j].pos->field->type == PROTOBUF_C_TYPE_MESSAGE) {
+        in = sub_message(pl[j].pos);
+        break;
+      }
+    *c = (pd_comment){in, NULL, 0, PD_COMMENT_END, c->text};
+  }
+  free(rs);
+  free(pl);
+  if (st) pd_comments_free(out);
+  return st;
 }
 
 /* ---- binary nesting ---------------------------------------------------------- */

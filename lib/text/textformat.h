@@ -7,6 +7,7 @@
 #define PD_TEXTFORMAT_H
 
 #include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/error.h"
@@ -78,6 +79,42 @@ int pd_buf_printf(pd_buf *b, const char *fmt, ...) __attribute__((format(printf,
  * enums by name. What it writes parses back to an identical message.
  * `indent` is the starting depth (0 for a top-level message). */
 pd_status pd_text_print(const ProtobufCMessage *msg, int indent, pd_buf *out, pd_error *err);
+
+/* The comments of a parsed text, each attached to a place in the message
+ * so that a printer moving fields about keeps it beside its field: a
+ * comment on a line of its own goes before the field that follows it at
+ * the same depth (or, with none before the closing brace, at the end of the
+ * message it is in); a comment after code goes after the first field that
+ * starts on its line. */
+enum { PD_COMMENT_BEFORE, PD_COMMENT_TRAIL, PD_COMMENT_END };
+typedef struct pd_comment {
+  const void *msg;                       /* the message holding the field (END: the message) */
+  const ProtobufCFieldDescriptor *field; /* NULL for END */
+  size_t index;
+  int where;  /* PD_COMMENT_* */
+  char *text; /* "# ...", without trailing blanks */
+} pd_comment;
+
+typedef struct pd_comments {
+  pd_comment *c;
+  size_t n;
+} pd_comments;
+
+/* The comments of `text` (as parsed into root, with its source map). */
+pd_status pd_text_comments(const char *text, size_t len, const ProtobufCMessage *root, const pd_srcmap *map,
+                           pd_comments *out, pd_error *err);
+void pd_comments_free(pd_comments *cs);
+
+typedef struct pd_print_opts {
+  bool compact;                /* repeated numbers, enums and bools on one line: `shape: [-1, 784]` */
+  bool compact_strings;        /* and lists of two or more strings: `inputs: ["a", "b"]` */
+  const pd_comments *comments; /* printed at their places; NULL: none */
+} pd_print_opts;
+
+/* pd_text_print with options: compact lists, and comments. Every comment is
+ * printed: one whose place is not printed goes at the end. */
+pd_status pd_text_print_opts(const ProtobufCMessage *msg, int indent, const pd_print_opts *opts, pd_buf *out,
+                             pd_error *err);
 
 /* Shortest decimal text that reads back to exactly the same value, read
  * the way protoc reads it (a float field via double): positional for

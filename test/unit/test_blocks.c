@@ -252,8 +252,8 @@ static void test_block_ops(void **state) {
   fails_with(X RUN("cell") "block {\n name: 'cell'\n op { type: 'tanh' inputs: 'x' outputs: 'h' }\n op { type: "
                            "'tahn' inputs: 'h' outputs: 'g' }\n}\n",
              "t.pbtxt:6:7: block \"cell\", op #1: unknown op type \"tahn\" (did you mean \"tanh\"?)");
-  fails_with(X RUN("cell") "block { name: 'cell' op { type: 'fc' inputs: 'x' outputs: 'h' } }",
-             "block \"cell\", op #0 \"fc\": input \"W\"");
+  fails_with(X RUN("cell") "block { name: 'cell' op { type: 'elementwise_add' inputs: 'x' outputs: 'h' } }",
+             "block \"cell\", op #0 \"elementwise_add\": input \"Y\"");
   fails_with(X RUN("cell") "block { name: 'cell' op { type: 'fc' inputs: ['x', 'w'] outputs: 'h' attrs { key: 'sise' "
                            "value { i: 3 } } } }",
              "block \"cell\", op #0 \"fc\": unknown attribute \"sise\" (did you mean \"size\"?)");
