@@ -12,6 +12,9 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck (and initcheck)
 #             over the GPU unit tests, gpu_parity and short trainings
 #   bench     bench/bench.py --only gpu --merge (bench/RESULTS.md copied to $OUT)
+#   repro     the same CPU training (checkpoint_cross.sh's) ten times: its
+#             loss must not change between processes (seen once on an H100
+#             machine: 0.645704 against 0.645283; cause not found yet)
 #   cmd       $DEVICE_CMD, in this environment ($PR, $BUILD, the libraries)
 # Usage: sh test/gpu/device/run.sh [STAGE...]
 set -u
@@ -126,6 +129,18 @@ stage_sanitize() {
         --batch-size 8 --log-every 1 ;; esac
     done
   done
+}
+
+stage_repro() {
+  w=$(mktemp -d)
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    "$PR" train "$ROOT/netdescs/fashion_mlp.pbtxt" --seed 5 --no-shuffle --log-every 60 --iterations 120 --device cpu \
+      --log "$w/r.jsonl" 2>/dev/null
+    python3 -c 'import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])]
+print([x["avg_loss"] for x in s if x["type"] == "step"][-1])' "$w/r.jsonl"
+  done | sort | uniq -c
+  for _ in 1 2 3 4 5 6 7 8; do "$PR" --version | grep blas; done | sort | uniq -c
 }
 
 stage_cmd() {
