@@ -81,15 +81,14 @@ __device__ static inline void rnn_frozen_gates(const gstep &s, int64_t b, int64_
 static __global__ void check_lengths(const int64_t *len, int64_t B, int64_t Tn, int *sorted, pd_gpu_fault *f,
                                      unsigned long long op) {
   int ok = 1;
-  int64_t bad = -1;
+  int64_t bad = INT64_MAX;
   for (int64_t b = 0; b < B; b++) {
-    if (bad < 0 && (len[b] < 1 || len[b] > Tn)) bad = b;
+    if (bad == INT64_MAX && (len[b] < 1 || len[b] > Tn)) bad = b;
     if (b && len[b] > len[b - 1]) ok = 0;
   }
   *sorted = ok;
-  if (bad >= 0 && atomicCAS(&f->raised, 0u, 1u) == 0u)
-    f->code = PD_GPU_FAULT_LENGTH, f->slot = RNN_LENGTHS, f->op = op, f->label = len[bad], f->row = bad, f->limit = Tn,
-    f->per_row = 1; /* the lowest length allowed (fault.h) */
+  /* per_row 1: the lowest length allowed (fault.h) */
+  pd_gpu_raise_first(f, op, PD_GPU_FAULT_LENGTH, RNN_LENGTHS, len, bad, Tn, 1);
 }
 static __global__ void set_flag(int *flag, int v) { *flag = v; }
 
