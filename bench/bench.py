@@ -1080,18 +1080,20 @@ class Bench:
                              capture_output=True, text=True) if shutil.which("nvidia-smi") else None
         driver = drv.stdout.strip().splitlines()[0] if drv and drv.returncode == 0 and drv.stdout.strip() else "?"
         self.row(S, "device", f"{dev.group(1) if dev else '?'}, driver {driver}")
-        # (net name, file, batches, iterations, warm-up steps): the CNN's steps are ~10x the MLP's
-        runs = [("fashion_mlp", NET, (64, 256, 1024), 300 if self.a.quick else 1200, 50 if self.a.quick else 200),
-                ("fashion_cnn", CNN, (64,), 150 if self.a.quick else 600, 30 if self.a.quick else 100),
-                # the fused lstm op against cuDNN's LSTM, and the same cell hand-written in a step block
-                # (issue 20's 1.5x bound; blocks run without CUDA graphs, and PyTorch has no counterpart)
-                ("fashion_lstm_fused", "netdescs/fashion_lstm_fused.pbtxt", (64,), 150 if self.a.quick else 600,
-                 30 if self.a.quick else 100),
-                ("fashion_lstm", "netdescs/fashion_lstm.pbtxt", (64,), 100 if self.a.quick else 300,
-                 20 if self.a.quick else 50)]
-        for name, path, batches, iters, warm in runs:
+        # (net name, file, batches, iterations, warm-up steps, compare_torch_gpu.py's --net or None, CUDA graph
+        # settings): the CNN's steps are ~10x the MLP's; the fused lstm op against cuDNN's LSTM, and the same cell
+        # hand-written in a step block (issue 20's 1.5x bound; blocks run without CUDA graphs, and PyTorch has no
+        # counterpart)
+        q = self.a.quick
+        runs = [("fashion_mlp", NET, (64, 256, 1024), 300 if q else 1200, 50 if q else 200, "mlp", (True, False)),
+                ("fashion_cnn", CNN, (64,), 150 if q else 600, 30 if q else 100, "cnn", (True, False)),
+                ("fashion_lstm_fused", "netdescs/fashion_lstm_fused.pbtxt", (64,), 150 if q else 600, 30 if q else 100,
+                 "lstm", (True, False)),
+                ("fashion_lstm", "netdescs/fashion_lstm.pbtxt", (64,), 100 if q else 300, 20 if q else 50, None,
+                 (False,))]
+        for name, path, batches, iters, warm, peer, graphs in runs:
             for b in batches:
-                for graph in (True, False) if name != "fashion_lstm" else (False,):
+                for graph in graphs:
                     rates = []
                     for _ in range(3):
                         log = os.path.join(self.out, f"gpu-{b}.jsonl")
@@ -1105,11 +1107,11 @@ class Bench:
                     goal = "goal: >= PyTorch eager at 256" if name == "fashion_mlp" and b == 256 and graph else ""
                     self.row(S, f"{name} training, batch {b}, CUDA graph {'on' if graph else 'off'} (examples/s)",
                              Stat(rates).fmt(".0f"), goal)
-                if name == "fashion_lstm":
+                if peer is None:
                     continue
                 res = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "compare_torch_gpu.py"), "--net",
-                                      name.split("_")[1], "--batch", str(b), "--iterations", str(iters), "--warmup",
-                                      str(warm)], capture_output=True, text=True)
+                                      peer, "--batch", str(b), "--iterations", str(iters), "--warmup", str(warm)],
+                                     capture_output=True, text=True)
                 try:
                     t = json.loads(res.stdout.strip().splitlines()[-1])
                 except (ValueError, IndexError):
