@@ -2,10 +2,11 @@
 # the CPU: the same exit code and the same message (op, input, row, value)
 # for embedding (an id beyond the table, a negative one), sequence_pool,
 # sequence_last and sequence_mask (a length beyond the steps, a negative
-# one) and the recurrent op's lengths. The ids and lengths are cast from
-# float data inside the net, so the load-time checks do not see them and
-# the kernels must (the device fault record, lib/gpu/fault.h). The CPU half
-# runs everywhere; the GPU half where a GPU is.
+# one), the recurrent op's lengths and the fused lstm and gru ops'. The
+# ids and lengths are cast from float data inside the net, so the
+# load-time checks do not see them and the kernels must (the device fault
+# record, lib/gpu/fault.h). The CPU half runs everywhere; the GPU half
+# where a GPU is.
 set -e
 head='var { name: "x" shape: [-1, 4, 3] }
 op { type: "cast" inputs: "f" outputs: "n" attrs { key: "dtype" value { s: "int64" } } }'
@@ -38,6 +39,13 @@ op { type: "recurrent" inputs: ["xw", "", "n"] outputs: ["o", "h_last"]
      attrs { key: "prev_states" value { strings: "h_prev" } }
      attrs { key: "states" value { strings: "h" } }
      attrs { key: "outputs" value { strings: "h" } } }' >rec.pbtxt
+net lstm 'var { name: "l.w" kind: PARAM }
+var { name: "l.r" kind: PARAM }
+op { type: "lstm" inputs: ["xw", "l.w", "l.r", "", "n"] outputs: ["o"] attrs { key: "hidden_size" value { i: 2 } } }' >lstm.pbtxt
+net gru 'var { name: "g.w" kind: PARAM }
+var { name: "g.r" kind: PARAM }
+op { type: "gru" inputs: ["xw", "g.w", "g.r", "", "n"] outputs: ["o"]
+     attrs { key: "hidden_size" value { i: 2 } } attrs { key: "direction" value { s: "reverse" } } }' >gru.pbtxt
 "$PYTHON" - <<'PY'
 import numpy as np
 np.save("x.npy", (np.arange(72, dtype=np.float32).reshape(6, 4, 3) / 72))
@@ -55,6 +63,9 @@ last|last|len_bad|row 3 is 7
 mask|mask|len_bad|row 3 is 7
 rec|rec|len_bad|row 3 is 7
 rec_neg|rec|len_neg|row 4 is -1
+lstm|lstm|len_bad|row 3 is 7
+lstm_neg|lstm|len_neg|row 4 is -1
+gru|gru|len_bad|row 3 is 7
 emb|emb|id_bad|id 8 is outside
 emb_neg|emb|id_neg|id -1 is outside'
 names=$(printf '%s\n' "$runs" | cut -d'|' -f1)
