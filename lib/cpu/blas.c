@@ -63,6 +63,18 @@ static bool own_rows_float(int64_t n, int64_t k, float alpha, const float *x, in
                            float beta, float *c) {
   return pd_gemv_rows_float(n, k, alpha, x, incx, b, ldb, beta, c);
 }
+/* c = alpha B x + beta c with B [n, k] (an RNN's recurrent weights, a
+ * product with a transposed right operand): lib/cpu/gemv.c's dot form,
+ * where x is contiguous and the CPU has AVX-512. */
+static bool own_dots_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
+                           float beta, float *c) {
+  return incx == 1 && pd_gemv_dots_float(n, k, alpha, x, b, ldb, beta, c);
+}
+static bool own_dots_double(int64_t n, int64_t k, double alpha, const double *x, int64_t incx, const double *b,
+                            int64_t ldb, double beta, double *c) {
+  (void)n, (void)k, (void)alpha, (void)x, (void)incx, (void)b, (void)ldb, (void)beta, (void)c;
+  return false;
+}
 static bool own_rows_double(int64_t n, int64_t k, double alpha, const double *x, int64_t incx, const double *b,
                             int64_t ldb, double beta, double *c) {
   (void)n, (void)k, (void)alpha, (void)x, (void)incx, (void)b, (void)ldb, (void)beta, (void)c;

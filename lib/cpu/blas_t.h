@@ -5,9 +5,10 @@
 static void PD_T(gemv_row)(bool ta, bool tb, int64_t n, int64_t k, T alpha, const T *a, int64_t lda, const T *b,
                            int64_t ldb, T beta, T *c) {
   int64_t incx = ta ? lda : 1;
-  if (tb) /* op(B) = B^T, B is [n, k]: c = B x */
-    PD_T(PD_BLI_GEMV)(BLIS_NO_TRANSPOSE, BLIS_NO_CONJUGATE, n, k, &alpha, (T *)b, ldb, 1, (T *)a, incx, &beta, c, 1);
-  else if (!PD_T(own_rows)(n, k, alpha, a, incx, b, ldb, beta, c)) /* B is [k, n]: c = B^T x */
+  if (tb) { /* op(B) = B^T, B is [n, k]: c = B x */
+    if (!PD_T(own_dots)(n, k, alpha, a, incx, b, ldb, beta, c))
+      PD_T(PD_BLI_GEMV)(BLIS_NO_TRANSPOSE, BLIS_NO_CONJUGATE, n, k, &alpha, (T *)b, ldb, 1, (T *)a, incx, &beta, c, 1);
+  } else if (!PD_T(own_rows)(n, k, alpha, a, incx, b, ldb, beta, c)) /* B is [k, n]: c = B^T x */
     PD_T(PD_BLI_GEMV)(BLIS_TRANSPOSE, BLIS_NO_CONJUGATE, k, n, &alpha, (T *)b, ldb, 1, (T *)a, incx, &beta, c, 1);
 }
 

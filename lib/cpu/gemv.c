@@ -85,7 +85,84 @@ __attribute__((target("avx512f"))) static void combine(const float *p, int64_t n
   }
 }
 
+/* The dot form: 16 rows of B [n, k] at a time, one accumulator each (a
+ * column of fused multiply-adds over k in steps of 16, the last step
+ * masked), then the 16 accumulators folded into one vector of 16 sums by a
+ * fixed tree. A row's sum depends only on k and on which group of 16 it is
+ * in (groups start at row 0, and the last rows of n go one at a time), never
+ * on the direction of the walk. */
+__attribute__((target("avx512f"))) static inline __m512 fold2(__m512 a, __m512 b, __m512i lo, __m512i hi) {
+  return _mm512_add_ps(_mm512_permutex2var_ps(a, lo, b), _mm512_permutex2var_ps(a, hi, b));
+}
+
+__attribute__((target("avx512f"))) static void dots_16(const float *x, const float *b, int64_t ldb, int64_t k,
+                                                       float alpha, float beta, float *c) {
+  __m512 acc[16];
+  _Pragma("GCC unroll 16") for (int r = 0; r < 16; r++) acc[r] = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    const __m512 xv = _mm512_loadu_ps(x + i);
+    _Pragma("GCC unroll 16") for (int r = 0; r < 16; r++) acc[r] =
+        _mm512_fmadd_ps(_mm512_loadu_ps(b + r * ldb + i), xv, acc[r]);
+  }
+  if (i < k) {
+    const __mmask16 m = (__mmask16)((1u << (k - i)) - 1);
+    const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
+    _Pragma("GCC unroll 16") for (int r = 0; r < 16; r++) acc[r] =
+        _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, b + r * ldb + i), xv, acc[r]);
+  }
+  /* each level pairs vectors: the even lanes of a half with those of the
+   * other, so after four levels lane r holds row r's sum */
+  const __m512i e8 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+                o8 = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31),
+                e4 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),
+                o4 = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31),
+                e2 = _mm512_setr_epi32(0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),
+                o2 = _mm512_setr_epi32(2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31),
+                e1 = _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
+                o1 = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  __m512 l1[8], l2[4], l3[2];
+  _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) l1[r] = fold2(acc[r], acc[r + 8], e8, o8);
+  _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) l2[r] = fold2(l1[r], l1[r + 4], e4, o4);
+  _Pragma("GCC unroll 2") for (int r = 0; r < 2; r++) l3[r] = fold2(l2[r], l2[r + 2], e2, o2);
+  __m512 s = _mm512_mul_ps(_mm512_set1_ps(alpha), fold2(l3[0], l3[1], e1, o1));
+  if (beta != 0) s = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_loadu_ps(c), s);
+  _mm512_storeu_ps(c, s);
+}
+
+/* one row: the same column of multiply-adds, then a lane sum */
+__attribute__((target("avx512f"))) static void dots_1(const float *x, const float *b, int64_t k, float alpha,
+                                                      float beta, float *c) {
+  __m512 acc = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(b + i), _mm512_loadu_ps(x + i), acc);
+  if (i < k) {
+    const __mmask16 m = (__mmask16)((1u << (k - i)) - 1);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, b + i), _mm512_maskz_loadu_ps(m, x + i), acc);
+  }
+  float s = alpha * _mm512_reduce_add_ps(acc);
+  *c = beta != 0 ? s + beta * *c : s;
+}
+
 #endif /* PD_X86 */
+
+bool pd_gemv_dots_float(int64_t n, int64_t k, float alpha, const float *x, const float *b, int64_t ldb, float beta,
+                        float *c) {
+#ifndef PD_X86
+  (void)n, (void)k, (void)alpha, (void)x, (void)b, (void)ldb, (void)beta, (void)c;
+  return false;
+#else
+  if (!pd_cpu_avx512f()) return false;
+  const int64_t groups = n / 16;
+  const bool back = tls_flip++ & 1u;
+  for (int64_t gg = 0; gg < groups; gg++) {
+    const int64_t q = back ? groups - 1 - gg : gg;
+    dots_16(x, b + q * 16 * ldb, ldb, k, alpha, beta, c + q * 16);
+  }
+  for (int64_t j = groups * 16; j < n; j++) dots_1(x, b + j * ldb, k, alpha, beta, c + j);
+  return true;
+#endif
+}
 
 bool pd_gemv_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
                         float beta, float *c) {

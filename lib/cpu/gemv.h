@@ -14,4 +14,11 @@
 bool pd_gemv_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
                         float beta, float *c);
 
+/* c[j] = alpha B[j, :] x + beta c[j] for j < n: B [n, k] with row stride
+ * ldb, x contiguous; the same terms as pd_gemv_rows_float (float,
+ * AVX-512, false where the CPU lacks it). Each row's sum is the same bits
+ * whichever way the walk goes. */
+bool pd_gemv_dots_float(int64_t n, int64_t k, float alpha, const float *x, const float *b, int64_t ldb, float beta,
+                        float *c);
+
 #endif
