@@ -208,6 +208,30 @@ static void lstm_bwd_packed(pd_rnn_step_float *s) {
   if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)s->nact * (double)s->gh * (double)s->hidden);
 }
 
+/* Forward on R unpacked (fewer steps than packing pays for: `generate`'s
+ * one step a token): the product, then lstm_fwd_rows with the gate pass of
+ * the packed path, so a step's values do not depend on the path taken. */
+static void lstm_fwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
+#ifdef PD_X86
+  pd_rnn_step_float *s = arg;
+  const int64_t H = s->hidden, GH = s->gh;
+  if (!s->peep && pd_rnn_avx2()) {
+    for (int64_t b = lo; b < hi; b++)
+      if (!pd_rnn_active_float(s, b))
+        pd_rnn_frozen_float(s, b);
+      else
+        lstm_row_avx2(s->g + b * GH, s->h + b * H, s->c + b * H, s->y + b * s->ldy, s->cp + b * H, s->bound, H, 0, H);
+    return;
+  }
+#endif
+  lstm_fwd_rows_float(arg, lo, hi);
+}
+
+static void lstm_fwd_fast(pd_rnn_step_float *s) {
+  pd_gemm_float(false, true, s->nact, s->gh, s->hidden, 1, s->hp, s->hidden, s->r, s->hidden, 1, s->g, s->gh);
+  pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), lstm_fwd_rows_fast, s);
+}
+
 static const pd_rnn_cell cell = {
     .gates = 4,
     .has_c = true,
@@ -216,7 +240,7 @@ static const pd_rnn_cell cell = {
     .in_wl = WL,
     .out_ct = CT,
     .out_reserve = RESERVE,
-    .fwd_float = lstm_fwd_float,
+    .fwd_float = lstm_fwd_fast,
     .fwd_double = lstm_fwd_double,
     .bwd_float = lstm_bwd_float,
     .bwd_double = lstm_bwd_double,

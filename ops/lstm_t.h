@@ -41,7 +41,7 @@ static void PD_T(lstm_fwd_rows)(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
-static void PD_T(lstm_fwd)(PD_T(pd_rnn_step) * s) {
+static inline void PD_T(lstm_fwd)(PD_T(pd_rnn_step) * s) { /* inline: float's is lstm.c's lstm_fwd_fast */
   int64_t H = s->hidden, GH = s->gh;
   PD_T(pd_gemm)(false, true, s->nact, GH, H, 1, s->hp, H, s->r, H, 1, s->g, GH);
   pd_parallel_for(s->batch, pd_rnn_row_grain(GH), PD_T(lstm_fwd_rows), s);
