@@ -113,6 +113,51 @@ __attribute__((target("avx2,fma"))) static void lstm_row_avx2(float *restrict g,
   }
   if (j < j1) lstm_row_float(g, h, c, y, cp, NULL, bound, H, j, j1, false);
 }
+
+/* lstm_bwd_row without peepholes, 8 units at a time (tanh(c) by tanh8, as
+ * the forward computed it), the rest as lstm_bwd_row. keep(a) is 0 where
+ * the clip bounded a gate (a <= lo or a >= hi), as pd_rnn_keep. */
+__attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *restrict g, const float *restrict c,
+                                                                  const float *restrict cp, const float *restrict dy,
+                                                                  float *restrict dg, float *restrict dh,
+                                                                  float *restrict dc, const float *bounds, int64_t H) {
+  const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+  const __m256 lo_s = _mm256_set1_ps(bounds[0]), hi_s = _mm256_set1_ps(bounds[1]);
+  const __m256 lo_t = _mm256_set1_ps(bounds[2]), hi_t = _mm256_set1_ps(bounds[3]);
+#define KEEP8(a, lo, hi) \
+  _mm256_andnot_ps(_mm256_or_ps(_mm256_cmp_ps(a, lo, _CMP_LE_OQ), _mm256_cmp_ps(a, hi, _CMP_GE_OQ)), one)
+  int64_t j = 0;
+  for (; j + 8 <= H; j += 8) {
+    __m256 i = _mm256_loadu_ps(g + j), f = _mm256_loadu_ps(g + H + j);
+    __m256 gg = _mm256_loadu_ps(g + 2 * H + j), o = _mm256_loadu_ps(g + 3 * H + j);
+    __m256 tc = tanh8(_mm256_loadu_ps(c + j)), cpv = _mm256_loadu_ps(cp + j);
+    __m256 dhv = _mm256_add_ps(_mm256_loadu_ps(dh + j), _mm256_loadu_ps(dy + j));
+    __m256 dao = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dhv, tc), _mm256_mul_ps(o, _mm256_sub_ps(one, o))),
+                               KEEP8(o, lo_s, hi_s));
+    __m256 dcv = _mm256_add_ps(_mm256_loadu_ps(dc + j),
+                               _mm256_mul_ps(_mm256_mul_ps(dhv, o), _mm256_sub_ps(one, _mm256_mul_ps(tc, tc))));
+    __m256 dai = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, gg), _mm256_mul_ps(i, _mm256_sub_ps(one, i))),
+                               KEEP8(i, lo_s, hi_s));
+    __m256 daf = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, cpv), _mm256_mul_ps(f, _mm256_sub_ps(one, f))),
+                               KEEP8(f, lo_s, hi_s));
+    __m256 dag = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, i), _mm256_sub_ps(one, _mm256_mul_ps(gg, gg))),
+                               KEEP8(gg, lo_t, hi_t));
+    _mm256_storeu_ps(dc + j, _mm256_mul_ps(dcv, f));
+    _mm256_storeu_ps(dg + j, dai), _mm256_storeu_ps(dg + H + j, daf);
+    _mm256_storeu_ps(dg + 2 * H + j, dag), _mm256_storeu_ps(dg + 3 * H + j, dao);
+    _mm256_storeu_ps(dh + j, zero);
+  }
+#undef KEEP8
+  if (j < H) { /* the last units: lstm_bwd_row on shifted views (it walks 0..H-1 of the gate blocks it is given) */
+    const int64_t n = H - j;
+    float tg[4 * 8], tdg[4 * 8];
+    for (int q = 0; q < 4; q++)
+      for (int64_t u = 0; u < n; u++) tg[q * n + u] = g[q * H + j + u];
+    lstm_bwd_row_float(tg, c + j, cp + j, dy + j, tdg, dh + j, dc + j, NULL, NULL, bounds, n, false, false);
+    for (int q = 0; q < 4; q++)
+      for (int64_t u = 0; u < n; u++) dg[q * H + j + u] = tdg[q * n + u];
+  }
+}
 #endif
 
 /* Forward, the hidden blocks [lo, hi): each block's G gate panels times
@@ -168,13 +213,41 @@ static void lstm_fwd_packed(pd_rnn_step_float *s) {
   pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), lstm_fwd_part, s);
 }
 
+/* Backward rows with the AVX2 gate pass where there are no peepholes (the
+ * scalar lstm_bwd_rows otherwise). */
+static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
+#ifdef PD_X86
+  pd_rnn_step_float *s = arg;
+  if (!s->peep && pd_rnn_avx2()) {
+    const int64_t H = s->hidden, GH = s->gh;
+    const float bounds[4] = {s->clo_s, s->chi_s, s->clo_t, s->chi_t};
+    for (int64_t b = lo; b < hi; b++)
+      if (!pd_rnn_active_float(s, b))
+        pd_rnn_frozen_grad_float(s, b);
+      else
+        lstm_bwd_row_avx2(s->g + b * GH, s->c + b * H, s->cp + b * H, s->dy + b * s->ldy, s->dg + b * GH, s->dh + b * H,
+                          s->dc + b * H, bounds, H);
+    return;
+  }
+#endif
+  lstm_bwd_rows_float(arg, lo, hi);
+}
+
+static void lstm_bwd_fast(pd_rnn_step_float *s) {
+  if (s->dpeep)
+    lstm_bwd_rows_float(s, 0, s->batch);
+  else
+    pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), lstm_bwd_rows_fast, s);
+  pd_gemm_float(false, false, s->nact, s->hidden, s->gh, 1, s->dg, s->gh, s->r, s->hidden, 1, s->dh, s->hidden);
+}
+
 /* Backward, rows [lo, hi): the gate gradients, also written packed for the
  * product dG R. */
 static void lstm_bwd_pack_rows(void *arg, int64_t lo, int64_t hi) {
   pd_rnn_step_float *s = arg;
   const pd_rnn_packed *pk = s->pk;
   const int64_t GH = s->gh, mr = pk->uk.mr;
-  lstm_bwd_rows_float(s, lo, hi);
+  lstm_bwd_rows_fast(s, lo, hi);
   for (int64_t b = lo; b < hi; b++) {
     float *ap = pk->a[0] + b / mr * pk->as + b % mr;
     const float *dg = s->dg + b * GH;
@@ -242,7 +315,7 @@ static const pd_rnn_cell cell = {
     .out_reserve = RESERVE,
     .fwd_float = lstm_fwd_fast,
     .fwd_double = lstm_fwd_double,
-    .bwd_float = lstm_bwd_float,
+    .bwd_float = lstm_bwd_fast,
     .bwd_double = lstm_bwd_double,
     .fwd_packed = lstm_fwd_packed,
     .bwd_packed = lstm_bwd_packed,

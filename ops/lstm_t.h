@@ -96,7 +96,7 @@ static void PD_T(lstm_bwd_rows)(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
-static void PD_T(lstm_bwd)(PD_T(pd_rnn_step) * s) {
+static inline void PD_T(lstm_bwd)(PD_T(pd_rnn_step) * s) { /* inline: float's is lstm.c's lstm_bwd_fast */
   /* P's gradient sums over the rows in order: one part then */
   if (s->dpeep)
     PD_T(lstm_bwd_rows)(s, 0, s->batch);
