@@ -14,6 +14,8 @@
 #include "onnx/onnx_export.h"
 
 #include "onnx.pb-c.h"
+#include "base/util.h"
+#include "text/textformat.h"
 
 typedef struct ex {
   const pd_net *net;
@@ -26,6 +28,8 @@ typedef struct ex {
   int *readers;    /* per variable: the active ops reading it, and a target */
   bool *written;   /* per variable: its initializer already written (permuted) */
   const pd_op *op; /* the op being written, for messages */
+  char **carried;  /* pairs: a state written back by a recurrent op, the ONNX value of its final value */
+  int ncarried;
 } ex;
 
 static void *grow(ex *e, void *p, size_t *cap, size_t n, size_t size) {
@@ -558,7 +562,23 @@ static pd_status ex_recurrent(ex *e, const char *type, int G, const int *perm) {
   const char *fin[3] = {NULL, NULL, NULL};
   for (int s = 1; s <= (lstm ? 2 : 1); s++) {
     const pd_arg *a = &e->op->out[s];
-    if (a->n && a->vars[0] >= 0 && e->net->vars[a->vars[0]].kind == PD_VAR_TEMP) fin[s] = out_name(e, s);
+    if (!a->n || a->vars[0] < 0) continue;
+    if (e->net->vars[a->vars[0]].kind == PD_VAR_TEMP) {
+      fin[s] = out_name(e, s);
+      continue;
+    }
+    /* written back into a state: an ONNX value no graph output reads,
+     * named in the model's metadata for an import to write it back */
+    char **v = realloc(e->carried, sizeof *v * (size_t)(e->ncarried + 2));
+    if (!v) {
+      e->oom = true;
+      break;
+    }
+    e->carried = v;
+    v[e->ncarried] = dup(e, out_name(e, s));
+    v[e->ncarried + 1] = tmp_name(e, out_name(e, s));
+    fin[s] = v[e->ncarried + 1];
+    e->ncarried += 2;
   }
   char **parts[3] = {NULL, calloc((size_t)layers, sizeof(char *)), calloc((size_t)layers, sizeof(char *))};
   if (!parts[1] || !parts[2]) e->oom = true;
@@ -810,6 +830,67 @@ static void add_value_info(ex *e, Onnx__ValueInfoProto ***list, size_t *n, const
   if (info) v[(*n)++] = info;
 }
 
+static void add_meta(ex *e, Onnx__ModelProto *m, const char *key, const char *value) {
+  Onnx__StringStringEntryProto *p = malloc(sizeof *p),
+                               **v = realloc(m->metadata_props, sizeof *v * (m->n_metadata_props + 1));
+  if (v) m->metadata_props = v;
+  if (!p || !v) {
+    free(p);
+    e->oom = true;
+    return;
+  }
+  onnx__string_string_entry_proto__init(p);
+  p->key = dup(e, key), p->value = dup(e, value);
+  v[m->n_metadata_props++] = p;
+}
+
+static void put_quoted(pd_buf *b, const char *s) {
+  pd_buf_append(b, "\"", 1);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') pd_buf_append(b, "\\", 1);
+    pd_buf_append(b, s, 1);
+  }
+  pd_buf_append(b, "\"", 1);
+}
+
+/* What `paddle-run generate` needs of an imported language model that ONNX
+ * cannot say (docs/onnx.md): the states a recurrent op writes back (each
+ * with the ONNX value of its final value), and the text binding that feeds
+ * the ids, in the NetDesc's text format. */
+static void generate_metadata(ex *e, Onnx__ModelProto *m, const bool *used) {
+  if (!e->ncarried) return;
+  pd_buf b = {0};
+  for (int i = 0; i < e->ncarried; i += 2) pd_buf_printf(&b, "%s\t%s\n", e->carried[i], e->carried[i + 1]);
+  if (pd_buf_append(&b, "", 1)) e->oom = true;
+  if (!e->oom) add_meta(e, m, "paddle-run.carried_states", b.data);
+  b.len = 0;
+  const Paddle__TrainDesc *t = e->net->desc ? e->net->desc->train : NULL;
+  for (size_t i = 0; t && i < t->n_data; i++) {
+    const Paddle__DataBinding *d = t->data[i];
+    int v = d->var ? pd_net_var(e->net, d->var) : -1;
+    if (!d->type || strcmp(d->type, "text") != 0 || v < 0 || !used[v]) continue;
+    pd_buf_printf(&b, "batch_size: %lld data { var: ", (long long)t->batch_size);
+    put_quoted(&b, d->var);
+    pd_buf_printf(&b, " type: \"text\" file: ");
+    put_quoted(&b, d->file ? d->file : "");
+    if (d->keep && pd_net_var(e->net, d->keep) >= 0 && used[pd_net_var(e->net, d->keep)]) {
+      pd_buf_printf(&b, " keep: ");
+      put_quoted(&b, d->keep);
+    }
+    char *vp = d->vocab ? pd_path_beside(e->net->file, d->vocab) : NULL;
+    if (vp) {
+      pd_buf_printf(&b, " vocab: ");
+      put_quoted(&b, vp);
+    }
+    free(vp);
+    pd_buf_printf(&b, " }");
+    if (pd_buf_append(&b, "", 1)) e->oom = true;
+    if (!e->oom) add_meta(e, m, "paddle-run.text_data", b.data);
+    break;
+  }
+  pd_buf_free(&b);
+}
+
 pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets, int ntargets, uint8_t **data,
                          size_t *len, pd_error *err) {
   *data = NULL;
@@ -879,6 +960,7 @@ pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets,
   }
   for (int i = 0; i < ntargets && !st && !e.oom; i++)
     add_value_info(&e, &g->output, &g->n_output, &net->vars[targets[i]]);
+  if (!st) generate_metadata(&e, m, used);
   if (!st && e.oom) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   if (!st) {
     *len = protobuf_c_message_get_packed_size(&m->base);
@@ -887,5 +969,7 @@ pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets,
   }
   protobuf_c_message_free_unpacked(&m->base, NULL);
   free(active), free(used), free(e.readers), free(e.written);
+  for (int i = 0; i < e.ncarried; i++) free(e.carried[i]);
+  free(e.carried);
   return st;
 }

@@ -1753,9 +1753,11 @@ static pd_status run_import(imp *im) {
     if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
       return oom(im);
   if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = graph_inputs(im))) return st;
+  if ((st = pd_onnx_import_metadata(im, im->m, false))) return st;
   for (size_t i = 0; i < g->n_node; i++)
     if ((st = import_node(im, i))) return st;
   im->node = NULL;
+  if ((st = pd_onnx_import_metadata(im, im->m, true))) return st;
   if ((st = import_outputs(im))) return st;
   /* the whole net must build */
   if ((st = build_net(im))) return st;
@@ -1908,6 +1910,17 @@ pd_status pd_onnx_im_import_nodes(imp *im, const Onnx__GraphProto *g, pd_buf *op
   return st;
 }
 void pd_onnx_im_put_str(pd_buf *b, const char *s) { put_str(b, s); }
+pd_status pd_onnx_im_declare_carried(imp *im, const char *name) {
+  konst *k = find_const(im, name);
+  if (!k || k->declared) return PD_OK;
+  pd_status st = use_as(im, name, "STATE");
+  /* its declaration is the last: it starts at zero where no value is loaded */
+  static const char tail[] = " }\n", init[] = " init { type: \"constant\" value: 0 } }\n";
+  size_t n = sizeof tail - 1;
+  if (st || im->vars.len < n || memcmp(im->vars.data + im->vars.len - n, tail, n) != 0) return st;
+  im->vars.len -= n;
+  return pd_buf_append(&im->vars, init, sizeof init - 1) ? oom(im) : PD_OK;
+}
 void pd_onnx_im_swap_ops(imp *im, pd_buf *b) {
   pd_buf t = im->ops;
   im->ops = *b, *b = t;

@@ -17,6 +17,11 @@ pd_status pd_onnx_map_scan(imp *im, const Onnx__NodeProto *n);
 pd_status pd_onnx_map_loop(imp *im, const Onnx__NodeProto *n);
 pd_status pd_onnx_map_if(imp *im, const Onnx__NodeProto *n);
 
+/* paddle-run's own metadata_props (onnx_export.c writes them): before
+ * the nodes (post false) the carried states are marked, after them their
+ * write-backs and the text binding are added. */
+pd_status pd_onnx_import_metadata(imp *im, const Onnx__ModelProto *m, bool post);
+
 /* services (onnx_import.c) */
 int64_t pd_onnx_im_opset(const imp *im);
 /* An unsupported node or variant: exit 2 naming the node being mapped. */
@@ -50,6 +55,9 @@ pd_status pd_onnx_im_emit_raw(imp *im, const char *text);
 /* Maps the nodes of subgraph g into the current scope, their ops written to
  * *ops (NULL: where ops go now); pending shapes are inferred after. */
 pd_status pd_onnx_im_import_nodes(imp *im, const Onnx__GraphProto *g, pd_buf *ops);
+/* Declares an initializer as a STATE (not trained) starting at zero where
+ * no value is loaded: a state carried from run to run. */
+pd_status pd_onnx_im_declare_carried(imp *im, const char *name);
 /* Swaps the buffer ops are written to with *b (a block's, and back). */
 void pd_onnx_im_swap_ops(imp *im, pd_buf *b);
 /* s quoted for the text format. */
