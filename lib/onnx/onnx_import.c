@@ -723,13 +723,35 @@ static pd_status map_matmul(imp *im, const Onnx__NodeProto *n) {
 static bool used_once(const imp *im, const char *name) { return smap_get(&im->uses, name) == 1; }
 
 /* Counts the readers of every value, for used_once. */
+/* A value read inside a subgraph (a Scan's body, an If's branch) is never
+ * used once: a constant converted in place for one reader would change
+ * under the other. */
+static pd_status count_subgraph_uses(imp *im, const Onnx__NodeProto *node) {
+  for (size_t a = 0; a < node->n_attribute; a++) {
+    const Onnx__AttributeProto *at = node->attribute[a];
+    for (size_t k = 0; k < at->n_graphs + (at->g != NULL); k++) {
+      const Onnx__GraphProto *sub = k < at->n_graphs ? at->graphs[k] : at->g;
+      for (size_t i = 0; i < sub->n_node; i++) {
+        for (size_t j = 0; j < sub->node[i]->n_input; j++)
+          if (smap_put(&im->uses, sub->node[i]->input[j], 2)) return oom(im);
+        pd_status st = count_subgraph_uses(im, sub->node[i]);
+        if (st) return st;
+      }
+    }
+  }
+  return PD_OK;
+}
+
 static pd_status count_uses(imp *im) {
   const Onnx__GraphProto *g = im->g;
-  for (size_t i = 0; i < g->n_node; i++)
+  for (size_t i = 0; i < g->n_node; i++) {
     for (size_t j = 0; j < g->node[i]->n_input; j++) {
       const char *n = g->node[i]->input[j];
       if (smap_put(&im->uses, n, smap_get(&im->uses, n) < 0 ? 1 : smap_get(&im->uses, n) + 1)) return oom(im);
     }
+    pd_status st = count_subgraph_uses(im, g->node[i]);
+    if (st) return st;
+  }
   for (size_t i = 0; i < g->n_output; i++) {
     const char *n = g->output[i]->name;
     if (smap_put(&im->uses, n, smap_get(&im->uses, n) < 0 ? 1 : smap_get(&im->uses, n) + 1)) return oom(im);

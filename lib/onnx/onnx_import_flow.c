@@ -54,7 +54,7 @@ static pd_status oom(imp *im) { return bad(im, "out of memory"); }
 
 #define NO_LEAD INT64_MIN /* no dim put first */
 
-/* A "shape" attribute entry for dims [lead (if >= 0), d...]. */
+/* A "shape" attribute entry for dims [lead (unless NO_LEAD), d...]. */
 static void shape_attr(pd_buf *b, int64_t lead, int nd, const int64_t *d) {
   pd_buf_printf(b, " attrs { key: \"shape\" value { ints: [");
   int k = 0;
@@ -120,7 +120,7 @@ typedef struct loop_desc {
   bool unbatched; /* outputs without the batch dim (else [1, ...] as is) */
 } loop_desc;
 
-/* Dims of a value (t is its meta) without a leading batch of 1. */
+/* The dims of a value; with strip, without its leading batch of 1. */
 static pd_status dims_of(imp *im, const char *name, bool strip, int *nd, int64_t *d) {
   pd_tensor t;
   pd_status st = pd_onnx_im_meta(im, name, &t);
@@ -222,7 +222,8 @@ static pd_status emit_loop(imp *im, const Onnx__NodeProto *n, loop_desc *L) {
   pd_onnx_im_put_str(&text, bname);
   pd_buf_printf(&text, "\n  comment: ");
   char comment[600];
-  snprintf(comment, sizeof comment, "the body of ONNX %s \"%.500s\"", n->op_type, n->name ? n->name : "");
+  snprintf(comment, sizeof comment, "the body of the ONNX %s %s \"%.500s\"", n->op_type,
+           n->name && n->name[0] ? "node" : "computing", n->name && n->name[0] ? n->name : out0);
   pd_onnx_im_put_str(&text, comment);
   pd_buf_printf(&text, "\n");
   if (block.len) pd_buf_append(&text, block.data, block.len);
