@@ -410,6 +410,8 @@ pd_status pd_onnx_map_loop(imp *im, const Onnx__NodeProto *n) {
     if (pd_tensor_get(ct, 0) == 0) return unsup(im, "a condition false on entry (no iteration)");
   }
   if (M < 1) return unsup(im, "a trip count of %lld (no iteration)", (long long)M);
+  if (M > ((int64_t)1 << 24)) /* its iteration numbers are a constant held whole */
+    return unsup(im, "a trip count of %lld (at most 2^24 are supported)", (long long)M);
   if (!cond_passes_through(b))
     return unsup(im, "a data-dependent exit: the body's condition output \"%s\" is computed, not its input passed on",
                  b->output[0]->name);
