@@ -655,7 +655,14 @@ static const pd_kernel grad_kernels[] = {PD_CPU_F32(backward), PD_CPU_F64(backwa
 #endif
 };
 
-static pd_dtype key_dtype(pd_ctx *c) { return pd_in_at(c, X, 0) ? pd_in_at(c, X, 0)->dtype : PD_F32; }
+/* The first float sequence or initial state: a step block over integer
+ * steps (an imported ONNX Loop's iteration numbers) still carries floats. */
+static pd_dtype key_dtype(pd_ctx *c) {
+  for (int s = X; s <= H0; s++) /* X, then H0 */
+    for (int i = 0; i < pd_in_count(c, s); i++)
+      if (pd_in_at(c, s, i) && pd_dtype_is_float(pd_in_at(c, s, i)->dtype)) return pd_in_at(c, s, i)->dtype;
+  return pd_in_at(c, X, 0) ? pd_in_at(c, X, 0)->dtype : PD_F32;
+}
 
 const pd_op_def pd_op_recurrent = {
     .type = "recurrent",

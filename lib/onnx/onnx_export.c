@@ -14,6 +14,8 @@
 #include "onnx/onnx_export.h"
 
 #include "onnx.pb-c.h"
+#include "base/util.h"
+#include "text/textformat.h"
 
 typedef struct ex {
   const pd_net *net;
@@ -26,6 +28,8 @@ typedef struct ex {
   int *readers;    /* per variable: the active ops reading it, and a target */
   bool *written;   /* per variable: its initializer already written (permuted) */
   const pd_op *op; /* the op being written, for messages */
+  char **carried;  /* pairs: a state written back by a recurrent op, the ONNX value of its final value */
+  int ncarried;
 } ex;
 
 static void *grow(ex *e, void *p, size_t *cap, size_t n, size_t size) {
@@ -501,70 +505,172 @@ static void permuted_init(ex *e, const char *name, const pd_tensor *t, int G, co
   pd_tensor_release(&c);
 }
 
-/* lstm, gru, rnn of one layer: one ONNX node of layout 0 (opset 13 has no
- * other), X transposed to [seq, batch, input] before and Y [seq, dirs,
- * batch, H] back to [batch, seq, dirs*H] after; lengths cast to int32; the
- * weights written in ONNX's gate order. Final states written back into a
- * parameter or state (a carried state) have no ONNX form and are left out. */
+/* Rows [k0, k0 + n) of t (its first dim) as initializer `name`, in ONNX's
+ * gate order (permuted_init's outer and blk are per row). */
+static void rows_init(ex *e, const char *name, const pd_tensor *t, int64_t k0, int64_t n, int G, const int *perm,
+                      int64_t outer_per_row, int64_t blk) {
+  pd_tensor v;
+  pd_tensor_init(&v, t->dtype);
+  int64_t dims[PD_MAX_DIMS];
+  memcpy(dims, t->dims, sizeof dims);
+  dims[0] = n;
+  if (pd_tensor_set_dims(&v, t->ndim, dims, e->err) || pd_tensor_alloc(&v, e->err)) {
+    e->oom = true;
+    return;
+  }
+  size_t bytes = pd_tensor_bytes(&v);
+  memcpy(pd_tensor_data(&v), (const char *)pd_tensor_data(t) + (size_t)k0 * bytes / (size_t)n, bytes);
+  if (G)
+    permuted_init(e, name, &v, G, perm, n * outer_per_row, blk);
+  else
+    add_init(e, name, &v);
+  pd_tensor_release(&v);
+}
+
+/* A name for layer l's part of `base` (base itself for one layer). */
+static char *layer_name(ex *e, const char *base, int layers, int l) {
+  if (layers == 1) return dup(e, base);
+  char what[32];
+  snprintf(what, sizeof what, "%s.layer%d", base, l);
+  return pd_net_var(e->net, what) < 0 && strlen(what) < sizeof what - 1 ? dup(e, what) : tmp_name(e, base);
+}
+
+/* lstm, gru, rnn: one ONNX node of layout 0 (opset 13 has no other) per
+ * layer, X transposed to [seq, batch, input] before the first, each
+ * layer's Y [seq, dirs, batch, H] made the next one's X [seq, batch,
+ * dirs*H] by Transpose and Reshape, and the last one's back to [batch,
+ * seq, dirs*H]; lengths cast to int32; the weights of each layer (rows of
+ * W or WL, R, B, P) written in ONNX's gate order; initial states sliced
+ * and final states concatenated per layer. Final states written back into
+ * a parameter or state (a carried state) have no ONNX form: left out. */
 static pd_status ex_recurrent(ex *e, const char *type, int G, const int *perm) {
-  if (attr(e, "num_layers")->i != 1)
-    return fail(e, "num_layers %lld: an ONNX %s node is one layer (export supports num_layers 1)",
-                (long long)attr(e, "num_layers")->i, type);
   bool lstm = G == 4;
+  int layers = (int)attr(e, "num_layers")->i, WL = lstm ? 8 : 6;
   const char *dir = attr(e, "direction")->s;
   int dirs = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
   int64_t H = attr(e, "hidden_size")->i, in = in_meta(e, 0)->dims[2];
-  const pd_tensor *w, *r, *b = NULL, *p = NULL;
+  const pd_tensor *w, *r, *b = NULL, *p = NULL, *wl = NULL;
   pd_status st;
   if ((st = own_param(e, 1, &w)) || (st = own_param(e, 2, &r)) || (in_name(e, 3, 0) && (st = own_param(e, 3, &b))) ||
-      (lstm && in_name(e, 7, 0) && (st = own_param(e, 7, &p))))
+      (lstm && in_name(e, 7, 0) && (st = own_param(e, 7, &p))) || (layers > 1 && (st = own_param(e, WL, &wl))))
     return st;
-  const char *Y = out_name(e, 0);
-  char *xt = tmp_name(e, Y), *lens = in_name(e, 4, 0) ? tmp_name(e, Y) : NULL;
-  permuted_init(e, in_name(e, 1, 0), w, G, perm, dirs, H * in);
-  permuted_init(e, in_name(e, 2, 0), r, G, perm, dirs, H * H);
-  if (b) permuted_init(e, in_name(e, 3, 0), b, G, perm, 2 * dirs, H);
-  if (p) add_init(e, in_name(e, 7, 0), p);
-  at_ints(e, node1(e, "Transpose", in_name(e, 0, 0), xt), "perm", 3, (int64_t[]){1, 0, 2});
+  const char *Y = out_name(e, 0), *H0 = in_name(e, 5, 0), *C0 = lstm ? in_name(e, 6, 0) : NULL;
+  char *x = tmp_name(e, Y), *lens = in_name(e, 4, 0) ? tmp_name(e, Y) : NULL;
+  at_ints(e, node1(e, "Transpose", in_name(e, 0, 0), x), "perm", 3, (int64_t[]){1, 0, 2});
   if (lens) at_i(e, node1(e, "Cast", in_name(e, 4, 0), lens), "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
-  const char *ins[8] = {xt,
-                        in_name(e, 1, 0),
-                        in_name(e, 2, 0),
-                        b ? in_name(e, 3, 0) : "",
-                        lens ? lens : "",
-                        in_name(e, 5, 0) ? in_name(e, 5, 0) : "",
-                        lstm && in_name(e, 6, 0) ? in_name(e, 6, 0) : "",
-                        p ? in_name(e, 7, 0) : ""};
-  int nin = lstm ? 8 : 6;
-  while (!ins[nin - 1][0]) nin--;
-  /* Y only where something reads it; final states only into temporaries */
-  int yv = e->op->out[0].vars[0];
-  char *y4 = e->readers[yv] ? tmp_name(e, Y) : NULL;
-  const char *outs[3] = {y4 ? y4 : "", "", ""};
+  /* the final states wanted (temporaries only), one per layer to concatenate */
+  const char *fin[3] = {NULL, NULL, NULL};
   for (int s = 1; s <= (lstm ? 2 : 1); s++) {
     const pd_arg *a = &e->op->out[s];
-    if (a->n && a->vars[0] >= 0 && e->net->vars[a->vars[0]].kind == PD_VAR_TEMP) outs[s] = out_name(e, s);
+    if (!a->n || a->vars[0] < 0) continue;
+    if (e->net->vars[a->vars[0]].kind == PD_VAR_TEMP) {
+      fin[s] = out_name(e, s);
+      continue;
+    }
+    /* written back into a state: an ONNX value no graph output reads,
+     * named in the model's metadata for an import to write it back */
+    char **v = realloc(e->carried, sizeof *v * (size_t)(e->ncarried + 2));
+    if (!v) {
+      e->oom = true;
+      break;
+    }
+    e->carried = v;
+    v[e->ncarried] = dup(e, out_name(e, s));
+    v[e->ncarried + 1] = tmp_name(e, out_name(e, s));
+    fin[s] = v[e->ncarried + 1];
+    e->ncarried += 2;
   }
-  int nout = lstm ? 3 : 2;
-  while (nout > 1 && !outs[nout - 1][0]) nout--;
-  Onnx__NodeProto *n = node(e, type, nin, ins, nout, outs);
-  at_i(e, n, "hidden_size", H);
-  at_s(e, n, "direction", dir);
-  double clip = attr(e, "clip")->f;
-  if (clip > 0) at_f(e, n, "clip", clip);
-  if (G == 1) {
-    const char *act = strcmp(attr(e, "activation")->s, "relu") == 0 ? "Relu" : "Tanh";
-    at_strs(e, n, "activations", dirs, (const char *[]){act, act});
+  char **parts[3] = {NULL, calloc((size_t)layers, sizeof(char *)), calloc((size_t)layers, sizeof(char *))};
+  if (!parts[1] || !parts[2]) e->oom = true;
+  int yv = e->op->out[0].vars[0];
+  char *y4 = NULL;
+  const char *missing = NULL;
+  for (int l = 0; l < layers && !e->oom; l++) {
+    int64_t k0 = (int64_t)l * dirs, inl = l ? dirs * H : in;
+    char *wn = layer_name(e, in_name(e, l ? WL : 1, 0), layers, l), *rn = layer_name(e, in_name(e, 2, 0), layers, l);
+    char *bn = b ? layer_name(e, in_name(e, 3, 0), layers, l) : NULL;
+    char *pn = p ? layer_name(e, in_name(e, 7, 0), layers, l) : NULL;
+    rows_init(e, wn, l ? wl : w, l ? k0 - dirs : 0, dirs, G, perm, 1, H * inl);
+    rows_init(e, rn, r, k0, dirs, G, perm, 1, H * H);
+    if (b) rows_init(e, bn, b, k0, dirs, G, perm, 2, H);
+    if (p) rows_init(e, pn, p, k0, dirs, 0, NULL, 0, 0);
+    /* initial states: layer l's rows */
+    char *h0 = NULL, *c0 = NULL;
+    for (int s = 0; s < 2; s++) {
+      const char *full = s ? C0 : H0;
+      char **dst = s ? &c0 : &h0;
+      if (!full) continue;
+      if (layers == 1) {
+        *dst = dup(e, full);
+        continue;
+      }
+      int hv = e->op->in[s ? 6 : 5].vars[0];
+      pd_var_kind kind = e->net->vars[hv].kind;
+      if (kind == PD_VAR_PARAM || kind == PD_VAR_STATE) { /* an initializer per layer: no Slice to import */
+        pd_var *sv = pd_scope_find(e->scope, full);
+        if (!sv || !pd_tensor_data(&sv->tensor)) {
+          missing = full;
+          continue;
+        }
+        *dst = layer_name(e, full, layers, l);
+        rows_init(e, *dst, &sv->tensor, k0, dirs, 0, NULL, 0, 0);
+        if (e->readers[hv] == 1) e->written[hv] = true;
+        continue;
+      }
+      char *st0 = const_i64s(e, full, 1, &k0), *en = const_i64s(e, full, 1, (int64_t[]){k0 + dirs});
+      char *ax = const_i64s(e, full, 1, (int64_t[]){0});
+      *dst = tmp_name(e, full);
+      node(e, "Slice", 4, (const char *[]){full, st0, en, ax}, 1, (const char *[]){*dst});
+      free(st0), free(en), free(ax);
+    }
+    const char *ins[8] = {x, wn, rn, bn ? bn : "", lens ? lens : "", h0 ? h0 : "", c0 ? c0 : "", pn ? pn : ""};
+    int nin = lstm ? 8 : 6;
+    while (!ins[nin - 1][0]) nin--;
+    /* Y where the next layer or something after reads it */
+    bool last = l == layers - 1;
+    y4 = !last || e->readers[yv] ? tmp_name(e, Y) : NULL;
+    const char *outs[3] = {y4 ? y4 : "", "", ""};
+    for (int s = 1; s <= (lstm ? 2 : 1); s++)
+      if (fin[s]) outs[s] = layers == 1 ? fin[s] : (parts[s][l] = tmp_name(e, fin[s]));
+    int nout = lstm ? 3 : 2;
+    while (nout > 1 && !outs[nout - 1][0]) nout--;
+    Onnx__NodeProto *n = node(e, type, nin, ins, nout, outs);
+    at_i(e, n, "hidden_size", H);
+    at_s(e, n, "direction", dir);
+    double clip = attr(e, "clip")->f;
+    if (clip > 0) at_f(e, n, "clip", clip);
+    if (G == 1) {
+      const char *act = strcmp(attr(e, "activation")->s, "relu") == 0 ? "Relu" : "Tanh";
+      at_strs(e, n, "activations", dirs, (const char *[]){act, act});
+    }
+    if (G == 3) at_i(e, n, "linear_before_reset", attr(e, "linear_before_reset")->i);
+    free(wn), free(rn), free(bn), free(pn), free(h0), free(c0);
+    if (last || !y4) break;
+    /* [seq, dirs, batch, H] -> [seq, batch, dirs, H] -> [seq, batch, dirs*H] */
+    char *yt = tmp_name(e, Y), *shape = const_i64s(e, Y, 3, (int64_t[]){0, 0, -1});
+    free(x);
+    x = tmp_name(e, Y);
+    at_ints(e, node1(e, "Transpose", y4, yt), "perm", 4, (int64_t[]){0, 2, 1, 3});
+    node(e, "Reshape", 2, (const char *[]){yt, shape}, 1, (const char *[]){x});
+    free(yt), free(shape), free(y4);
+    y4 = NULL;
   }
-  if (G == 3) at_i(e, n, "linear_before_reset", attr(e, "linear_before_reset")->i);
-  if (y4) { /* [seq, dirs, batch, H] -> [batch, seq, dirs, H] -> [batch, seq, dirs*H] */
+  if (missing)
+    st = pd_errorf(e->err, PD_ERR_INPUT, "%s: state \"%s\" has no value (give --params DIR)", e->net->file, missing);
+  for (int s = 1; s <= 2 && layers > 1; s++)
+    if (fin[s] && parts[s]) at_i(e, node(e, "Concat", layers, (const char *const *)parts[s], 1, &fin[s]), "axis", 0);
+  if (y4 && e->readers[yv]) { /* [seq, dirs, batch, H] -> [batch, seq, dirs, H] -> [batch, seq, dirs*H] */
     char *yb = tmp_name(e, Y), *shape = const_i64s(e, Y, 3, (int64_t[]){0, 0, -1});
     at_ints(e, node1(e, "Transpose", y4, yb), "perm", 4, (int64_t[]){2, 0, 1, 3});
     node(e, "Reshape", 2, (const char *[]){yb, shape}, 1, (const char *[]){Y});
     free(yb), free(shape);
   }
-  free(xt), free(lens), free(y4);
-  return PD_OK;
+  for (int s = 1; s <= 2; s++) {
+    for (int l = 0; parts[s] && l < layers; l++) free(parts[s][l]);
+    free(parts[s]);
+  }
+  free(x), free(lens), free(y4);
+  return st;
 }
 static pd_status ex_lstm(ex *e) { return ex_recurrent(e, "LSTM", 4, (const int[]){0, 2, 3, 1}); }
 static pd_status ex_gru(ex *e) { return ex_recurrent(e, "GRU", 3, (const int[]){1, 0, 2}); }
@@ -724,6 +830,67 @@ static void add_value_info(ex *e, Onnx__ValueInfoProto ***list, size_t *n, const
   if (info) v[(*n)++] = info;
 }
 
+static void add_meta(ex *e, Onnx__ModelProto *m, const char *key, const char *value) {
+  Onnx__StringStringEntryProto *p = malloc(sizeof *p),
+                               **v = realloc(m->metadata_props, sizeof *v * (m->n_metadata_props + 1));
+  if (v) m->metadata_props = v;
+  if (!p || !v) {
+    free(p);
+    e->oom = true;
+    return;
+  }
+  onnx__string_string_entry_proto__init(p);
+  p->key = dup(e, key), p->value = dup(e, value);
+  v[m->n_metadata_props++] = p;
+}
+
+static void put_quoted(pd_buf *b, const char *s) {
+  pd_buf_append(b, "\"", 1);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') pd_buf_append(b, "\\", 1);
+    pd_buf_append(b, s, 1);
+  }
+  pd_buf_append(b, "\"", 1);
+}
+
+/* What `paddle-run generate` needs of an imported language model that ONNX
+ * cannot say (docs/onnx.md): the states a recurrent op writes back (each
+ * with the ONNX value of its final value), and the text binding that feeds
+ * the ids, in the NetDesc's text format. */
+static void generate_metadata(ex *e, Onnx__ModelProto *m, const bool *used) {
+  if (!e->ncarried) return;
+  pd_buf b = {0};
+  for (int i = 0; i < e->ncarried; i += 2) pd_buf_printf(&b, "%s\t%s\n", e->carried[i], e->carried[i + 1]);
+  if (pd_buf_append(&b, "", 1)) e->oom = true;
+  if (!e->oom) add_meta(e, m, "paddle-run.carried_states", b.data);
+  b.len = 0;
+  const Paddle__TrainDesc *t = e->net->desc ? e->net->desc->train : NULL;
+  for (size_t i = 0; t && i < t->n_data; i++) {
+    const Paddle__DataBinding *d = t->data[i];
+    int v = d->var ? pd_net_var(e->net, d->var) : -1;
+    if (!d->type || strcmp(d->type, "text") != 0 || v < 0 || !used[v]) continue;
+    pd_buf_printf(&b, "batch_size: %lld data { var: ", (long long)t->batch_size);
+    put_quoted(&b, d->var);
+    pd_buf_printf(&b, " type: \"text\" file: ");
+    put_quoted(&b, d->file ? d->file : "");
+    if (d->keep && pd_net_var(e->net, d->keep) >= 0 && used[pd_net_var(e->net, d->keep)]) {
+      pd_buf_printf(&b, " keep: ");
+      put_quoted(&b, d->keep);
+    }
+    char *vp = d->vocab ? pd_path_beside(e->net->file, d->vocab) : NULL;
+    if (vp) {
+      pd_buf_printf(&b, " vocab: ");
+      put_quoted(&b, vp);
+    }
+    free(vp);
+    pd_buf_printf(&b, " }");
+    if (pd_buf_append(&b, "", 1)) e->oom = true;
+    if (!e->oom) add_meta(e, m, "paddle-run.text_data", b.data);
+    break;
+  }
+  pd_buf_free(&b);
+}
+
 pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets, int ntargets, uint8_t **data,
                          size_t *len, pd_error *err) {
   *data = NULL;
@@ -793,6 +960,7 @@ pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets,
   }
   for (int i = 0; i < ntargets && !st && !e.oom; i++)
     add_value_info(&e, &g->output, &g->n_output, &net->vars[targets[i]]);
+  if (!st) generate_metadata(&e, m, used);
   if (!st && e.oom) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   if (!st) {
     *len = protobuf_c_message_get_packed_size(&m->base);
@@ -801,5 +969,7 @@ pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets,
   }
   protobuf_c_message_free_unpacked(&m->base, NULL);
   free(active), free(used), free(e.readers), free(e.written);
+  for (int i = 0; i < e.ncarried; i++) free(e.carried[i]);
+  free(e.carried);
   return st;
 }

@@ -25,6 +25,7 @@
 #include "base/fileutil.h"
 #include "io/npy.h"
 #include "onnx/onnx_import.h"
+#include "onnx/onnx_import_int.h"
 
 #include "core/net.h"
 #include "text/textformat.h"
@@ -43,6 +44,7 @@ static int dtype_of(int32_t onnx_type) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
     return PD_I64;
   case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
+  case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: /* 0 or 1 in a byte: If's and Loop's conditions */
     return PD_U8;
   default:
     return -1;
@@ -721,13 +723,35 @@ static pd_status map_matmul(imp *im, const Onnx__NodeProto *n) {
 static bool used_once(const imp *im, const char *name) { return smap_get(&im->uses, name) == 1; }
 
 /* Counts the readers of every value, for used_once. */
+/* A value read inside a subgraph (a Scan's body, an If's branch) is never
+ * used once: a constant converted in place for one reader would change
+ * under the other. */
+static pd_status count_subgraph_uses(imp *im, const Onnx__NodeProto *node) {
+  for (size_t a = 0; a < node->n_attribute; a++) {
+    const Onnx__AttributeProto *at = node->attribute[a];
+    for (size_t k = 0; k < at->n_graphs + (at->g != NULL); k++) {
+      const Onnx__GraphProto *sub = k < at->n_graphs ? at->graphs[k] : at->g;
+      for (size_t i = 0; i < sub->n_node; i++) {
+        for (size_t j = 0; j < sub->node[i]->n_input; j++)
+          if (smap_put(&im->uses, sub->node[i]->input[j], 2)) return oom(im);
+        pd_status st = count_subgraph_uses(im, sub->node[i]);
+        if (st) return st;
+      }
+    }
+  }
+  return PD_OK;
+}
+
 static pd_status count_uses(imp *im) {
   const Onnx__GraphProto *g = im->g;
-  for (size_t i = 0; i < g->n_node; i++)
+  for (size_t i = 0; i < g->n_node; i++) {
     for (size_t j = 0; j < g->node[i]->n_input; j++) {
       const char *n = g->node[i]->input[j];
       if (smap_put(&im->uses, n, smap_get(&im->uses, n) < 0 ? 1 : smap_get(&im->uses, n) + 1)) return oom(im);
     }
+    pd_status st = count_subgraph_uses(im, g->node[i]);
+    if (st) return st;
+  }
   for (size_t i = 0; i < g->n_output; i++) {
     const char *n = g->output[i]->name;
     if (smap_put(&im->uses, n, smap_get(&im->uses, n) < 0 ? 1 : smap_get(&im->uses, n) + 1)) return oom(im);
@@ -1126,6 +1150,7 @@ static pd_status map_transpose(imp *im, const Onnx__NodeProto *n) {
 
 static pd_status map_cast(imp *im, const Onnx__NodeProto *n) {
   int to = dtype_of((int32_t)attr_i(n, "to", 0));
+  if (attr_i(n, "to", 0) == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL) to = -1; /* nonzero -> 1: not uint8's cast */
   if (to < 0) return unsupported(im, "a cast to %s", onnx_type_name((int32_t)attr_i(n, "to", 0)));
   pd_tensor x;
   pd_status st = meta(im, n->input[0], &x);
@@ -1522,13 +1547,16 @@ static const struct {
     {"GlobalMaxPool", map_global_maxpool, 1, 1},
     {"GRU", map_gru, 7, 3},
     {"Identity", map_identity, 1, 1},
+    {"If", pd_onnx_map_if, 1, 1},
     {"LSTM", map_lstm, 7, 3},
     {"LogSoftmax", map_log_softmax, 1, 1},
+    {"Loop", pd_onnx_map_loop, 1, 0},
     {"MatMul", map_matmul, 1, 2},
     {"MaxPool", map_maxpool, 1, 1},
     {"Mul", map_mul, 6, 2},
     {"Relu", map_relu, 6, 1},
     {"Reshape", map_reshape, 5, 2},
+    {"Scan", pd_onnx_map_scan, 8, 0},
     {"RNN", map_rnn, 7, 3},
     {"Sigmoid", map_sigmoid, 6, 1},
     {"Softmax", map_softmax, 1, 1},
@@ -1684,7 +1712,7 @@ static pd_status import_node(imp *im, size_t i) {
     if (n->input[j][0] && !has_name(im, n->input[j]))
       return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) reads \"%s\", which nothing before it computes",
                        im->file, i, n->op_type, n->input[j]);
-  if (strcmp(n->op_type, "Constant") != 0 && !in_at(n, 0))
+  if (strcmp(n->op_type, "Constant") != 0 && min_in > 0 && !in_at(n, 0))
     return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no first input", im->file, i, n->op_type);
   return fn(im, n);
 }
@@ -1747,9 +1775,11 @@ static pd_status run_import(imp *im) {
     if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
       return oom(im);
   if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = graph_inputs(im))) return st;
+  if ((st = pd_onnx_import_metadata(im, im->m, false))) return st;
   for (size_t i = 0; i < g->n_node; i++)
     if ((st = import_node(im, i))) return st;
   im->node = NULL;
+  if ((st = pd_onnx_import_metadata(im, im->m, true))) return st;
   if ((st = import_outputs(im))) return st;
   /* the whole net must build */
   if ((st = build_net(im))) return st;
@@ -1841,4 +1871,79 @@ pd_status pd_onnx_save_values(const pd_onnx_import *im, const char *dir, pd_erro
   }
   if (st) remove_tree(tmp, im);
   return st;
+}
+
+/* ---- services lent to onnx_import_flow.c (onnx_import_int.h) ---------------------- */
+
+int64_t pd_onnx_im_opset(const imp *im) { return im->opset; }
+pd_status pd_onnx_im_unsupported(imp *im, const char *why) { return unsupported(im, "%s", why); }
+pd_status pd_onnx_im_bad(imp *im, const char *why) {
+  return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%d (%s): %s", im->file, im->node_index,
+                   im->node ? im->node->op_type : "", why);
+}
+const char *pd_onnx_im_fresh(imp *im, const char *base, const char *what) { return fresh(im, base, what); }
+bool pd_onnx_im_has_name(const imp *im, const char *name) { return has_name(im, name); }
+pd_status pd_onnx_im_add_name(imp *im, const char *name) { return add_name(im, name); }
+pd_status pd_onnx_im_meta(imp *im, const char *name, pd_tensor *out) { return meta(im, name, out); }
+pd_status pd_onnx_im_set_meta(imp *im, const char *name, const pd_tensor *t) {
+  return set_meta(im, name, t, PD_VAR_TEMP);
+}
+const pd_tensor *pd_onnx_im_const(imp *im, const char *name) {
+  konst *k = find_const(im, name);
+  return k ? &k->t : NULL;
+}
+pd_status pd_onnx_im_need_const(imp *im, const char *name, const char *what, const pd_tensor **out) {
+  konst *k;
+  pd_status st = need_const(im, name, what, &k);
+  *out = st ? NULL : &k->t;
+  return st;
+}
+pd_status pd_onnx_im_add_const(imp *im, const char *name, pd_tensor *t) {
+  pd_status st = add_const(im, name, t, false);
+  return st ? st : add_name(im, name);
+}
+pd_status pd_onnx_im_use(imp *im, const char *name) { return use_as(im, name, NULL); }
+pd_status pd_onnx_im_emit(imp *im, const char *type, int nin, const char *const *ins, int nout, const char *const *outs,
+                          const char *text) {
+  attrs a = {0};
+  if (text && text[0]) pd_buf_printf(&a.b, "%s", text);
+  return emit(im, type, nin, ins, nout, outs, &a);
+}
+pd_status pd_onnx_im_emit_raw(imp *im, const char *text) {
+  return pd_buf_append(&im->ops, text, strlen(text)) ? oom(im) : PD_OK;
+}
+pd_status pd_onnx_im_import_nodes(imp *im, const Onnx__GraphProto *g, pd_buf *ops) {
+  /* the subgraph's nodes in place of the graph's, its inputs and
+   * initializers still the graph's (outer names resolve as before) */
+  const Onnx__GraphProto *g0 = im->g;
+  const Onnx__NodeProto *n0 = im->node;
+  int i0 = im->node_index;
+  Onnx__GraphProto sub = *g0;
+  sub.node = g->node, sub.n_node = g->n_node;
+  pd_buf saved = im->ops;
+  if (ops) im->ops = *ops;
+  im->g = &sub;
+  pd_status st = PD_OK;
+  for (size_t i = 0; i < g->n_node && !st; i++) st = import_node(im, i);
+  if (!st) st = infer_pending(im);
+  im->g = g0;
+  if (ops) *ops = im->ops, im->ops = saved;
+  if (!st) im->node = n0, im->node_index = i0;
+  return st;
+}
+void pd_onnx_im_put_str(pd_buf *b, const char *s) { put_str(b, s); }
+pd_status pd_onnx_im_declare_carried(imp *im, const char *name) {
+  konst *k = find_const(im, name);
+  if (!k || k->declared) return PD_OK;
+  pd_status st = use_as(im, name, "STATE");
+  /* its declaration is the last: it starts at zero where no value is loaded */
+  static const char tail[] = " }\n", init[] = " init { type: \"constant\" value: 0 } }\n";
+  size_t n = sizeof tail - 1;
+  if (st || im->vars.len < n || memcmp(im->vars.data + im->vars.len - n, tail, n) != 0) return st;
+  im->vars.len -= n;
+  return pd_buf_append(&im->vars, init, sizeof init - 1) ? oom(im) : PD_OK;
+}
+void pd_onnx_im_swap_ops(imp *im, pd_buf *b) {
+  pd_buf t = im->ops;
+  im->ops = *b, *b = t;
 }
