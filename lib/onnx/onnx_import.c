@@ -252,6 +252,11 @@ typedef struct imp {
   } * pio;
   int npio, cappio;
   pd_net *net; /* the whole net, built at the end */
+  /* Whether the graph inputs' fixed first dim (the exported batch) is
+   * made -1: then a node that needs its value fails the import, which is
+   * run again without (pd_onnx_import_model). */
+  bool relax;
+  smap weights; /* graph inputs read as BatchNormalization's weights: 1 param, 2 state */
   /* the node being mapped, for messages */
   const Onnx__NodeProto *node;
   int node_index;
@@ -278,6 +283,33 @@ static pd_status unsupported(imp *im, const char *fmt, ...) {
     snprintf(label, sizeof label, "(unnamed, output \"%.480s\")", n->n_output ? n->output[0] : "");
   return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%d %s (%s, opset %lld): unsupported: %s", im->file, im->node_index,
                    label, n->op_type, (long long)im->opset, why);
+}
+
+/* torch.onnx.export writes x.view(x.size(0), -1) as Shape, Gather,
+ * Unsqueeze and Concat feeding a Reshape. Over the static shapes such
+ * chains are constants, computed here; an entry that is the batch (-1 at
+ * load) is BATCH_MARK: moved around freely, it becomes Reshape's 0 (or
+ * -1), and any other use of it (arithmetic, as an op's input) needs the
+ * batch's value, which is known only at run time. */
+#define BATCH_MARK INT64_MIN
+#define FOLD_MAX 4096 /* elements: shape vectors, not tensors */
+
+static bool has_mark(const pd_tensor *t) {
+  if (t->dtype != PD_I64) return false;
+  for (int64_t i = 0; i < pd_tensor_numel(t); i++)
+    if (PD_DATA(t, int64_t)[i] == BATCH_MARK) return true;
+  return false;
+}
+
+/* "<why>": a node that needs the batch's value (see imp.relax). */
+static pd_status batch_dep(imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static pd_status batch_dep(imp *im, const char *fmt, ...) {
+  char why[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return unsupported(im, "%s", why);
 }
 
 static pd_status add_name(imp *im, const char *name) {
@@ -411,6 +443,8 @@ static pd_status use_as(imp *im, const char *name, const char *kind) {
   if (sst) return sst;
   konst *k = find_const(im, name);
   if (!k || k->declared) return PD_OK;
+  if (has_mark(&k->t))
+    return batch_dep(im, "\"%s\" holds the batch size, known only at run time, and is read as a value", name);
   if (!kind) kind = k->is_initializer && pd_dtype_is_float(k->t.dtype) ? "PARAM" : "STATE";
   if (k->t.ndim == 0) /* a NetDesc shape has at least one dim: a scalar is [1] (the same under broadcasting) */
     k->t.ndim = 1, k->t.dims[0] = 1;
@@ -1041,8 +1075,10 @@ static pd_status map_batchnorm(imp *im, const Onnx__NodeProto *n) {
   if (!st && x.ndim < 2) return unsupported(im, "an input of rank %d", x.ndim);
   konst *k;
   static const char *const what[] = {"scale", "B", "input_mean", "input_var"};
-  for (int i = 1; i <= 4 && !st; i++)
-    st = in_at(n, (size_t)i) ? need_const(im, n->input[i], what[i - 1], &k) : unsupported(im, "a missing input");
+  for (int i = 1; i <= 4 && !st; i++) /* a weight graph input is declared already (find_weights) */
+    st = !in_at(n, (size_t)i)                      ? unsupported(im, "a missing input")
+         : smap_get(&im->weights, n->input[i]) > 0 ? PD_OK
+                                                   : need_const(im, n->input[i], what[i - 1], &k);
   if (!st) st = use_as(im, n->input[3], "STATE");
   if (!st) st = use_as(im, n->input[4], "STATE");
   if (st) return st;
@@ -1061,10 +1097,13 @@ static pd_status map_dropout(imp *im, const Onnx__NodeProto *n) {
   double ratio = attr_f(n, "ratio", 0.5);
   konst *k;
   pd_status st;
-  if (im->opset >= 12 && in_at(n, 1)) {
-    if ((st = need_const(im, n->input[1], "ratio", &k))) return st;
-    if (pd_tensor_numel(&k->t) != 1) return unsupported(im, "a ratio that is not a scalar");
-    ratio = pd_tensor_get(&k->t, 0);
+  if (im->opset >= 12 && in_at(n, 1)) { /* a ratio given at run time does not matter in inference */
+    if (!(k = find_const(im, n->input[1])))
+      ratio = 0;
+    else if (pd_tensor_numel(&k->t) != 1)
+      return unsupported(im, "a ratio that is not a scalar");
+    else
+      ratio = pd_tensor_get(&k->t, 0);
   }
   if (im->opset >= 12 && in_at(n, 2)) {
     if ((st = need_const(im, n->input[2], "training_mode", &k))) return st;
@@ -1093,6 +1132,8 @@ static pd_status map_flatten(imp *im, const Onnx__NodeProto *n) {
   int64_t axis = attr_i(n, "axis", 1);
   if (axis < -x.ndim || axis > x.ndim)
     return unsupported(im, "axis %lld outside [-%d, %d]", (long long)axis, x.ndim, x.ndim);
+  if (im->relax && (axis == 0 || axis == -x.ndim) && x.ndim && x.dims[0] == -1)
+    return batch_dep(im, "axis 0 (the batch folded into the rows)");
   attrs at = {0};
   at_i(&at, "axis", axis < 0 ? axis + x.ndim : axis);
   return emit1(im, "flatten", n->input[0], n->output[0], &at);
@@ -1105,12 +1146,31 @@ static pd_status map_reshape(imp *im, const Onnx__NodeProto *n) {
   int64_t ns = pd_tensor_numel(&k->t);
   if (k->t.dtype != PD_I64 || k->t.ndim != 1 || ns > PD_MAX_DIMS)
     return unsupported(im, "a shape that is not int64 [r <= 8]");
-  const int64_t *s = PD_DATA(&k->t, int64_t);
+  const int64_t *s0 = PD_DATA(&k->t, int64_t);
+  int64_t s[PD_MAX_DIMS];
   bool allowzero = im->opset >= 14 && attr_i(n, "allowzero", 0);
+  pd_tensor x;
+  if ((st = meta(im, n->input[0], &x))) return st;
+  bool batched = x.ndim > 0 && x.dims[0] == -1;
+  int infer = 0;
+  for (int64_t i = 0; i < ns; i++) infer += s0[i] == -1;
   for (int64_t i = 0; i < ns; i++) {
-    if (s[i] < -1) return unsupported(im, "a shape entry %lld", (long long)s[i]);
-    if (s[i] == 0 && allowzero) return unsupported(im, "allowzero = 1 with a 0 in the shape (a zero-sized dim)");
+    s[i] = s0[i];
+    if (s0[i] == BATCH_MARK) { /* the input's batch: 0 (copy) in place, else the one inferred dim */
+      if (i == 0 && batched)
+        s[i] = 0;
+      else if (!infer++)
+        s[i] = -1;
+      else
+        return batch_dep(im, "a target shape that needs the batch size, known only at run time, at entry %lld",
+                         (long long)i);
+    } else if (s0[i] < -1) {
+      return unsupported(im, "a shape entry %lld", (long long)s0[i]);
+    }
+    if (s0[i] == 0 && allowzero) return unsupported(im, "allowzero = 1 with a 0 in the shape (a zero-sized dim)");
   }
+  if (im->relax && batched && ns > 0 && s0[0] != BATCH_MARK && s0[0] != 0 && s0[0] != -1)
+    return batch_dep(im, "a constant target shape whose first entry %lld is the exported batch", (long long)s0[0]);
   attrs at = {0};
   at_ints(&at, "shape", (int)ns, s);
   return emit1(im, "reshape", n->input[0], n->output[0], &at);
@@ -1500,6 +1560,194 @@ static pd_status map_gather(imp *im, const Onnx__NodeProto *n) {
   return emit1(im, "transpose", e2, Y, &p);
 }
 
+/* ---- shape arithmetic, folded at import ----------------------------------------------- */
+
+/* An integer constant of at most FOLD_MAX elements, or NULL. */
+static konst *int_const(imp *im, const char *name) {
+  konst *k = name ? find_const(im, name) : NULL;
+  if (!k || (k->t.dtype != PD_I64 && k->t.dtype != PD_I32) || pd_tensor_numel(&k->t) > FOLD_MAX) return NULL;
+  return k;
+}
+
+static int64_t iget(const pd_tensor *t, int64_t i) {
+  return t->dtype == PD_I64 ? PD_DATA(t, int64_t)[i] : (int64_t)PD_DATA(t, int32_t)[i];
+}
+
+/* Axes from the attribute (before opset `since`) or the constant input 1;
+ * false when they are neither. */
+static bool fold_axes(imp *im, const Onnx__NodeProto *n, int since, int64_t *axes, int *na) {
+  *na = 0;
+  if (im->opset < since) {
+    int c;
+    const int64_t *a = attr_ints(n, "axes", &c);
+    if (c > PD_MAX_DIMS) return false;
+    for (int i = 0; i < c; i++) axes[(*na)++] = a[i];
+    return true;
+  }
+  if (!in_at(n, 1)) return true;
+  konst *k = int_const(im, in_at(n, 1));
+  if (!k || pd_tensor_numel(&k->t) > PD_MAX_DIMS) return false;
+  for (int64_t i = 0; i < pd_tensor_numel(&k->t); i++) axes[(*na)++] = iget(&k->t, i);
+  return true;
+}
+
+/* The result of a fold: v[0..numel) of dims as dtype dt (int64 when it
+ * holds a mark), the constant `out`. */
+static pd_status fold_result(imp *im, const char *out, pd_dtype dt, int ndim, const int64_t *dims, const int64_t *v) {
+  pd_tensor t;
+  int64_t cnt = 1;
+  for (int i = 0; i < ndim; i++) cnt *= dims[i];
+  for (int64_t i = 0; i < cnt; i++)
+    if (v[i] == BATCH_MARK) dt = PD_I64;
+  if (new_tensor(im, &t, dt, ndim, dims)) return PD_ERR_RUNTIME;
+  for (int64_t i = 0; i < cnt; i++) {
+    if (dt == PD_I64)
+      PD_DATA(&t, int64_t)[i] = v[i];
+    else
+      pd_tensor_set(&t, i, (double)v[i]);
+  }
+  pd_status st = add_const(im, out, &t, false);
+  if (st) pd_tensor_release(&t);
+  return st;
+}
+
+/* Folds node n when it is shape arithmetic over constants (*done then). */
+static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
+  const char *op = n->op_type;
+  *done = false;
+  int64_t v[FOLD_MAX], dims[PD_MAX_DIMS];
+  if (strcmp(op, "Shape") == 0) {
+    pd_tensor x;
+    pd_status st = meta(im, n->input[0], &x);
+    if (st) return st;
+    int64_t r = x.ndim, s = im->opset >= 15 ? attr_i(n, "start", 0) : 0, e = im->opset >= 15 ? attr_i(n, "end", r) : r;
+    s = s < 0 ? s + r : s, e = e < 0 ? e + r : e;
+    s = s < 0 ? 0 : s > r ? r : s, e = e < 0 ? 0 : e > r ? r : e;
+    int64_t len = e > s ? e - s : 0;
+    for (int64_t i = 0; i < len; i++) v[i] = x.dims[s + i] < 0 ? BATCH_MARK : x.dims[s + i];
+    *done = true;
+    return fold_result(im, n->output[0], PD_I64, 1, &len, v);
+  }
+  static const char *const foldable[] = {"Identity", "Cast", "Unsqueeze", "Squeeze", "Concat", "Gather",
+                                         "Slice",    "Add",  "Sub",       "Mul",     "Div"};
+  bool known = false;
+  for (size_t i = 0; i < sizeof foldable / sizeof *foldable; i++) known |= strcmp(op, foldable[i]) == 0;
+  if (!known || n->n_output != 1) return PD_OK;
+  for (size_t j = 0; j < n->n_input; j++)
+    if (n->input[j][0] && !int_const(im, n->input[j])) return PD_OK;
+  const pd_tensor *x = &int_const(im, n->input[0])->t;
+  int64_t cnt = pd_tensor_numel(x);
+  int r = x->ndim;
+  pd_dtype dt = x->dtype;
+  memcpy(dims, x->dims, sizeof *dims * (size_t)r);
+  for (int64_t i = 0; i < cnt; i++) v[i] = iget(x, i);
+  if (strcmp(op, "Cast") == 0) {
+    int to = dtype_of((int32_t)attr_i(n, "to", 0));
+    if (to != PD_I64 && to != PD_I32) {
+      if (has_mark(x)) return batch_dep(im, "the batch size (known at run time) cast to a non-integer type");
+      return PD_OK;
+    }
+    dt = (pd_dtype)to;
+  } else if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0) {
+    int64_t axes[PD_MAX_DIMS];
+    int na;
+    bool unsq = op[0] == 'U';
+    if (!fold_axes(im, n, 13, axes, &na)) return PD_OK;
+    int out_r = unsq ? r + na : r;
+    if (out_r > PD_MAX_DIMS) return PD_OK;
+    bool pick[PD_MAX_DIMS] = {false};
+    for (int i = 0; i < na; i++) {
+      int64_t a = axes[i] < 0 ? axes[i] + out_r : axes[i];
+      if (a < 0 || a >= out_r || pick[a] || (!unsq && dims[a] != 1)) return PD_OK;
+      pick[a] = true;
+    }
+    int64_t nd[PD_MAX_DIMS];
+    int k = 0, j = 0;
+    for (int i = 0; i < out_r; i++) {
+      if (unsq)
+        nd[k++] = pick[i] ? 1 : dims[j++];
+      else if (!(na ? pick[i] : dims[i] == 1))
+        nd[k++] = dims[i];
+    }
+    r = k;
+    memcpy(dims, nd, sizeof *dims * (size_t)r);
+  } else if (strcmp(op, "Concat") == 0) {
+    int64_t axis = attr_i(n, "axis", 0);
+    if (r != 1 || (axis != 0 && axis != -1)) return PD_OK;
+    cnt = 0;
+    for (size_t j = 0; j < n->n_input; j++) {
+      const pd_tensor *t = &int_const(im, n->input[j])->t;
+      if (t->ndim != 1 || cnt + t->dims[0] > FOLD_MAX) return PD_OK;
+      for (int64_t i = 0; i < t->dims[0]; i++) v[cnt++] = iget(t, i);
+      if (t->dtype != dt) return PD_OK;
+    }
+    dims[0] = cnt;
+  } else if (strcmp(op, "Gather") == 0) {
+    const pd_tensor *ix = &int_const(im, n->input[1])->t;
+    int64_t ax = attr_i(n, "axis", 0);
+    if (r != 1 || (ax != 0 && ax != -1)) return PD_OK;
+    int64_t ni = pd_tensor_numel(ix), src[FOLD_MAX];
+    memcpy(src, v, sizeof *v * (size_t)cnt);
+    for (int64_t i = 0; i < ni; i++) {
+      int64_t k = iget(ix, i);
+      k = k < 0 ? k + cnt : k;
+      if (k < 0 || k >= cnt)
+        return unsupported(im, "index %lld outside a shape of %lld entries", (long long)iget(ix, i), (long long)cnt);
+      v[i] = src[k];
+    }
+    r = ix->ndim;
+    memcpy(dims, ix->dims, sizeof *dims * (size_t)r);
+  } else if (strcmp(op, "Slice") == 0) {
+    if (r != 1) return PD_OK;
+    int64_t s, e, step = 1;
+    if (im->opset < 10) {
+      int cs, ce;
+      const int64_t *as = attr_ints(n, "starts", &cs), *ae = attr_ints(n, "ends", &ce);
+      if (cs != 1 || ce != 1) return PD_OK;
+      s = as[0], e = ae[0];
+    } else {
+      konst *ks = int_const(im, in_at(n, 1)), *ke = int_const(im, in_at(n, 2)), *kp = int_const(im, in_at(n, 4));
+      if (!ks || !ke || pd_tensor_numel(&ks->t) != 1 || pd_tensor_numel(&ke->t) != 1) return PD_OK;
+      if (kp && (pd_tensor_numel(&kp->t) != 1 || iget(&kp->t, 0) == 0)) return PD_OK;
+      s = iget(&ks->t, 0), e = iget(&ke->t, 0), step = kp ? iget(&kp->t, 0) : 1;
+    }
+    int64_t d = cnt, src[FOLD_MAX];
+    memcpy(src, v, sizeof *v * (size_t)cnt);
+    s = s < 0 ? (s < -d ? 0 : s + d) : s, e = e < 0 ? (e < -d ? -1 : e + d) : e;
+    if (step > 0)
+      s = s > d ? d : s, e = e > d ? d : e < 0 ? 0 : e;
+    else
+      s = s > d - 1 ? d - 1 : s, e = e > d - 1 ? d - 1 : e;
+    cnt = 0;
+    for (int64_t i = s; step > 0 ? i < e : i > e; i += step) v[cnt++] = src[i];
+    dims[0] = cnt;
+  } else if (strcmp(op, "Identity") != 0) { /* Add, Sub, Mul, Div */
+    const pd_tensor *y = &int_const(im, n->input[1])->t;
+    int64_t cy = pd_tensor_numel(y);
+    if (y->dtype != dt || !((cy == cnt && x->ndim == y->ndim) || cy == 1 || cnt == 1)) return PD_OK;
+    if (has_mark(x) || has_mark(y))
+      return batch_dep(im, "arithmetic (%s) on the batch size, which is known only at run time", op);
+    if (y->ndim > r) {
+      r = y->ndim;
+      memcpy(dims, y->dims, sizeof *dims * (size_t)r);
+    }
+    int64_t m = cnt > cy ? cnt : cy;
+    for (int64_t i = 0; i < m; i++) {
+      int64_t a = iget(x, cnt == 1 ? 0 : i), b = iget(y, cy == 1 ? 0 : i);
+      if (op[0] == 'D' && b == 0) return PD_OK;
+      v[i] = op[0] == 'A' ? a + b : op[0] == 'S' ? a - b : op[0] == 'M' ? a * b : a / b;
+    }
+  }
+  *done = true;
+  return fold_result(im, n->output[0], dt, r, dims, v);
+}
+
+/* Shape, Unsqueeze, Squeeze and Slice are mapped only as shape arithmetic
+ * over constants (try_fold): reaching here, an input was not one. */
+static pd_status map_fold_only(imp *im, const Onnx__NodeProto *n) {
+  return unsupported(im, "%s only as shape arithmetic over constants (an input is computed at run time)", n->op_type);
+}
+
 static const struct {
   const char *type;
   map_fn fn;
@@ -1530,12 +1778,16 @@ static const struct {
     {"Relu", map_relu, 6, 1},
     {"Reshape", map_reshape, 5, 2},
     {"RNN", map_rnn, 7, 3},
+    {"Shape", map_fold_only, 1, 1},
     {"Sigmoid", map_sigmoid, 6, 1},
+    {"Slice", map_fold_only, 1, 1},
     {"Softmax", map_softmax, 1, 1},
+    {"Squeeze", map_fold_only, 1, 1},
     {"Sub", map_sub, 6, 2},
     {"Sum", map_sum, 6, 1},
     {"Tanh", map_tanh, 6, 1},
     {"Transpose", map_transpose, 1, 1},
+    {"Unsqueeze", map_fold_only, 1, 1},
 };
 
 /* ---- the graph ---------------------------------------------------------------------------- */
@@ -1573,13 +1825,25 @@ static pd_status graph_inputs(imp *im) {
       continue;
     }
     int64_t dims[PD_MAX_DIMS];
+    int wk = smap_get(&im->weights, v->name);
     for (size_t d = 0; d < sh->n_dim; d++) {
       const Onnx__TensorShapeProto__Dimension *dm = sh->dim[d];
       bool known = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dm->dim_value >= 0;
-      if (!known && d > 0)
+      if (!known && (d > 0 || wk > 0))
         return unsupported(im, "graph input \"%s\" has an unknown dim %zu; only the first (the batch) may be unknown",
                            v->name, d);
       dims[d] = known ? dm->dim_value : -1;
+    }
+    if (wk > 0) { /* a weight given at run time: from the parameter directory */
+      pd_status st = declare(im, v->name, (pd_dtype)dt, (int)sh->n_dim, dims, wk == 1 ? "PARAM" : "STATE");
+      if (st) return st;
+      if (add_name(im, v->name) || strlist_add(&im->out->weights, &im->out->nweights, v->name)) return oom(im);
+      continue;
+    }
+    /* the exported batch: -1 where nothing needs its value (see imp.relax) */
+    if (sh->n_dim >= 2 && dims[0] > 0) {
+      if (!im->out->batch_from) im->out->batch_from = dims[0];
+      if (im->relax) dims[0] = -1;
     }
     pd_status st = declare(im, v->name, (pd_dtype)dt, (int)sh->n_dim, dims, "DATA");
     if (st) return st;
@@ -1686,7 +1950,9 @@ static pd_status import_node(imp *im, size_t i) {
                        im->file, i, n->op_type, n->input[j]);
   if (strcmp(n->op_type, "Constant") != 0 && !in_at(n, 0))
     return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no first input", im->file, i, n->op_type);
-  return fn(im, n);
+  bool folded;
+  pd_status st = try_fold(im, n, &folded);
+  return st || folded ? st : fn(im, n);
 }
 
 /* The graph's outputs: each computed, and listed. */
@@ -1737,35 +2003,123 @@ static pd_status write_text(imp *im) {
   return st;
 }
 
+/* The mapping of node n: its entry in maps, or -1 (no mapping for its
+ * domain, type or the model's opset). */
+static int map_of(const imp *im, const Onnx__NodeProto *n) {
+  if (!n->op_type || (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)) return -1;
+  for (size_t j = 0; j < sizeof maps / sizeof maps[0]; j++)
+    if (strcmp(maps[j].type, n->op_type) == 0) return im->opset >= maps[j].since ? (int)j : -1;
+  return -1;
+}
+
+/* Every node without a mapping, in one message: each op type with its
+ * count and first node (a single one is left to import_node's message). */
+static pd_status list_unmapped(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  struct un {
+    const char *type;
+    int count;
+    size_t first;
+  } *u = NULL;
+  int nu = 0, total = 0;
+  smap seen = {0};
+  pd_status st = PD_OK;
+  for (size_t i = 0; i < g->n_node && !st; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    if (!n->op_type || map_of(im, n) >= 0) continue;
+    total++;
+    int k = smap_get(&seen, n->op_type);
+    if (k >= 0) {
+      u[k].count++;
+      continue;
+    }
+    if (grow((void **)&u, (size_t)nu, sizeof *u) || smap_put(&seen, n->op_type, nu)) {
+      st = oom(im);
+      break;
+    }
+    u[nu++] = (struct un){n->op_type, 1, i};
+  }
+  if (!st && total > 1) {
+    pd_buf b = {0};
+    for (int k = 0; k < nu; k++) {
+      const Onnx__NodeProto *n = g->node[u[k].first];
+      pd_buf_printf(&b, "%s%s%s%s (%d node%s, first #%zu ", k ? ", " : "", n->domain && n->domain[0] ? n->domain : "",
+                    n->domain && n->domain[0] ? ":" : "", u[k].type, u[k].count, u[k].count > 1 ? "s" : "", u[k].first);
+      if (n->name && n->name[0])
+        pd_buf_printf(&b, "\"%.200s\")", n->name);
+      else
+        pd_buf_printf(&b, "unnamed, output \"%.200s\")", n->n_output ? n->output[0] : "");
+    }
+    im->out->unsupported = true;
+    if (!im->out->unsupported_op) im->out->unsupported_op = strdup(u[0].type);
+    st = pd_errorf(im->err, PD_ERR_INPUT, "%s: unsupported: %d nodes of %d op type%s have no mapping at opset %lld: %s",
+                   im->file, total, nu, nu > 1 ? "s" : "", (long long)im->opset, b.data ? b.data : "");
+    pd_buf_free(&b);
+  }
+  smap_free(&seen);
+  free(u);
+  return st;
+}
+
+/* The graph inputs that BatchNormalization reads as scale, B (1) or mean,
+ * var (2): weights, not data, unless an initializer gives them. */
+static pd_status find_weights(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    if (!n->op_type || strcmp(n->op_type, "BatchNormalization") != 0) continue;
+    for (size_t j = 1; j <= 4 && j < n->n_input; j++)
+      if (smap_get(&im->graph_inputs, n->input[j]) >= 0 && !is_initializer(im, n->input[j]) &&
+          smap_put(&im->weights, n->input[j], j <= 2 ? 1 : 2))
+        return oom(im);
+  }
+  return PD_OK;
+}
+
+/* With the batch made -1, each graph output must still have it first. */
+static pd_status check_batched_outputs(imp *im) {
+  for (int i = 0; i < im->out->noutputs && im->relax && im->out->batch_from; i++) {
+    pd_tensor t;
+    pd_status st = meta(im, im->out->outputs[i], &t);
+    if (st) return st;
+    if (t.ndim == 0 || t.dims[0] != -1)
+      return batch_dep(im, "graph output \"%s\" does not have the batch as its first dim", im->out->outputs[i]);
+  }
+  return PD_OK;
+}
+
 static pd_status run_import(imp *im) {
   const Onnx__GraphProto *g = im->g;
   pd_status st;
   if ((st = check_opset(im))) return st;
   if (g->n_sparse_initializer) return unsupported(im, "sparse initializers");
   if ((st = check_names(im))) return st;
+  if ((st = list_unmapped(im))) return st;
   for (size_t i = 0; i < g->n_input; i++)
     if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
       return oom(im);
-  if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = graph_inputs(im))) return st;
+  if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = find_weights(im)) || (st = graph_inputs(im)))
+    return st;
   for (size_t i = 0; i < g->n_node; i++)
     if ((st = import_node(im, i))) return st;
   im->node = NULL;
-  if ((st = import_outputs(im))) return st;
+  if ((st = import_outputs(im)) || (st = check_batched_outputs(im))) return st;
   /* the whole net must build */
   if ((st = build_net(im))) return st;
   return write_text(im);
 }
 
-pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err) {
+static pd_status import_once(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err,
+                             bool relax) {
   memset(out, 0, sizeof *out);
-  imp im = {.m = m, .g = m->graph, .file = file, .err = err, .out = out};
+  imp im = {.m = m, .g = m->graph, .file = file, .err = err, .out = out, .relax = relax};
   pd_status st = im.g ? run_import(&im) : pd_errorf(err, PD_ERR_INPUT, "%s: not an ONNX model (no graph)", file);
   for (int i = 0; i < im.nk; i++) pd_tensor_release(&im.k[i].t);
   free(im.k);
   for (int i = 0; i < im.nowned; i++) free(im.owned[i]);
   free(im.owned);
   smap_free(&im.kmap), smap_free(&im.names), smap_free(&im.fresh), smap_free(&im.uses);
-  smap_free(&im.graph_inputs), smap_free(&im.mmap);
+  smap_free(&im.graph_inputs), smap_free(&im.mmap), smap_free(&im.weights);
   free(im.mnames), free(im.mmeta), free(im.mkind), free(im.pio);
   pd_buf_free(&im.pend);
   pd_buf_free(&im.vars);
@@ -1775,6 +2129,26 @@ pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_o
     free(out->text);
     out->text = NULL;
   }
+  return st;
+}
+
+/* First with the exported batch made -1; when that fails (a node needs
+ * its value, or the net does not build that way), again as exported. */
+pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err) {
+  pd_status st = import_once(m, file, out, err, true);
+  if (!st) out->batch_relaxed = out->batch_from > 0;
+  if (!st || !out->batch_from) return st;
+  const char *msg = err->msg; /* the node and why, without the file */
+  size_t fl = strlen(file);
+  if (strncmp(msg, file, fl) == 0 && msg[fl] == ':' && msg[fl + 1] == ' ') msg += fl + 2;
+  if (strncmp(msg, "unsupported: ", 13) == 0) msg += 13;
+  char *why = strdup(msg);
+  pd_onnx_import_free(out);
+  st = import_once(m, file, out, err, false);
+  if (!st)
+    out->batch_kept = why;
+  else
+    free(why);
   return st;
 }
 
@@ -1791,6 +2165,9 @@ void pd_onnx_import_free(pd_onnx_import *o) {
   free(o->outputs);
   free(o->need_const);
   free(o->unsupported_op);
+  free(o->batch_kept);
+  for (int i = 0; i < o->nweights; i++) free(o->weights[i]);
+  free(o->weights);
   memset(o, 0, sizeof *o);
 }
 

@@ -116,7 +116,10 @@ static int run_set(pd_net *net, const pd_onnx_import *im, const char *set, char 
     if ((st = pd_onnx_read_tensor(path, &t, &name, &err))) break;
     const char *target = name && name[0] ? name : k < norig ? orig_inputs[k] : "";
     int v = pd_net_var(net, target);
-    if (v >= 0 && net->vars[v].kind == PD_VAR_DATA) st = pd_tensor_copy(r.t[v], &t, &err);
+    /* data, and the weights the importer left to the parameter directory */
+    bool weight = false;
+    for (int w = 0; w < im->nweights; w++) weight |= strcmp(im->weights[w], target) == 0;
+    if (v >= 0 && (net->vars[v].kind == PD_VAR_DATA || weight)) st = pd_tensor_copy(r.t[v], &t, &err);
     pd_tensor_release(&t);
     free(name);
   }
