@@ -27,6 +27,7 @@
 #include "onnx/onnx_import.h"
 
 #include "core/net.h"
+#include "core/op.h"
 #include "text/textformat.h"
 #include "base/util.h"
 
@@ -218,6 +219,14 @@ typedef struct konst { /* a constant known at import: initializer or Constant ou
   bool is_initializer;
 } konst;
 
+typedef struct pattern {
+  const char *type; /* "gelu", "layer_norm" */
+  const char *x, *scale, *bias, *y;
+  int64_t axes[PD_MAX_DIMS];
+  int naxes;
+  double eps;
+} pattern;
+
 typedef struct imp {
   const Onnx__ModelProto *m;
   const Onnx__GraphProto *g;
@@ -257,6 +266,9 @@ typedef struct imp {
    * run again without (pd_onnx_import_model). */
   bool relax;
   smap weights; /* graph inputs read as BatchNormalization's weights: 1 param, 2 state */
+  int *pat;     /* per node: 0, -1 (in a decomposition, skipped) or 1 + its pattern (emitted there) */
+  pattern *pats;
+  int npats;
   /* the node being mapped, for messages */
   const Onnx__NodeProto *node;
   int node_index;
@@ -355,6 +367,11 @@ static const char *fresh(imp *im, const char *base, const char *what) {
 static konst *find_const(imp *im, const char *name) {
   int i = smap_get(&im->kmap, name);
   return i < 0 ? NULL : &im->k[i];
+}
+
+static bool is_initializer(imp *im, const char *name) {
+  konst *k = name ? find_const(im, name) : NULL;
+  return k && k->is_initializer;
 }
 
 /* Takes t (its storage) as the constant `name`. */
@@ -501,6 +518,10 @@ static pd_status add_pio(imp *im, const char *name, bool out) {
  * as long as the import (the model's, or made by fresh). */
 static pd_status emit(imp *im, const char *type, int nin, const char *const *ins, int nout, const char *const *outs,
                       attrs *a) {
+  if (!pd_op_find(type)) { /* a mapping written ahead of its op */
+    if (a) pd_buf_free(&a->b);
+    return unsupported(im, "its op %s is not in this build", type);
+  }
   pd_status st = PD_OK;
   for (int i = 0; i < nin && !st; i++)
     if (ins[i][0]) st = use_as(im, ins[i], NULL);
@@ -1628,8 +1649,35 @@ static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
     *done = true;
     return fold_result(im, n->output[0], PD_I64, 1, &len, v);
   }
-  static const char *const foldable[] = {"Identity", "Cast", "Unsqueeze", "Squeeze", "Concat", "Gather",
-                                         "Slice",    "Add",  "Sub",       "Mul",     "Div"};
+  if (strcmp(op, "ConstantOfShape") == 0) {
+    konst *k = int_const(im, n->input[0]);
+    const Onnx__AttributeProto *a = attr(n, "value");
+    if (!k || k->t.ndim != 1 || has_mark(&k->t)) return PD_OK;
+    pd_tensor val, t;
+    pd_tensor_init(&val, PD_F32);
+    int64_t total = 1;
+    for (int64_t i = 0; i < k->t.dims[0] && i < PD_MAX_DIMS; i++) dims[i] = iget(&k->t, i), total *= dims[i];
+    if (k->t.dims[0] > PD_MAX_DIMS || total > FOLD_MAX || total < 0) return PD_OK;
+    if (a && a->t) {
+      if (dtype_of(a->t->data_type) < 0) return PD_OK;
+      pd_status st = pd_onnx_tensor(a->t, "ConstantOfShape value", &val, im->err);
+      if (st) return st;
+      if (pd_tensor_numel(&val) != 1) {
+        pd_tensor_release(&val);
+        return PD_OK;
+      }
+    }
+    pd_status st = new_tensor(im, &t, a && a->t ? val.dtype : PD_F32, (int)k->t.dims[0], dims);
+    for (int64_t i = 0; !st && i < total; i++) pd_tensor_set(&t, i, a && a->t ? pd_tensor_get(&val, 0) : 0);
+    if (!st && t.dtype == PD_I64 && a && a->t)
+      for (int64_t i = 0; i < total; i++) PD_DATA(&t, int64_t)[i] = PD_DATA(&val, int64_t)[0];
+    pd_tensor_release(&val);
+    if (!st && (st = add_const(im, n->output[0], &t, false))) pd_tensor_release(&t);
+    *done = !st;
+    return st;
+  }
+  static const char *const foldable[] = {"Identity", "Cast", "Unsqueeze", "Squeeze", "Concat",  "Gather",   "Slice",
+                                         "Add",      "Sub",  "Mul",       "Div",     "Reshape", "Transpose"};
   bool known = false;
   for (size_t i = 0; i < sizeof foldable / sizeof *foldable; i++) known |= strcmp(op, foldable[i]) == 0;
   if (!known || n->n_output != 1) return PD_OK;
@@ -1698,29 +1746,86 @@ static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
     r = ix->ndim;
     memcpy(dims, ix->dims, sizeof *dims * (size_t)r);
   } else if (strcmp(op, "Slice") == 0) {
-    if (r != 1) return PD_OK;
-    int64_t s, e, step = 1;
+    int64_t sb[PD_MAX_DIMS], se[PD_MAX_DIMS], sa[PD_MAX_DIMS], sp[PD_MAX_DIMS];
+    int ns = 0;
     if (im->opset < 10) {
-      int cs, ce;
-      const int64_t *as = attr_ints(n, "starts", &cs), *ae = attr_ints(n, "ends", &ce);
-      if (cs != 1 || ce != 1) return PD_OK;
-      s = as[0], e = ae[0];
+      int cs, ce, ca;
+      const int64_t *as = attr_ints(n, "starts", &cs), *ae = attr_ints(n, "ends", &ce), *aa = attr_ints(n, "axes", &ca);
+      if (cs != ce || cs > r || (ca && ca != cs)) return PD_OK;
+      for (ns = 0; ns < cs; ns++) sb[ns] = as[ns], se[ns] = ae[ns], sa[ns] = ca ? aa[ns] : ns, sp[ns] = 1;
     } else {
-      konst *ks = int_const(im, in_at(n, 1)), *ke = int_const(im, in_at(n, 2)), *kp = int_const(im, in_at(n, 4));
-      if (!ks || !ke || pd_tensor_numel(&ks->t) != 1 || pd_tensor_numel(&ke->t) != 1) return PD_OK;
-      if (kp && (pd_tensor_numel(&kp->t) != 1 || iget(&kp->t, 0) == 0)) return PD_OK;
-      s = iget(&ks->t, 0), e = iget(&ke->t, 0), step = kp ? iget(&kp->t, 0) : 1;
+      konst *ks = int_const(im, in_at(n, 1)), *ke = int_const(im, in_at(n, 2)), *ka = int_const(im, in_at(n, 3)),
+            *kp = int_const(im, in_at(n, 4));
+      ns = ks ? (int)pd_tensor_numel(&ks->t) : -1;
+      if (!ks || !ke || ns > r || pd_tensor_numel(&ke->t) != ns || (ka && pd_tensor_numel(&ka->t) != ns) ||
+          (kp && pd_tensor_numel(&kp->t) != ns))
+        return PD_OK;
+      for (int i = 0; i < ns; i++)
+        sb[i] = iget(&ks->t, i), se[i] = iget(&ke->t, i), sa[i] = ka ? iget(&ka->t, i) : i,
+        sp[i] = kp ? iget(&kp->t, i) : 1;
     }
-    int64_t d = cnt, src[FOLD_MAX];
+    int64_t b0[PD_MAX_DIMS], st0[PD_MAX_DIMS], src[FOLD_MAX];
+    for (int d = 0; d < r; d++) b0[d] = 0, st0[d] = 1;
+    for (int i = 0; i < ns; i++) {
+      int64_t a = sa[i] < 0 ? sa[i] + r : sa[i], d = a >= 0 && a < r ? dims[a] : 0, b = sb[i], e = se[i], step = sp[i];
+      if (a < 0 || a >= r || step == 0) return PD_OK;
+      b = b < 0 ? (b < -d ? 0 : b + d) : b, e = e < 0 ? (e < -d ? -1 : e + d) : e;
+      if (step > 0)
+        b = b > d ? d : b, e = e > d ? d : e < 0 ? 0 : e;
+      else
+        b = b > d - 1 ? d - 1 : b, e = e > d - 1 ? d - 1 : e;
+      int64_t c = step > 0 ? (e - b + step - 1) / step : (b - e + (-step) - 1) / (-step);
+      b0[a] = b, st0[a] = step, dims[a] = c > 0 ? c : 0;
+    }
     memcpy(src, v, sizeof *v * (size_t)cnt);
-    s = s < 0 ? (s < -d ? 0 : s + d) : s, e = e < 0 ? (e < -d ? -1 : e + d) : e;
-    if (step > 0)
-      s = s > d ? d : s, e = e > d ? d : e < 0 ? 0 : e;
-    else
-      s = s > d - 1 ? d - 1 : s, e = e > d - 1 ? d - 1 : e;
-    cnt = 0;
-    for (int64_t i = s; step > 0 ? i < e : i > e; i += step) v[cnt++] = src[i];
-    dims[0] = cnt;
+    int64_t stride[PD_MAX_DIMS], idx[PD_MAX_DIMS] = {0}, total = 1;
+    for (int d = r - 1, acc = 1; d >= 0; acc *= (int)x->dims[d], d--) stride[d] = acc;
+    for (int d = 0; d < r; d++) total *= dims[d];
+    for (int64_t o = 0; o < total; o++) {
+      int64_t off = 0;
+      for (int d = 0; d < r; d++) off += (b0[d] + idx[d] * st0[d]) * stride[d];
+      v[o] = src[off];
+      for (int d = r - 1; d >= 0 && ++idx[d] == dims[d]; d--) idx[d] = 0;
+    }
+  } else if (strcmp(op, "Transpose") == 0) {
+    int np;
+    const int64_t *pm = attr_ints(n, "perm", &np);
+    int64_t perm[PD_MAX_DIMS], stride[PD_MAX_DIMS], idx[PD_MAX_DIMS] = {0}, src[FOLD_MAX], od[PD_MAX_DIMS];
+    if (np && np != r) return PD_OK;
+    for (int d = 0; d < r; d++) perm[d] = np ? pm[d] : r - 1 - d;
+    for (int d = r - 1, acc = 1; d >= 0; acc *= (int)dims[d], d--) stride[d] = acc;
+    for (int d = 0; d < r; d++) {
+      if (perm[d] < 0 || perm[d] >= r) return PD_OK;
+      od[d] = dims[perm[d]];
+    }
+    memcpy(src, v, sizeof *v * (size_t)cnt);
+    for (int64_t o = 0; o < cnt; o++) {
+      int64_t off = 0;
+      for (int d = 0; d < r; d++) off += idx[d] * stride[perm[d]];
+      v[o] = src[off];
+      for (int d = r - 1; d >= 0 && ++idx[d] == od[d]; d--) idx[d] = 0;
+    }
+    memcpy(dims, od, sizeof od);
+  } else if (strcmp(op, "Reshape") == 0) {
+    const pd_tensor *sh = &int_const(im, n->input[1])->t;
+    int64_t ns = pd_tensor_numel(sh), known = 1, nd[PD_MAX_DIMS];
+    int infer = -1;
+    if (sh->ndim != 1 || ns > PD_MAX_DIMS || has_mark(sh)) return PD_OK;
+    for (int i = 0; i < ns; i++) {
+      int64_t e = iget(sh, i);
+      if (e == 0 && !(im->opset >= 14 && attr_i(n, "allowzero", 0))) e = i < r ? dims[i] : -2;
+      if (e == -1 && infer < 0)
+        infer = i;
+      else if (e < 0)
+        return PD_OK;
+      else
+        known *= e;
+      nd[i] = e;
+    }
+    if (infer >= 0) nd[infer] = known ? cnt / known : 0;
+    if (infer >= 0 ? known == 0 || cnt % known : known != cnt) return PD_OK;
+    r = (int)ns;
+    memcpy(dims, nd, sizeof *nd * (size_t)r);
   } else if (strcmp(op, "Identity") != 0) { /* Add, Sub, Mul, Div */
     const pd_tensor *y = &int_const(im, n->input[1])->t;
     int64_t cy = pd_tensor_numel(y);
@@ -1748,6 +1853,172 @@ static pd_status map_fold_only(imp *im, const Onnx__NodeProto *n) {
   return unsupported(im, "%s only as shape arithmetic over constants (an input is computed at run time)", n->op_type);
 }
 
+/* ---- activations and normalisation of issue 22 ---------------------------------------- */
+
+static pd_status map_leaky_relu(imp *im, const Onnx__NodeProto *n) {
+  pd_status st = need_float(im, n->input[0]);
+  if (st) return st;
+  attrs at = {0};
+  at_f(&at, "alpha", attr_f(n, "alpha", 0.01));
+  return emit1(im, "leaky_relu", n->input[0], n->output[0], &at);
+}
+
+static pd_status map_softplus(imp *im, const Onnx__NodeProto *n) { return map_act(im, n, "softplus"); }
+
+/* Gelu (ai.onnx from opset 20; written by some exporters before): erf or
+ * the tanh approximation. */
+static pd_status map_gelu(imp *im, const Onnx__NodeProto *n) {
+  bool tanh_ = attr_s_is(n, "approximate", "tanh", "none");
+  if (!tanh_ && !attr_s_is(n, "approximate", "none", "none"))
+    return unsupported(im, "an approximate other than none, tanh");
+  pd_status st = need_float(im, n->input[0]);
+  if (st) return st;
+  attrs at = {0};
+  at_s(&at, "approximate", tanh_ ? "tanh" : "none");
+  return emit1(im, "gelu", n->input[0], n->output[0], &at);
+}
+
+/* Clip: bounds as attributes before opset 11, as optional constant scalar
+ * inputs from 11 (torch's ReLU6 and clamp). */
+static pd_status map_clip(imp *im, const Onnx__NodeProto *n) {
+  double lo = -INFINITY, hi = INFINITY;
+  if (im->opset < 11) {
+    lo = attr_f(n, "min", -INFINITY), hi = attr_f(n, "max", INFINITY);
+  } else {
+    static const char *const what[] = {"min", "max"};
+    for (size_t i = 1; i <= 2; i++) {
+      konst *k;
+      if (!in_at(n, i)) continue;
+      pd_status st = need_const(im, n->input[i], what[i - 1], &k);
+      if (st) return st;
+      if (pd_tensor_numel(&k->t) != 1) return unsupported(im, "a %s that is not a scalar", what[i - 1]);
+      *(i == 1 ? &lo : &hi) = pd_tensor_get(&k->t, 0);
+    }
+  }
+  pd_status st = need_float(im, n->input[0]);
+  if (st) return st;
+  attrs at = {0};
+  if (lo > -INFINITY) at_f(&at, "min", lo);
+  if (hi < INFINITY) at_f(&at, "max", hi);
+  return emit1(im, "clip", n->input[0], n->output[0], &at);
+}
+
+/* layer_norm over the dims from `axis` on; X, Scale (B optional). */
+static pd_status emit_layer_norm(imp *im, const char *X, const char *S, const char *B, int64_t axis, double eps,
+                                 const char *Y) {
+  pd_status st = need_float(im, X);
+  if (st) return st;
+  attrs at = {0};
+  at_i(&at, "axis", axis);
+  at_f(&at, "epsilon", eps);
+  return emit(im, "layer_norm", 3, (const char *[]){X, S ? S : "", B ? B : ""}, 1, (const char *[]){Y}, &at);
+}
+
+static pd_status map_layer_norm(imp *im, const Onnx__NodeProto *n) {
+  if (out_at(n, 1) || out_at(n, 2)) return unsupported(im, "the Mean and InvStdDev outputs");
+  if (attr_i(n, "stash_type", 1) != 1) return unsupported(im, "stash_type other than 1 (float)");
+  return emit_layer_norm(im, n->input[0], in_at(n, 1), in_at(n, 2), attr_i(n, "axis", -1), attr_f(n, "epsilon", 1e-5),
+                         n->output[0]);
+}
+
+/* Pad: pads as an attribute before opset 11, a constant int64 input from
+ * 11 (what torch writes computes it from constants: folded); `mode`
+ * constant, reflect, edge; the constant value an optional input (11+). */
+static pd_status map_pad(imp *im, const Onnx__NodeProto *n) {
+  int64_t pads[2 * PD_MAX_DIMS];
+  int np = 0;
+  double value = attr_f(n, "value", 0);
+  pd_status st;
+  konst *k;
+  if (im->opset < 11) {
+    const int64_t *p = attr_ints(n, "pads", &np);
+    if (np > 2 * PD_MAX_DIMS) return unsupported(im, "%d pads", np);
+    memcpy(pads, p, sizeof *pads * (size_t)np);
+  } else {
+    if (!in_at(n, 1)) return unsupported(im, "no pads");
+    if ((st = need_const(im, n->input[1], "pads", &k))) return st;
+    np = (int)pd_tensor_numel(&k->t);
+    if (!int_const(im, n->input[1]) || np > 2 * PD_MAX_DIMS) return unsupported(im, "pads that are not int64 [2 r]");
+    for (int i = 0; i < np; i++) pads[i] = iget(&k->t, i);
+    if (in_at(n, 2)) {
+      if ((st = need_const(im, n->input[2], "constant_value", &k))) return st;
+      if (pd_tensor_numel(&k->t) != 1) return unsupported(im, "a constant_value that is not a scalar");
+      value = pd_tensor_get(&k->t, 0);
+    }
+    if (in_at(n, 3)) return unsupported(im, "the axes input");
+  }
+  const char *mode = attr_s_is(n, "mode", "reflect", "constant")    ? "reflect"
+                     : attr_s_is(n, "mode", "edge", "constant")     ? "edge"
+                     : attr_s_is(n, "mode", "constant", "constant") ? "constant"
+                                                                    : NULL;
+  if (!mode) return unsupported(im, "a mode other than constant, reflect, edge");
+  pd_tensor x;
+  if ((st = need_float(im, n->input[0])) || (st = meta(im, n->input[0], &x))) return st;
+  if (np != 2 * x.ndim) return unsupported(im, "%d pads for an input of rank %d", np, x.ndim);
+  for (int i = 0; i < np; i++)
+    if (pads[i] < 0) return unsupported(im, "a negative pad (cropping)");
+  if (pads[0] || pads[x.ndim]) return unsupported(im, "padding of the first (batch) dim");
+  attrs at = {0};
+  at_ints(&at, "pads", np, pads);
+  at_s(&at, "mode", mode);
+  if (value != 0) at_f(&at, "value", value);
+  return emit1(im, "pad", n->input[0], n->output[0], &at);
+}
+
+/* Resize (and Upsample) in the nearest mode torch.nn.Upsample exports:
+ * asymmetric coordinates, floor rounding, constant scales over the
+ * spatial dims of [N, C, H, W]; anything else is refused naming it. */
+static pd_status map_resize(imp *im, const Onnx__NodeProto *n) {
+  bool upsample = strcmp(n->op_type, "Upsample") == 0;
+  if (!attr_s_is(n, "mode", "nearest", "nearest")) return unsupported(im, "mode other than nearest");
+  if (!upsample && im->opset >= 11) {
+    if (!attr_s_is(n, "coordinate_transformation_mode", "asymmetric", "half_pixel"))
+      return unsupported(im, "coordinate_transformation_mode other than asymmetric");
+    if (!attr_s_is(n, "nearest_mode", "floor", "round_prefer_floor"))
+      return unsupported(im, "nearest_mode other than floor");
+  }
+  if (attr_i(n, "exclude_outside", 0)) return unsupported(im, "exclude_outside = 1");
+  pd_tensor x;
+  pd_status st;
+  if ((st = need_float(im, n->input[0])) || (st = meta(im, n->input[0], &x))) return st;
+  if (x.ndim != 4) return unsupported(im, "an input of rank %d (4, [N, C, H, W], is supported)", x.ndim);
+  double sc[PD_MAX_DIMS];
+  int ns = 0;
+  const char *S = upsample ? (im->opset >= 9 ? in_at(n, 1) : NULL) : im->opset >= 11 ? in_at(n, 2) : in_at(n, 1);
+  const char *Z = !upsample && im->opset >= 11 ? in_at(n, 3) : NULL;
+  konst *k;
+  if (upsample && im->opset < 9) {
+    const Onnx__AttributeProto *a = attr(n, "scales");
+    ns = a ? (int)a->n_floats : 0;
+    for (int i = 0; i < ns && i < PD_MAX_DIMS; i++) sc[i] = a->floats[i];
+  } else if (S && (k = find_const(im, S)) && pd_tensor_numel(&k->t) > 0) {
+    ns = (int)pd_tensor_numel(&k->t);
+    for (int i = 0; i < ns && i < PD_MAX_DIMS; i++) sc[i] = pd_tensor_get(&k->t, i);
+  } else if (Z) { /* sizes: the scales they imply, which must be exact */
+    if ((st = need_const(im, Z, "sizes", &k))) return st;
+    ns = (int)pd_tensor_numel(&k->t);
+    for (int i = 0; i < ns && i < x.ndim; i++) {
+      double want = pd_tensor_get(&k->t, i);
+      if (i < 2 ? want != x.dims[i] && x.dims[i] >= 0 : x.dims[i] <= 0 || fmod(want, (double)x.dims[i]) != 0)
+        return unsupported(im, "sizes that are not whole multiples of the spatial dims");
+      sc[i] = i < 2 ? 1 : want / (double)x.dims[i];
+    }
+  } else if (S) {
+    return need_const(im, S, "scales", &k);
+  }
+  if (ns != 4) return unsupported(im, "%d scales for an input of rank 4", ns);
+  if (sc[0] != 1 || sc[1] != 1) return unsupported(im, "scaling of the batch or channel dim");
+  attrs at = {0};
+  pd_buf_printf(&at.b, " attrs { key: \"scales\" value { floats: [");
+  for (int i = 2; i < 4; i++) {
+    char num[32];
+    pd_format_double(sc[i], num, sizeof num);
+    pd_buf_printf(&at.b, "%s%s", i > 2 ? ", " : "", num);
+  }
+  pd_buf_printf(&at.b, "] } }");
+  return emit1(im, "resize_nearest", n->input[0], n->output[0], &at);
+}
+
 static const struct {
   const char *type;
   map_fn fn;
@@ -1758,12 +2029,15 @@ static const struct {
     {"AveragePool", map_avgpool, 1, 1},
     {"BatchNormalization", map_batchnorm, 6, 5},
     {"Cast", map_cast, 6, 1},
+    {"Clip", map_clip, 6, 1},
     {"Concat", map_concat, 4, 1},
+    {"ConstantOfShape", map_fold_only, 9, 1},
     {"Constant", map_constant, 1, 0},
     {"Conv", map_conv, 1, 2},
     {"Div", map_div, 6, 2},
     {"Dropout", map_dropout, 6, 1},
     {"Flatten", map_flatten, 1, 1},
+    {"Gelu", map_gelu, 1, 1},
     {"Gemm", map_gemm, 6, 2},
     {"GlobalAveragePool", map_global_avgpool, 1, 1},
     {"Gather", map_gather, 1, 2},
@@ -1771,31 +2045,235 @@ static const struct {
     {"GRU", map_gru, 7, 3},
     {"Identity", map_identity, 1, 1},
     {"LSTM", map_lstm, 7, 3},
+    {"LayerNormalization", map_layer_norm, 17, 1},
+    {"LeakyRelu", map_leaky_relu, 6, 1},
     {"LogSoftmax", map_log_softmax, 1, 1},
     {"MatMul", map_matmul, 1, 2},
     {"MaxPool", map_maxpool, 1, 1},
     {"Mul", map_mul, 6, 2},
+    {"Pad", map_pad, 2, 1},
     {"Relu", map_relu, 6, 1},
     {"Reshape", map_reshape, 5, 2},
     {"RNN", map_rnn, 7, 3},
+    {"Resize", map_resize, 10, 1},
     {"Shape", map_fold_only, 1, 1},
     {"Sigmoid", map_sigmoid, 6, 1},
     {"Slice", map_fold_only, 1, 1},
     {"Softmax", map_softmax, 1, 1},
+    {"Softplus", map_softplus, 1, 1},
     {"Squeeze", map_fold_only, 1, 1},
     {"Sub", map_sub, 6, 2},
     {"Sum", map_sum, 6, 1},
     {"Tanh", map_tanh, 6, 1},
     {"Transpose", map_transpose, 1, 1},
     {"Unsqueeze", map_fold_only, 1, 1},
+    {"Upsample", map_resize, 7, 1},
 };
+
+/* ---- decompositions recognised ------------------------------------------------------ */
+
+/* torch.onnx.export writes GELU (below opset 20) and LayerNorm (below 17)
+ * as chains of elementary nodes, most of which (Erf, Pow, Sqrt,
+ * ReduceMean) we do not map one by one. Before the nodes are mapped, such
+ * chains are found and become one gelu or layer_norm, emitted at the
+ * chain's last node; its other nodes are skipped. A chain qualifies only
+ * when its inner values are read by nothing outside it. */
+
+/* The producer and (for values read once) the reader of each value. */
+typedef struct graph_index {
+  smap producer, reader, init;
+} graph_index;
+
+static const Onnx__NodeProto *producer(const imp *im, const graph_index *gi, const char *name, const char *type) {
+  int i = name ? smap_get(&gi->producer, name) : -1;
+  if (i < 0 || !im->g->node[i]->op_type || strcmp(im->g->node[i]->op_type, type) != 0) return NULL;
+  return im->g->node[i];
+}
+
+/* The only node reading `name`, when it is of `type`. */
+static const Onnx__NodeProto *reader(const imp *im, const graph_index *gi, const char *name, const char *type) {
+  if (!name || !used_once(im, name)) return NULL;
+  int i = smap_get(&gi->reader, name);
+  if (i < 0 || !im->g->node[i]->op_type || strcmp(im->g->node[i]->op_type, type) != 0) return NULL;
+  return im->g->node[i];
+}
+
+/* The value of a constant scalar (an initializer or a Constant node). */
+static bool scalar_of(imp *im, const graph_index *gi, const char *name, double *v) {
+  const Onnx__TensorProto *tp = NULL;
+  int i = smap_get(&gi->init, name);
+  if (i >= 0) tp = im->g->initializer[i];
+  const Onnx__NodeProto *c = producer(im, gi, name, "Constant");
+  if (c && c->n_attribute == 1 && strcmp(c->attribute[0]->name, "value") == 0) tp = c->attribute[0]->t;
+  if (c && c->n_attribute == 1 && strcmp(c->attribute[0]->name, "value_float") == 0) {
+    *v = c->attribute[0]->f;
+    return true;
+  }
+  if (!tp || dtype_of(tp->data_type) < 0) return false;
+  pd_tensor t;
+  pd_error e = {0};
+  if (pd_onnx_tensor(tp, name, &t, &e)) return false;
+  bool one = pd_tensor_numel(&t) == 1;
+  if (one) *v = pd_tensor_get(&t, 0);
+  pd_tensor_release(&t);
+  return one;
+}
+
+static bool near(double a, double b) { return fabs(a - b) <= 1e-6 * fabs(b); }
+
+/* The input of binary node n that is not `this` (either order). */
+static const char *other_in(const Onnx__NodeProto *n, const char *this) {
+  if (n->n_input != 2) return NULL;
+  return strcmp(n->input[0], this) == 0 ? n->input[1] : strcmp(n->input[1], this) == 0 ? n->input[0] : NULL;
+}
+
+static int node_at(const imp *im, const Onnx__NodeProto *n) {
+  for (size_t i = 0; i < im->g->n_node; i++)
+    if (im->g->node[i] == n) return (int)i;
+  return -1;
+}
+
+/* y = x * 0.5 * (1 + erf(x / sqrt 2)), from its Erf node. */
+static bool match_gelu(imp *im, const graph_index *gi, const Onnx__NodeProto *erf, pattern *p,
+                       const Onnx__NodeProto **nodes, int *nn) {
+  double c;
+  const Onnx__NodeProto *d = producer(im, gi, erf->input[0], "Div"), *a, *m1, *m2 = NULL, *h = NULL;
+  if (!d || d->n_input != 2 || !used_once(im, d->output[0]) || !scalar_of(im, gi, d->input[1], &c) ||
+      !near(c, sqrt(2.0)))
+    return false;
+  const char *x = d->input[0];
+  if (!(a = reader(im, gi, erf->output[0], "Add")) || !scalar_of(im, gi, other_in(a, erf->output[0]), &c) || c != 1)
+    return false;
+  if (!(m1 = reader(im, gi, a->output[0], "Mul"))) return false;
+  const char *o = other_in(m1, a->output[0]);
+  if (o && strcmp(o, x) == 0) { /* (x * (1 + erf)) * 0.5 */
+    if (!(m2 = reader(im, gi, m1->output[0], "Mul")) || !scalar_of(im, gi, other_in(m2, m1->output[0]), &c) || c != 0.5)
+      return false;
+  } else if (o && (h = producer(im, gi, o, "Mul")) && used_once(im, o)) { /* (x * 0.5) * (1 + erf) */
+    const char *hx = other_in(h, x);
+    if (!hx || !scalar_of(im, gi, hx, &c) || c != 0.5) return false;
+  } else {
+    return false;
+  }
+  const Onnx__NodeProto *all[] = {d, erf, a, m1, m2 ? m2 : h};
+  *nn = 5;
+  memcpy(nodes, all, sizeof all);
+  *p = (pattern){.type = "gelu", .x = x, .y = m2 ? m2->output[0] : m1->output[0]};
+  return true;
+}
+
+/* (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* scale [+ bias]]
+ * over trailing axes, from its Sqrt node. */
+static bool match_layer_norm(imp *im, const graph_index *gi, const Onnx__NodeProto *sq, pattern *p,
+                             const Onnx__NodeProto **nodes, int *nn) {
+  double c;
+  const Onnx__NodeProto *e = producer(im, gi, sq->input[0], "Add"), *r2, *pw, *s, *r1, *dv, *w, *b;
+  if (!e || !used_once(im, e->output[0]) || !used_once(im, sq->output[0])) return false;
+  const char *v = NULL;
+  for (int i = 0; i < 2 && !v; i++)
+    if (scalar_of(im, gi, e->input[1 - i], &c)) v = e->input[i];
+  if (!v || !(r2 = producer(im, gi, v, "ReduceMean")) || !used_once(im, v)) return false;
+  double eps = c;
+  if (!(pw = producer(im, gi, r2->input[0], "Pow")) || !used_once(im, pw->output[0]) ||
+      !scalar_of(im, gi, pw->input[1], &c) || c != 2)
+    return false;
+  if (!(s = producer(im, gi, pw->input[0], "Sub")) || smap_get(&im->uses, s->output[0]) != 2) return false;
+  if (!(r1 = producer(im, gi, s->input[1], "ReduceMean")) || !used_once(im, r1->output[0]) ||
+      strcmp(r1->input[0], s->input[0]) != 0)
+    return false;
+  if (!(dv = reader(im, gi, sq->output[0], "Div")) || strcmp(dv->input[0], s->output[0]) != 0) return false;
+  int n1, n2;
+  const int64_t *a1 = attr_ints(r1, "axes", &n1), *a2 = attr_ints(r2, "axes", &n2);
+  if (!n1 || n1 != n2 || n1 > PD_MAX_DIMS || memcmp(a1, a2, sizeof *a1 * (size_t)n1) != 0 ||
+      attr_i(r1, "keepdims", 1) != 1 || attr_i(r2, "keepdims", 1) != 1 || r1->n_input > 1 || r2->n_input > 1)
+    return false;
+  const Onnx__NodeProto *all[9] = {r1, s, pw, r2, e, sq, dv};
+  int k = 7;
+  *p = (pattern){.type = "layer_norm", .x = r1->input[0], .y = dv->output[0], .eps = eps, .naxes = n1};
+  memcpy(p->axes, a1, sizeof *a1 * (size_t)n1);
+  if ((w = reader(im, gi, dv->output[0], "Mul")) && is_initializer(im, other_in(w, dv->output[0]))) {
+    all[k++] = w, p->scale = other_in(w, dv->output[0]), p->y = w->output[0];
+    if ((b = reader(im, gi, w->output[0], "Add")) && is_initializer(im, other_in(b, w->output[0])))
+      all[k++] = b, p->bias = other_in(b, w->output[0]), p->y = b->output[0];
+  }
+  *nn = k;
+  memcpy(nodes, all, sizeof *all * (size_t)k);
+  return true;
+}
+
+/* Finds the chains (im->pat: for each node, 0, -1 skipped, or 1 + the
+ * pattern emitted there). */
+static pd_status find_patterns(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  graph_index gi = {0};
+  pd_status st = PD_OK;
+  if (!(im->pat = calloc(g->n_node + 1, sizeof *im->pat))) return oom(im);
+  for (size_t i = 0; i < g->n_initializer && !st; i++)
+    if (g->initializer[i]->name && smap_put(&gi.init, g->initializer[i]->name, (int)i)) st = oom(im);
+  bool any = false;
+  for (size_t i = 0; i < g->n_node && !st; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    any |= n->op_type && (strcmp(n->op_type, "Erf") == 0 || strcmp(n->op_type, "Sqrt") == 0);
+    for (size_t j = 0; j < n->n_output && !st; j++)
+      if (n->output[j][0] && smap_put(&gi.producer, n->output[j], (int)i)) st = oom(im);
+    for (size_t j = 0; j < n->n_input && !st; j++)
+      if (n->input[j][0] && smap_put(&gi.reader, n->input[j], (int)i)) st = oom(im);
+  }
+  for (size_t i = 0; i < g->n_node && !st && any; i++) {
+    const Onnx__NodeProto *n = g->node[i], *nodes[9];
+    pattern p;
+    int nn = 0;
+    bool hit =
+        n->op_type && ((strcmp(n->op_type, "Erf") == 0 && n->n_input == 1 && match_gelu(im, &gi, n, &p, nodes, &nn)) ||
+                       (strcmp(n->op_type, "Sqrt") == 0 && match_layer_norm(im, &gi, n, &p, nodes, &nn)));
+    if (!hit) continue;
+    int last = -1, at[9];
+    bool free_ = true;
+    for (int j = 0; j < nn; j++) {
+      at[j] = node_at(im, nodes[j]);
+      free_ &= at[j] >= 0 && im->pat[at[j]] == 0;
+      last = at[j] > last ? at[j] : last;
+    }
+    if (!free_) continue;
+    if (grow((void **)&im->pats, (size_t)im->npats, sizeof *im->pats)) {
+      st = oom(im);
+      break;
+    }
+    im->pats[im->npats++] = p;
+    for (int j = 0; j < nn; j++) im->pat[at[j]] = -1;
+    im->pat[last] = im->npats;
+  }
+  smap_free(&gi.producer), smap_free(&gi.reader), smap_free(&gi.init);
+  return st;
+}
+
+/* The fused op of pattern p, at its last node. */
+static pd_status emit_pattern(imp *im, const pattern *p) {
+  if (strcmp(p->type, "gelu") == 0) {
+    pd_status st = need_float(im, p->x);
+    if (st) return st;
+    attrs at = {0};
+    at_s(&at, "approximate", "none");
+    return emit1(im, "gelu", p->x, p->y, &at);
+  }
+  pd_tensor x;
+  pd_status st = meta(im, p->x, &x);
+  if (st) return st;
+  bool pick[PD_MAX_DIMS] = {false};
+  int64_t lo = x.ndim;
+  for (int i = 0; i < p->naxes; i++) {
+    int64_t a = p->axes[i] < 0 ? p->axes[i] + x.ndim : p->axes[i];
+    if (a < 0 || a >= x.ndim || pick[a])
+      return unsupported(im, "a layer norm (ReduceMean chain) over axis %lld", (long long)p->axes[i]);
+    pick[a] = true, lo = a < lo ? a : lo;
+  }
+  if (lo + p->naxes != x.ndim)
+    return unsupported(im, "a layer norm (ReduceMean chain) over dims that are not the last ones");
+  return emit_layer_norm(im, p->x, p->scale, p->bias, lo, p->eps, p->y);
+}
 
 /* ---- the graph ---------------------------------------------------------------------------- */
 
-static bool is_initializer(imp *im, const char *name) {
-  konst *k = find_const(im, name);
-  return k && k->is_initializer;
-}
 
 static pd_status strlist_add(char ***list, int *n, const char *s) {
   if (grow((void **)list, (size_t)*n, sizeof **list)) return PD_ERR_RUNTIME;
@@ -2026,7 +2504,7 @@ static pd_status list_unmapped(imp *im) {
   pd_status st = PD_OK;
   for (size_t i = 0; i < g->n_node && !st; i++) {
     const Onnx__NodeProto *n = g->node[i];
-    if (!n->op_type || map_of(im, n) >= 0) continue;
+    if (!n->op_type || im->pat[i] || map_of(im, n) >= 0) continue;
     total++;
     int k = smap_get(&seen, n->op_type);
     if (k >= 0) {
@@ -2094,14 +2572,17 @@ static pd_status run_import(imp *im) {
   if ((st = check_opset(im))) return st;
   if (g->n_sparse_initializer) return unsupported(im, "sparse initializers");
   if ((st = check_names(im))) return st;
-  if ((st = list_unmapped(im))) return st;
   for (size_t i = 0; i < g->n_input; i++)
     if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
       return oom(im);
-  if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = find_weights(im)) || (st = graph_inputs(im)))
+  if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = find_patterns(im)) || (st = list_unmapped(im)) ||
+      (st = find_weights(im)) || (st = graph_inputs(im)))
     return st;
-  for (size_t i = 0; i < g->n_node; i++)
-    if ((st = import_node(im, i))) return st;
+  for (size_t i = 0; i < g->n_node; i++) {
+    if (im->pat[i] < 0) continue;
+    im->node = g->node[i], im->node_index = (int)i;
+    if ((st = im->pat[i] ? emit_pattern(im, &im->pats[im->pat[i] - 1]) : import_node(im, i))) return st;
+  }
   im->node = NULL;
   if ((st = import_outputs(im)) || (st = check_batched_outputs(im))) return st;
   /* the whole net must build */
@@ -2120,6 +2601,7 @@ static pd_status import_once(const Onnx__ModelProto *m, const char *file, pd_onn
   free(im.owned);
   smap_free(&im.kmap), smap_free(&im.names), smap_free(&im.fresh), smap_free(&im.uses);
   smap_free(&im.graph_inputs), smap_free(&im.mmap), smap_free(&im.weights);
+  free(im.pat), free(im.pats);
   free(im.mnames), free(im.mmeta), free(im.mkind), free(im.pio);
   pd_buf_free(&im.pend);
   pd_buf_free(&im.vars);
