@@ -1190,8 +1190,18 @@ static pd_status map_reshape(imp *im, const Onnx__NodeProto *n) {
     }
     if (s0[i] == 0 && allowzero) return unsupported(im, "allowzero = 1 with a 0 in the shape (a zero-sized dim)");
   }
-  if (im->relax && batched && ns > 0 && s0[0] != BATCH_MARK && s0[0] != 0 && s0[0] != -1)
-    return batch_dep(im, "a constant target shape whose first entry %lld is the exported batch", (long long)s0[0]);
+  if (im->relax && batched && ns > 0 && s0[0] != BATCH_MARK && s0[0] != 0 && s0[0] != -1) {
+    /* torch writes x.view(x.size(0), -1) of a fixed batch as [B, -1]: the
+     * batch, when the rest keeps each row's size */
+    int64_t row = 1, rest = 1;
+    bool free_dim = false;
+    for (int i = 1; i < x.ndim; i++) row *= x.dims[i];
+    for (int64_t i = 1; i < ns; i++)
+      free_dim |= s[i] == -1, rest *= s[i] == -1 ? 1 : s[i] ? s[i] : i < x.ndim ? x.dims[i] : 0;
+    if (s0[0] != im->out->batch_from || !(free_dim ? rest > 0 && row % rest == 0 : rest == row))
+      return batch_dep(im, "a constant target shape whose first entry %lld is not the batch", (long long)s0[0]);
+    s[0] = 0;
+  }
   attrs at = {0};
   at_ints(&at, "shape", (int)ns, s);
   return emit1(im, "reshape", n->input[0], n->output[0], &at);
@@ -2273,7 +2283,6 @@ static pd_status emit_pattern(imp *im, const pattern *p) {
 }
 
 /* ---- the graph ---------------------------------------------------------------------------- */
-
 
 static pd_status strlist_add(char ***list, int *n, const char *s) {
   if (grow((void **)list, (size_t)*n, sizeof **list)) return PD_ERR_RUNTIME;
