@@ -192,8 +192,11 @@ static pd_status prepare(inference *in, const pd_opt *params, const pd_opt *data
   }
   bool need = false; /* an empty directory serves a net with nothing to load */
   for (int v = 0; v < net->nvars; v++) need |= net->vars[v].kind == PD_VAR_PARAM || net->vars[v].kind == PD_VAR_STATE;
+  bool fetch_value = false; /* a fetched parameter or constant is read by no op: load all */
+  for (int i = 0; i < in->nf; i++)
+    fetch_value |= net->vars[in->f[i].var].kind != PD_VAR_DATA && net->vars[in->f[i].var].kind != PD_VAR_TEMP;
   if (!st && params->value && (need || !pd_cli_empty_dir(params->value)))
-    st = pd_params_load(net, in->scope, params->value, in->active, true, NULL, NULL, err);
+    st = pd_params_load(net, in->scope, params->value, fetch_value ? NULL : in->active, true, NULL, NULL, err);
   if (!st) st = pd_runner_init(&in->r, net, in->scope, in->active, err);
   if (!st) st = pd_runner_plan_memory(&in->r, in->targets, in->nf, false, err); /* the fetched variables stay */
   if (!st) st = pd_runner_set_place(&in->r, place, err);
@@ -236,6 +239,15 @@ static pd_status collect(inference *in, int i, int64_t start, pd_error *err) {
   const pd_tensor *t = in->r.t[f->var];
   const pd_var_info *vi = &in->net->vars[f->var];
   bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
+  int64_t n = in->total - start < in->batch ? in->total - start : in->batch;
+  if (batched && (t->ndim < 1 || t->dims[0] != n)) { /* its -1 is not the batch: rows cannot be joined */
+    char d[128];
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "--fetch %s: \"%s\" has %s for a batch of %lld rows: its first dim is not the batch, so batches "
+                     "cannot be joined; fetch it with --batch-size >= %lld (all rows in one batch) if it is one",
+                     vi->name, vi->name, pd_dims_str(t->ndim, t->dims, d, sizeof d), (long long)n,
+                     (long long)in->total);
+  }
   if (start == 0) {
     int64_t dims[PD_MAX_DIMS];
     memcpy(dims, t->dims, sizeof dims);

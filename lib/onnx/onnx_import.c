@@ -649,6 +649,19 @@ static pd_status meta(imp *im, const char *name, pd_tensor *out) {
   return PD_OK;
 }
 
+/* Whether value `name` has the batch made -1 first (imp.relax): then a
+ * node that mixes its rows, or moves the batch elsewhere, needs the
+ * batch's value (batch_dep), and the import is run again without. */
+static bool relaxed(imp *im, const char *name) {
+  pd_tensor t;
+  pd_error e = {0}, *keep = im->err;
+  if (!im->relax || !im->out->batch_from || !name) return false;
+  im->err = &e; /* a value not known yet is not relaxed */
+  bool r = meta(im, name, &t) == PD_OK && t.ndim > 0 && t.dims[0] == -1;
+  im->err = keep;
+  return r;
+}
+
 /* Builds the whole net from the text (our own checks and shape inference). */
 static pd_status build_net(imp *im) {
   pd_buf t = {0};
@@ -766,6 +779,7 @@ static pd_status map_mul(imp *im, const Onnx__NodeProto *n) { return map_binary(
 static pd_status map_div(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_div"); }
 
 static pd_status map_matmul(imp *im, const Onnx__NodeProto *n) {
+  if (relaxed(im, n->input[1])) return batch_dep(im, "B has the batch first (a product over the rows)");
   pd_status st = need_float(im, n->input[0]);
   return st ? st
             : emit(im, "matmul", 2, (const char *[]){n->input[0], n->input[1]}, 1, (const char *[]){n->output[0]},
@@ -798,6 +812,7 @@ static pd_status map_gemm(imp *im, const Onnx__NodeProto *n) {
   const char *A = in_at(n, 0), *B = in_at(n, 1), *C = in_at(n, 2), *Y = n->output[0];
   double alpha = attr_f(n, "alpha", 1), beta = attr_f(n, "beta", 1);
   int64_t ta = attr_i(n, "transA", 0), tb = attr_i(n, "transB", 0);
+  if ((ta && relaxed(im, A)) || relaxed(im, B)) return batch_dep(im, "a product over the rows of the batch");
   pd_tensor a, b;
   pd_status st = need_float(im, A);
   if (!st) st = meta(im, A, &a);
@@ -872,6 +887,7 @@ static pd_status map_softmax_like(imp *im, const Onnx__NodeProto *n, const char 
     return unsupported(im, "axis %lld is outside the input's %d dims", (long long)axis, r);
   if (axis < 0) axis += r;
   if (r == 0) return unsupported(im, "a rank-0 input");
+  if (axis == 0 && relaxed(im, X)) return batch_dep(im, "axis 0 (normalising across the batch)");
   if (axis == r - 1) return emit1(im, type, X, Y, NULL);
   const char *t1 = fresh(im, Y, "in"), *t2 = fresh(im, Y, "norm");
   if (!t1 || !t2) return oom(im);
@@ -1141,6 +1157,11 @@ static pd_status map_dropout(imp *im, const Onnx__NodeProto *n) {
 
 static pd_status map_concat(imp *im, const Onnx__NodeProto *n) {
   if (!attr(n, "axis")) return unsupported(im, "no axis");
+  pd_tensor x;
+  pd_status st = meta(im, n->input[0], &x);
+  if (st) return st;
+  int64_t axis = attr_i(n, "axis", 0);
+  if ((axis == 0 || axis == -x.ndim) && relaxed(im, n->input[0])) return batch_dep(im, "axis 0 (joining batches)");
   attrs at = {0};
   at_i(&at, "axis", attr_i(n, "axis", 0));
   return emit(im, "concat", (int)n->n_input, (const char *const *)n->input, 1, (const char *[]){n->output[0]}, &at);
@@ -1153,8 +1174,8 @@ static pd_status map_flatten(imp *im, const Onnx__NodeProto *n) {
   int64_t axis = attr_i(n, "axis", 1);
   if (axis < -x.ndim || axis > x.ndim)
     return unsupported(im, "axis %lld outside [-%d, %d]", (long long)axis, x.ndim, x.ndim);
-  if (im->relax && (axis == 0 || axis == -x.ndim) && x.ndim && x.dims[0] == -1)
-    return batch_dep(im, "axis 0 (the batch folded into the rows)");
+  if ((axis < 0 ? axis + x.ndim : axis) != 1 && relaxed(im, n->input[0]))
+    return batch_dep(im, "axis %lld (rows that are not the batch's)", (long long)axis);
   attrs at = {0};
   at_i(&at, "axis", axis < 0 ? axis + x.ndim : axis);
   return emit1(im, "flatten", n->input[0], n->output[0], &at);
@@ -1190,7 +1211,7 @@ static pd_status map_reshape(imp *im, const Onnx__NodeProto *n) {
     }
     if (s0[i] == 0 && allowzero) return unsupported(im, "allowzero = 1 with a 0 in the shape (a zero-sized dim)");
   }
-  if (im->relax && batched && ns > 0 && s0[0] != BATCH_MARK && s0[0] != 0 && s0[0] != -1) {
+  if (im->relax && batched && ns > 0 && s0[0] != BATCH_MARK && s0[0] != 0) {
     /* torch writes x.view(x.size(0), -1) of a fixed batch as [B, -1]: the
      * batch, when the rest keeps each row's size */
     int64_t row = 1, rest = 1;
@@ -1198,7 +1219,8 @@ static pd_status map_reshape(imp *im, const Onnx__NodeProto *n) {
     for (int i = 1; i < x.ndim; i++) row *= x.dims[i];
     for (int64_t i = 1; i < ns; i++)
       free_dim |= s[i] == -1, rest *= s[i] == -1 ? 1 : s[i] ? s[i] : i < x.ndim ? x.dims[i] : 0;
-    if (s0[0] != im->out->batch_from || !(free_dim ? rest > 0 && row % rest == 0 : rest == row))
+    if ((s0[0] != im->out->batch_from && s0[0] != -1) || (s0[0] == -1 && free_dim) ||
+        !(free_dim ? rest > 0 && row % rest == 0 : rest == row))
       return batch_dep(im, "a constant target shape whose first entry %lld is not the batch", (long long)s0[0]);
     s[0] = 0;
   }
@@ -1210,6 +1232,8 @@ static pd_status map_reshape(imp *im, const Onnx__NodeProto *n) {
 static pd_status map_transpose(imp *im, const Onnx__NodeProto *n) {
   int np;
   const int64_t *p = attr_ints(n, "perm", &np);
+  if (relaxed(im, n->input[0]) && (np ? p[0] != 0 : true))
+    return batch_dep(im, "a perm that moves the batch from the first dim");
   attrs at = {0};
   if (np) at_ints(&at, "perm", np, p);
   return emit1(im, "transpose", n->input[0], n->output[0], &at);
@@ -1329,6 +1353,7 @@ static pd_status map_recurrent(imp *im, const Onnx__NodeProto *n, const char *ty
   const char *base = Y ? Y : YH ? YH : YC ? YC : n->output[0];
   int64_t layout = im->opset >= 14 ? attr_i(n, "layout", 0) : 0;
   if (layout != 0 && layout != 1) return unsupported(im, "layout %lld (0 and 1 are defined)", (long long)layout);
+  if (layout == 0 && relaxed(im, n->input[0])) return batch_dep(im, "layout 0 (the sequence first, not the batch)");
   const char *dir = "forward";
   int dirs = 1;
   const Onnx__AttributeProto *a = attr(n, "direction");
@@ -2330,6 +2355,9 @@ static pd_status graph_inputs(imp *im) {
     /* the exported batch: -1 where nothing needs its value (see imp.relax) */
     if (sh->n_dim >= 2 && dims[0] > 0) {
       if (!im->out->batch_from) im->out->batch_from = dims[0];
+      if (im->relax && dims[0] != im->out->batch_from)
+        return batch_dep(im, "graph inputs of different first dims (%lld, %lld): not one batch",
+                         (long long)im->out->batch_from, (long long)dims[0]);
       if (im->relax) dims[0] = -1;
     }
     pd_status st = declare(im, v->name, (pd_dtype)dt, (int)sh->n_dim, dims, "DATA");
