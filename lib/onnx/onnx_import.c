@@ -2006,11 +2006,21 @@ static pd_status map_pad(imp *im, const Onnx__NodeProto *n) {
 static pd_status map_resize(imp *im, const Onnx__NodeProto *n) {
   bool upsample = strcmp(n->op_type, "Upsample") == 0;
   if (!attr_s_is(n, "mode", "nearest", "nearest")) return unsupported(im, "mode other than nearest");
+  /* Resize-11+: asymmetric + floor is our op; half_pixel with either
+   * round mode is the same for whole upscales (the source coordinate
+   * (o + 0.5) / k - 0.5 is within 0.5 of floor(o / k), never halfway) */
+  bool half = false;
   if (!upsample && im->opset >= 11) {
-    if (!attr_s_is(n, "coordinate_transformation_mode", "asymmetric", "half_pixel"))
-      return unsupported(im, "coordinate_transformation_mode other than asymmetric");
-    if (!attr_s_is(n, "nearest_mode", "floor", "round_prefer_floor"))
-      return unsupported(im, "nearest_mode other than floor");
+    bool asym = attr_s_is(n, "coordinate_transformation_mode", "asymmetric", "half_pixel");
+    half = attr_s_is(n, "coordinate_transformation_mode", "half_pixel", "half_pixel") ||
+           attr_s_is(n, "coordinate_transformation_mode", "pytorch_half_pixel", "half_pixel");
+    bool floor_ = attr_s_is(n, "nearest_mode", "floor", "round_prefer_floor");
+    bool round_ = attr_s_is(n, "nearest_mode", "round_prefer_floor", "round_prefer_floor") ||
+                  attr_s_is(n, "nearest_mode", "round_prefer_ceil", "round_prefer_floor");
+    if (!asym && !half)
+      return unsupported(im, "coordinate_transformation_mode other than asymmetric (or half_pixel with whole scales)");
+    if (asym ? !floor_ : !round_)
+      return unsupported(im, "nearest_mode other than floor with asymmetric (or round_prefer_* with half_pixel)");
   }
   if (attr_i(n, "exclude_outside", 0)) return unsupported(im, "exclude_outside = 1");
   pd_tensor x;
@@ -2043,6 +2053,8 @@ static pd_status map_resize(imp *im, const Onnx__NodeProto *n) {
   }
   if (ns != 4) return unsupported(im, "%d scales for an input of rank 4", ns);
   if (sc[0] != 1 || sc[1] != 1) return unsupported(im, "scaling of the batch or channel dim");
+  if (half && (sc[2] != floor(sc[2]) || sc[3] != floor(sc[3]) || sc[2] < 1 || sc[3] < 1))
+    return unsupported(im, "coordinate_transformation_mode half_pixel with scales that are not whole numbers");
   attrs at = {0};
   pd_buf_printf(&at.b, " attrs { key: \"scales\" value { floats: [");
   for (int i = 2; i < 4; i++) {
