@@ -2570,12 +2570,12 @@ static pd_status list_unmapped(imp *im) {
     pd_buf b = {0};
     for (int k = 0; k < nu; k++) {
       const Onnx__NodeProto *n = g->node[u[k].first];
-      pd_buf_printf(&b, "%s%s%s%s (%d node%s, first #%zu ", k ? ", " : "", n->domain && n->domain[0] ? n->domain : "",
+      pd_buf_printf(&b, "%s%s%s%s (%d node%s, first: node #%zu ", k ? ", " : "", n->domain && n->domain[0] ? n->domain : "",
                     n->domain && n->domain[0] ? ":" : "", u[k].type, u[k].count, u[k].count > 1 ? "s" : "", u[k].first);
       if (n->name && n->name[0])
         pd_buf_printf(&b, "\"%.200s\")", n->name);
       else
-        pd_buf_printf(&b, "unnamed, output \"%.200s\")", n->n_output ? n->output[0] : "");
+        pd_buf_printf(&b, "(unnamed, output \"%.200s\"))", n->n_output ? n->output[0] : "");
     }
     im->out->unsupported = true;
     if (!im->out->unsupported_op) im->out->unsupported_op = strdup(u[0].type);
