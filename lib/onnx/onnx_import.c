@@ -1874,8 +1874,12 @@ static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
     int64_t m = cnt > cy ? cnt : cy;
     for (int64_t i = 0; i < m; i++) {
       int64_t a = iget(x, cnt == 1 ? 0 : i), b = iget(y, cy == 1 ? 0 : i);
-      if (op[0] == 'D' && b == 0) return PD_OK;
-      v[i] = op[0] == 'A' ? a + b : op[0] == 'S' ? a - b : op[0] == 'M' ? a * b : a / b;
+      if (op[0] == 'D' && (b == 0 || (b == -1 && a == INT64_MIN))) return PD_OK;
+      uint64_t ua = (uint64_t)a, ub = (uint64_t)b; /* wrapping, as ONNX's integers */
+      v[i] = op[0] == 'A'   ? (int64_t)(ua + ub)
+             : op[0] == 'S' ? (int64_t)(ua - ub)
+             : op[0] == 'M' ? (int64_t)(ua * ub)
+                            : a / b;
     }
   }
   *done = true;
@@ -2570,8 +2574,9 @@ static pd_status list_unmapped(imp *im) {
     pd_buf b = {0};
     for (int k = 0; k < nu; k++) {
       const Onnx__NodeProto *n = g->node[u[k].first];
-      pd_buf_printf(&b, "%s%s%s%s (%d node%s, first: node #%zu ", k ? ", " : "", n->domain && n->domain[0] ? n->domain : "",
-                    n->domain && n->domain[0] ? ":" : "", u[k].type, u[k].count, u[k].count > 1 ? "s" : "", u[k].first);
+      pd_buf_printf(&b, "%s%s%s%s (%d node%s, first: node #%zu ", k ? ", " : "",
+                    n->domain && n->domain[0] ? n->domain : "", n->domain && n->domain[0] ? ":" : "", u[k].type,
+                    u[k].count, u[k].count > 1 ? "s" : "", u[k].first);
       if (n->name && n->name[0])
         pd_buf_printf(&b, "\"%.200s\")", n->name);
       else
