@@ -1,6 +1,7 @@
 /* cli.c — option parsing and error reporting shared by the subcommands. */
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -224,4 +225,14 @@ bool pd_cli_unique_vars(const char *cmd, const pd_opt *opt) {
     }
   }
   return true;
+}
+
+bool pd_cli_empty_dir(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return false;
+  struct dirent *de;
+  bool empty = true;
+  while ((de = readdir(d)) != NULL) empty &= strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+  closedir(d);
+  return empty;
 }

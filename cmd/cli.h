@@ -55,6 +55,9 @@ double pd_cli_now(void);
  * twice: false after a usage error naming it (which binding was meant is
  * not for us to guess). */
 bool pd_cli_unique_vars(const char *cmd, const pd_opt *opt);
+/* Whether path is a directory with nothing in it (what `import
+ * --params-out` writes for a model without weights). */
+bool pd_cli_empty_dir(const char *path);
 
 bool pd_cli_double(const char *cmd, const char *flag, const char *s, double *out);
 

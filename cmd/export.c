@@ -14,7 +14,7 @@
 static int run(int argc, char **argv);
 
 const pd_command pd_cmd_export = {"export", "write a network and its parameters as an ONNX model",
-                                  "usage: paddle-run export NET.pbtxt [--params DIR] -o MODEL.onnx [--fetch VAR]...\n"
+                                  "usage: paddle-run export NET.pbtxt --params DIR -o MODEL.onnx [--fetch VAR]...\n"
                                   "\n"
                                   "Writes the ops that the fetched variables need as an ONNX model (opset 13),\n"
                                   "in inference form (dropout passes through, batch_norm uses its running\n"
@@ -22,7 +22,8 @@ const pd_command pd_cmd_export = {"export", "write a network and its parameters 
                                   "become the graph's inputs (the batch -1 a symbolic dim), parameters and\n"
                                   "state its initializers.\n"
                                   "\n"
-                                  "  --params DIR       parameters: a directory of NAME.npy files or a checkpoint\n"
+                                  "  --params DIR       required: the parameters, a directory of NAME.npy files\n"
+                                  "                     or a checkpoint (an empty directory for a net without any)\n"
                                   "  -o, --output FILE  the model to write\n"
                                   "  --fetch VAR        an output of the model (repeatable); default: the outputs\n"
                                   "                     of the part of the net ONNX can express that nothing in\n"
@@ -42,6 +43,10 @@ static int run(int argc, char **argv) {
   if (npos != 1) return pd_cli_usage_error("export", "expected NET.pbtxt; see `paddle-run export --help`");
   const char *out = opts[OUT].value ? opts[OUT].value : opts[OUT_SHORT].value;
   if (!out) return pd_cli_usage_error("export", "give the model to write with -o MODEL.onnx");
+  if (!opts[PARAMS].value)
+    return pd_cli_usage_error("export", "--params DIR is required: the values of the parameters and state to write (a "
+                                        "directory of NAME.npy files or a checkpoint; an empty directory for a net "
+                                        "without any)");
   pd_error err = {0};
   pd_net *net = NULL;
   pd_scope *scope = NULL;
@@ -62,7 +67,11 @@ static int run(int argc, char **argv) {
   if (!st && !(active = calloc((size_t)net->nops + 1, 1))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
   if (!st) pd_net_prune(net, targets, ntargets, active);
   if (!st && !(scope = pd_scope_new(NULL))) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
-  if (!st && opts[PARAMS].value) st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, NULL, &err);
+  bool need = false; /* an empty directory serves a net with nothing to load */
+  for (int v = 0; !st && v < net->nvars; v++)
+    need |= net->vars[v].kind == PD_VAR_PARAM || net->vars[v].kind == PD_VAR_STATE;
+  if (!st && (need || !pd_cli_empty_dir(opts[PARAMS].value)))
+    st = pd_params_load(net, scope, opts[PARAMS].value, active, true, NULL, NULL, &err);
   if (!st) st = pd_check_creatable(out, &err);
   if (!st) st = pd_onnx_export(net, scope, targets, ntargets, &data, &len, &err);
   if (!st) st = pd_write_file_atomic(out, data, len, &err);

@@ -21,8 +21,11 @@ const pd_command pd_cmd_import = {
     "Maps every node of the model (ONNX opsets up to 17) onto paddle-run's ops\n"
     "and writes the network as a NetDesc: the graph's inputs become data\n"
     "variables, its initializers parameters (float) or state, Constant values\n"
-    "state. A node or variant that has no mapping is an error naming the node,\n"
-    "its op type and the opset (docs/onnx.md lists what is supported).\n"
+    "state. Shape arithmetic (Shape, Gather, Unsqueeze, Concat, ... feeding a\n"
+    "Reshape) is computed at import. The exported (fixed) batch of the inputs\n"
+    "becomes -1 unless a node needs its value; the output says which. Nodes\n"
+    "that have no mapping are an error listing each op type with its count and\n"
+    "first node (docs/onnx.md lists what is supported).\n"
     "\n"
     "  -o, --output NET.pbtxt   the NetDesc to write\n"
     "  --params-out DIR         the parameter directory (NAME.npy per value) to\n"
@@ -72,6 +75,17 @@ static int run(int argc, char **argv) {
     printf("\noutputs:");
     for (int i = 0; i < im.noutputs; i++) printf(" %s", im.outputs[i]);
     printf("\n");
+    if (im.batch_relaxed)
+      printf("batch: the exported batch %lld is -1 (any batch size: no node needs its value)\n",
+             (long long)im.batch_from);
+    else if (im.batch_from)
+      printf("batch: kept at %lld as exported, since the net needs it: %s\n", (long long)im.batch_from,
+             im.batch_kept ? im.batch_kept : "");
+    if (im.nweights) {
+      printf("weights given as graph inputs (put NAME.npy for each in the parameter directory):");
+      for (int i = 0; i < im.nweights; i++) printf(" %s", im.weights[i]);
+      printf("\n");
+    }
   }
   pd_onnx_import_free(&im);
   if (m) protobuf_c_message_free_unpacked(&m->base, NULL);

@@ -27,7 +27,10 @@ const pd_command pd_cmd_infer = {
     "predict) over every row of the data files, in batches.\n"
     "\n"
     "  --params DIR       parameters: a directory of NAME.npy files or a checkpoint\n"
-    "  --data VAR=FILE    a data variable and its .npy or IDX (.gz) file\n"
+    "                     (empty for a net without any, as `import` writes it)\n"
+    "  --data VAR=FILE    a data variable and its .npy or IDX (.gz) file; a variable\n"
+    "                     with no batch dim (an imported [3, 4], say) takes a .npy\n"
+    "                     of exactly its shape whole, the same for every batch\n"
     "  --fetch VAR[=OUT]  a variable to output: to OUT.npy, or as text to stdout\n"
     "  --batch-size N     rows per batch (default 256; at most 2^31 - 1)\n"
     "  --threads N        threads for matrix products (default: all cores)\n" PD_DEVICE_HELP,
@@ -85,7 +88,59 @@ typedef struct inference {
   int64_t *rows; /* a batch's rows */
   long long batch;
   int64_t total; /* rows in all */
+  /* data variables with no batch dimension (a fixed first dim) given a
+   * .npy file of exactly their shape: fed whole to every batch */
+  struct whole {
+    int var;
+    pd_tensor t;
+  } * whole;
+  int nwhole;
 } inference;
+
+/* --data VAR=FILE for a data variable with no batch dim (an imported
+ * model's [3, 4], say) and a .npy file of exactly its shape: read whole
+ * (true), rather than as rows. */
+static pd_status bind_whole(inference *in, const char *spec, bool *taken, pd_error *err) {
+  *taken = false;
+  const char *eq = strchr(spec, '=');
+  if (!eq || eq == spec) return PD_OK;
+  char *name = strndup(spec, (size_t)(eq - spec));
+  if (!name) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  int v = pd_net_var(in->net, name);
+  free(name);
+  const pd_var_info *vi = v >= 0 ? &in->net->vars[v] : NULL;
+  size_t len = strlen(eq + 1);
+  if (!vi || vi->kind != PD_VAR_DATA || vi->meta.ndim < 1 || vi->meta.dims[0] < 0 || len < 4 ||
+      strcmp(eq + 1 + len - 4, ".npy") != 0)
+    return PD_OK;
+  pd_npy_header h;
+  pd_error e = {0};
+  if (pd_npy_read_header(eq + 1, &h, &e) || h.ndim != vi->meta.ndim ||
+      memcmp(h.dims, vi->meta.dims, sizeof *h.dims * (size_t)h.ndim) != 0)
+    return PD_OK; /* read as rows, with that path's messages */
+  struct whole *w = realloc(in->whole, sizeof *w * (size_t)(in->nwhole + 1));
+  if (!w) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  in->whole = w;
+  pd_tensor file;
+  pd_tensor_init(&file, h.dtype);
+  pd_tensor_init(&w[in->nwhole].t, vi->meta.dtype);
+  pd_status st = pd_npy_read(eq + 1, &file, err);
+  if (!st) st = pd_tensor_set_dims(&w[in->nwhole].t, h.ndim, h.dims, err);
+  if (!st) st = pd_tensor_alloc(&w[in->nwhole].t, err);
+  for (int64_t i = 0; !st && i < pd_tensor_numel(&file); i++) /* to the variable's dtype */
+    pd_tensor_set(&w[in->nwhole].t, i, pd_tensor_get(&file, i));
+  if (!st && file.dtype == PD_I64 && vi->meta.dtype == PD_I64) /* exact, not through a double */
+    memcpy(pd_tensor_data(&w[in->nwhole].t), pd_tensor_data(&file), pd_tensor_bytes(&file));
+  pd_tensor_release(&file);
+  if (st) {
+    pd_tensor_release(&w[in->nwhole].t);
+    pd_error_prefix(err, "--data %s", spec);
+    return st;
+  }
+  w[in->nwhole++].var = v;
+  *taken = true;
+  return PD_OK;
+}
 
 /* Each --fetch VAR[=OUT]: a variable of the net, and no two writing one file. */
 static pd_status parse_fetches(inference *in, const pd_opt *fetch_opt, pd_error *err) {
@@ -119,16 +174,29 @@ static pd_status prepare(inference *in, const pd_opt *params, const pd_opt *data
   if (!(in->active = calloc((size_t)net->nops + 1, 1))) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   pd_net_prune(net, in->targets, in->nf, in->active);
   st = pd_net_select_kernels(net, place.kind, err);
-  for (int i = 0; i < data->n_values && !st; i++)
-    st = pd_feed_bind_spec(&in->feed, net, data->values[i], "--data", err);
+  for (int i = 0; i < data->n_values && !st; i++) {
+    bool whole;
+    st = bind_whole(in, data->values[i], &whole, err);
+    if (!st && !whole) st = pd_feed_bind_spec(&in->feed, net, data->values[i], "--data", err);
+  }
+  /* the feed checks that every data variable has rows: the whole ones are
+   * bound here, so they are not data to it meanwhile */
+  for (int i = 0; i < in->nwhole; i++) net->vars[in->whole[i].var].kind = PD_VAR_STATE;
   if (!st) st = pd_feed_check(&in->feed, net, in->active, "give --data VAR=FILE", err);
+  for (int i = 0; i < in->nwhole; i++) net->vars[in->whole[i].var].kind = PD_VAR_DATA;
   if (!st && !(in->scope = pd_scope_new(NULL))) st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   if (!st && !params->value) {
     bool any = false;
     for (int v = 0; v < net->nvars; v++) any |= net->vars[v].kind == PD_VAR_PARAM;
     if (any) st = pd_errorf(err, PD_ERR_INPUT, "the net has parameters: give --params DIR");
   }
-  if (!st && params->value) st = pd_params_load(net, in->scope, params->value, in->active, true, NULL, NULL, err);
+  bool need = false; /* an empty directory serves a net with nothing to load */
+  for (int v = 0; v < net->nvars; v++) need |= net->vars[v].kind == PD_VAR_PARAM || net->vars[v].kind == PD_VAR_STATE;
+  bool fetch_value = false; /* a fetched parameter or constant is read by no op: load all */
+  for (int i = 0; i < in->nf; i++)
+    fetch_value |= net->vars[in->f[i].var].kind != PD_VAR_DATA && net->vars[in->f[i].var].kind != PD_VAR_TEMP;
+  if (!st && params->value && (need || !pd_cli_empty_dir(params->value)))
+    st = pd_params_load(net, in->scope, params->value, fetch_value ? NULL : in->active, true, NULL, NULL, err);
   if (!st) st = pd_runner_init(&in->r, net, in->scope, in->active, err);
   if (!st) st = pd_runner_plan_memory(&in->r, in->targets, in->nf, false, err); /* the fetched variables stay */
   if (!st) st = pd_runner_set_place(&in->r, place, err);
@@ -171,6 +239,15 @@ static pd_status collect(inference *in, int i, int64_t start, pd_error *err) {
   const pd_tensor *t = in->r.t[f->var];
   const pd_var_info *vi = &in->net->vars[f->var];
   bool batched = vi->meta.ndim >= 1 && vi->meta.dims[0] == -1;
+  int64_t n = in->total - start < in->batch ? in->total - start : in->batch;
+  if (batched && (t->ndim < 1 || t->dims[0] != n)) { /* its -1 is not the batch: rows cannot be joined */
+    char d[128];
+    return pd_errorf(err, PD_ERR_INPUT,
+                     "--fetch %s: \"%s\" has %s for a batch of %lld rows: its first dim is not the batch, so batches "
+                     "cannot be joined; fetch it with --batch-size >= %lld (all rows in one batch) if it is one",
+                     vi->name, vi->name, pd_dims_str(t->ndim, t->dims, d, sizeof d), (long long)n,
+                     (long long)in->total);
+  }
   if (start == 0) {
     int64_t dims[PD_MAX_DIMS];
     memcpy(dims, t->dims, sizeof dims);
@@ -194,6 +271,7 @@ static pd_status run_batches(inference *in, pd_error *err) {
     int64_t n = in->total - start < in->batch ? in->total - start : in->batch;
     for (int64_t i = 0; i < n; i++) in->rows[i] = start + i;
     if (in->feed.n) st = pd_feed_batch(&in->feed, &in->r, in->rows, n, err);
+    for (int i = 0; i < in->nwhole && !st; i++) st = pd_tensor_copy(in->r.t[in->whole[i].var], &in->whole[i].t, err);
     if (!st) st = pd_runner_run(&in->r, 0, in->net->nops, err);
     for (int i = 0; i < in->nf && !st; i++) st = collect(in, i, start, err);
   }
@@ -213,6 +291,8 @@ static pd_status write_outputs(inference *in, pd_error *err) {
 static void free_inference(inference *in) {
   for (int i = 0; in->f && i < in->nf; i++) pd_tensor_release(&in->f[i].acc);
   free(in->f), free(in->targets), free(in->active), free(in->rows);
+  for (int i = 0; i < in->nwhole; i++) pd_tensor_release(&in->whole[i].t);
+  free(in->whole);
   pd_runner_free(&in->r);
   pd_feed_close(&in->feed);
   pd_scope_free(in->scope);

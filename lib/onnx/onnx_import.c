@@ -28,6 +28,7 @@
 #include "onnx/onnx_import_int.h"
 
 #include "core/net.h"
+#include "core/op.h"
 #include "text/textformat.h"
 #include "base/util.h"
 
@@ -220,6 +221,14 @@ typedef struct konst { /* a constant known at import: initializer or Constant ou
   bool is_initializer;
 } konst;
 
+typedef struct pattern {
+  const char *type; /* "gelu", "layer_norm" */
+  const char *x, *scale, *bias, *y;
+  int64_t axes[PD_MAX_DIMS];
+  int naxes;
+  double eps;
+} pattern;
+
 typedef struct imp {
   const Onnx__ModelProto *m;
   const Onnx__GraphProto *g;
@@ -254,6 +263,14 @@ typedef struct imp {
   } * pio;
   int npio, cappio;
   pd_net *net; /* the whole net, built at the end */
+  /* Whether the graph inputs' fixed first dim (the exported batch) is
+   * made -1: then a node that needs its value fails the import, which is
+   * run again without (pd_onnx_import_model). */
+  bool relax;
+  smap weights; /* graph inputs read as BatchNormalization's weights: 1 param, 2 state */
+  int *pat;     /* per node: 0, -1 (in a decomposition, skipped) or 1 + its pattern (emitted there) */
+  pattern *pats;
+  int npats;
   /* the node being mapped, for messages */
   const Onnx__NodeProto *node;
   int node_index;
@@ -280,6 +297,33 @@ static pd_status unsupported(imp *im, const char *fmt, ...) {
     snprintf(label, sizeof label, "(unnamed, output \"%.480s\")", n->n_output ? n->output[0] : "");
   return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%d %s (%s, opset %lld): unsupported: %s", im->file, im->node_index,
                    label, n->op_type, (long long)im->opset, why);
+}
+
+/* torch.onnx.export writes x.view(x.size(0), -1) as Shape, Gather,
+ * Unsqueeze and Concat feeding a Reshape. Over the static shapes such
+ * chains are constants, computed here; an entry that is the batch (-1 at
+ * load) is BATCH_MARK: moved around freely, it becomes Reshape's 0 (or
+ * -1), and any other use of it (arithmetic, as an op's input) needs the
+ * batch's value, which is known only at run time. */
+#define BATCH_MARK INT64_MIN
+#define FOLD_MAX 4096 /* elements: shape vectors, not tensors */
+
+static bool has_mark(const pd_tensor *t) {
+  if (t->dtype != PD_I64) return false;
+  for (int64_t i = 0; i < pd_tensor_numel(t); i++)
+    if (PD_DATA(t, int64_t)[i] == BATCH_MARK) return true;
+  return false;
+}
+
+/* "<why>": a node that needs the batch's value (see imp.relax). */
+static pd_status batch_dep(imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static pd_status batch_dep(imp *im, const char *fmt, ...) {
+  char why[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return unsupported(im, "%s", why);
 }
 
 static pd_status add_name(imp *im, const char *name) {
@@ -325,6 +369,11 @@ static const char *fresh(imp *im, const char *base, const char *what) {
 static konst *find_const(imp *im, const char *name) {
   int i = smap_get(&im->kmap, name);
   return i < 0 ? NULL : &im->k[i];
+}
+
+static bool is_initializer(imp *im, const char *name) {
+  konst *k = name ? find_const(im, name) : NULL;
+  return k && k->is_initializer;
 }
 
 /* Takes t (its storage) as the constant `name`. */
@@ -413,6 +462,8 @@ static pd_status use_as(imp *im, const char *name, const char *kind) {
   if (sst) return sst;
   konst *k = find_const(im, name);
   if (!k || k->declared) return PD_OK;
+  if (has_mark(&k->t))
+    return batch_dep(im, "\"%s\" holds the batch size, known only at run time, and is read as a value", name);
   if (!kind) kind = k->is_initializer && pd_dtype_is_float(k->t.dtype) ? "PARAM" : "STATE";
   if (k->t.ndim == 0) /* a NetDesc shape has at least one dim: a scalar is [1] (the same under broadcasting) */
     k->t.ndim = 1, k->t.dims[0] = 1;
@@ -469,6 +520,10 @@ static pd_status add_pio(imp *im, const char *name, bool out) {
  * as long as the import (the model's, or made by fresh). */
 static pd_status emit(imp *im, const char *type, int nin, const char *const *ins, int nout, const char *const *outs,
                       attrs *a) {
+  if (!pd_op_find(type)) { /* a mapping written ahead of its op */
+    if (a) pd_buf_free(&a->b);
+    return unsupported(im, "its op %s is not in this build", type);
+  }
   pd_status st = PD_OK;
   for (int i = 0; i < nin && !st; i++)
     if (ins[i][0]) st = use_as(im, ins[i], NULL);
@@ -596,6 +651,19 @@ static pd_status meta(imp *im, const char *name, pd_tensor *out) {
   return PD_OK;
 }
 
+/* Whether value `name` has the batch made -1 first (imp.relax): then a
+ * node that mixes its rows, or moves the batch elsewhere, needs the
+ * batch's value (batch_dep), and the import is run again without. */
+static bool relaxed(imp *im, const char *name) {
+  pd_tensor t;
+  pd_error e = {0}, *keep = im->err;
+  if (!im->relax || !im->out->batch_from || !name) return false;
+  im->err = &e; /* a value not known yet is not relaxed */
+  bool r = meta(im, name, &t) == PD_OK && t.ndim > 0 && t.dims[0] == -1;
+  im->err = keep;
+  return r;
+}
+
 /* Builds the whole net from the text (our own checks and shape inference). */
 static pd_status build_net(imp *im) {
   pd_buf t = {0};
@@ -713,6 +781,7 @@ static pd_status map_mul(imp *im, const Onnx__NodeProto *n) { return map_binary(
 static pd_status map_div(imp *im, const Onnx__NodeProto *n) { return map_binary(im, n, "broadcast_div"); }
 
 static pd_status map_matmul(imp *im, const Onnx__NodeProto *n) {
+  if (relaxed(im, n->input[1])) return batch_dep(im, "B has the batch first (a product over the rows)");
   pd_status st = need_float(im, n->input[0]);
   return st ? st
             : emit(im, "matmul", 2, (const char *[]){n->input[0], n->input[1]}, 1, (const char *[]){n->output[0]},
@@ -767,6 +836,7 @@ static pd_status map_gemm(imp *im, const Onnx__NodeProto *n) {
   const char *A = in_at(n, 0), *B = in_at(n, 1), *C = in_at(n, 2), *Y = n->output[0];
   double alpha = attr_f(n, "alpha", 1), beta = attr_f(n, "beta", 1);
   int64_t ta = attr_i(n, "transA", 0), tb = attr_i(n, "transB", 0);
+  if ((ta && relaxed(im, A)) || relaxed(im, B)) return batch_dep(im, "a product over the rows of the batch");
   pd_tensor a, b;
   pd_status st = need_float(im, A);
   if (!st) st = meta(im, A, &a);
@@ -841,6 +911,7 @@ static pd_status map_softmax_like(imp *im, const Onnx__NodeProto *n, const char 
     return unsupported(im, "axis %lld is outside the input's %d dims", (long long)axis, r);
   if (axis < 0) axis += r;
   if (r == 0) return unsupported(im, "a rank-0 input");
+  if (axis == 0 && relaxed(im, X)) return batch_dep(im, "axis 0 (normalising across the batch)");
   if (axis == r - 1) return emit1(im, type, X, Y, NULL);
   const char *t1 = fresh(im, Y, "in"), *t2 = fresh(im, Y, "norm");
   if (!t1 || !t2) return oom(im);
@@ -1065,8 +1136,10 @@ static pd_status map_batchnorm(imp *im, const Onnx__NodeProto *n) {
   if (!st && x.ndim < 2) return unsupported(im, "an input of rank %d", x.ndim);
   konst *k;
   static const char *const what[] = {"scale", "B", "input_mean", "input_var"};
-  for (int i = 1; i <= 4 && !st; i++)
-    st = in_at(n, (size_t)i) ? need_const(im, n->input[i], what[i - 1], &k) : unsupported(im, "a missing input");
+  for (int i = 1; i <= 4 && !st; i++) /* a weight graph input is declared already (find_weights) */
+    st = !in_at(n, (size_t)i)                      ? unsupported(im, "a missing input")
+         : smap_get(&im->weights, n->input[i]) > 0 ? PD_OK
+                                                   : need_const(im, n->input[i], what[i - 1], &k);
   if (!st) st = use_as(im, n->input[3], "STATE");
   if (!st) st = use_as(im, n->input[4], "STATE");
   if (st) return st;
@@ -1085,10 +1158,13 @@ static pd_status map_dropout(imp *im, const Onnx__NodeProto *n) {
   double ratio = attr_f(n, "ratio", 0.5);
   konst *k;
   pd_status st;
-  if (im->opset >= 12 && in_at(n, 1)) {
-    if ((st = need_const(im, n->input[1], "ratio", &k))) return st;
-    if (pd_tensor_numel(&k->t) != 1) return unsupported(im, "a ratio that is not a scalar");
-    ratio = pd_tensor_get(&k->t, 0);
+  if (im->opset >= 12 && in_at(n, 1)) { /* a ratio given at run time does not matter in inference */
+    if (!(k = find_const(im, n->input[1])))
+      ratio = 0;
+    else if (pd_tensor_numel(&k->t) != 1)
+      return unsupported(im, "a ratio that is not a scalar");
+    else
+      ratio = pd_tensor_get(&k->t, 0);
   }
   if (im->opset >= 12 && in_at(n, 2)) {
     if ((st = need_const(im, n->input[2], "training_mode", &k))) return st;
@@ -1105,6 +1181,11 @@ static pd_status map_dropout(imp *im, const Onnx__NodeProto *n) {
 
 static pd_status map_concat(imp *im, const Onnx__NodeProto *n) {
   if (!attr(n, "axis")) return unsupported(im, "no axis");
+  pd_tensor x;
+  pd_status st = meta(im, n->input[0], &x);
+  if (st) return st;
+  int64_t axis = attr_i(n, "axis", 0);
+  if ((axis == 0 || axis == -x.ndim) && relaxed(im, n->input[0])) return batch_dep(im, "axis 0 (joining batches)");
   attrs at = {0};
   at_i(&at, "axis", attr_i(n, "axis", 0));
   return emit(im, "concat", (int)n->n_input, (const char *const *)n->input, 1, (const char *[]){n->output[0]}, &at);
@@ -1117,6 +1198,8 @@ static pd_status map_flatten(imp *im, const Onnx__NodeProto *n) {
   int64_t axis = attr_i(n, "axis", 1);
   if (axis < -x.ndim || axis > x.ndim)
     return unsupported(im, "axis %lld outside [-%d, %d]", (long long)axis, x.ndim, x.ndim);
+  if ((axis < 0 ? axis + x.ndim : axis) != 1 && relaxed(im, n->input[0]))
+    return batch_dep(im, "axis %lld (rows that are not the batch's)", (long long)axis);
   attrs at = {0};
   at_i(&at, "axis", axis < 0 ? axis + x.ndim : axis);
   return emit1(im, "flatten", n->input[0], n->output[0], &at);
@@ -1129,11 +1212,41 @@ static pd_status map_reshape(imp *im, const Onnx__NodeProto *n) {
   int64_t ns = pd_tensor_numel(&k->t);
   if (k->t.dtype != PD_I64 || k->t.ndim != 1 || ns > PD_MAX_DIMS)
     return unsupported(im, "a shape that is not int64 [r <= 8]");
-  const int64_t *s = PD_DATA(&k->t, int64_t);
+  const int64_t *s0 = PD_DATA(&k->t, int64_t);
+  int64_t s[PD_MAX_DIMS];
   bool allowzero = im->opset >= 14 && attr_i(n, "allowzero", 0);
+  pd_tensor x;
+  if ((st = meta(im, n->input[0], &x))) return st;
+  bool batched = x.ndim > 0 && x.dims[0] == -1;
+  int infer = 0;
+  for (int64_t i = 0; i < ns; i++) infer += s0[i] == -1;
   for (int64_t i = 0; i < ns; i++) {
-    if (s[i] < -1) return unsupported(im, "a shape entry %lld", (long long)s[i]);
-    if (s[i] == 0 && allowzero) return unsupported(im, "allowzero = 1 with a 0 in the shape (a zero-sized dim)");
+    s[i] = s0[i];
+    if (s0[i] == BATCH_MARK) { /* the input's batch: 0 (copy) in place, else the one inferred dim */
+      if (i == 0 && batched)
+        s[i] = 0;
+      else if (!infer++)
+        s[i] = -1;
+      else
+        return batch_dep(im, "a target shape that needs the batch size, known only at run time, at entry %lld",
+                         (long long)i);
+    } else if (s0[i] < -1) {
+      return unsupported(im, "a shape entry %lld", (long long)s0[i]);
+    }
+    if (s0[i] == 0 && allowzero) return unsupported(im, "allowzero = 1 with a 0 in the shape (a zero-sized dim)");
+  }
+  if (im->relax && batched && ns > 0 && s0[0] != BATCH_MARK && s0[0] != 0) {
+    /* torch writes x.view(x.size(0), -1) of a fixed batch as [B, -1]: the
+     * batch, when the rest keeps each row's size */
+    int64_t row = 1, rest = 1;
+    bool free_dim = false;
+    for (int i = 1; i < x.ndim; i++) row *= x.dims[i];
+    for (int64_t i = 1; i < ns; i++)
+      free_dim |= s[i] == -1, rest *= s[i] == -1 ? 1 : s[i] ? s[i] : i < x.ndim ? x.dims[i] : 0;
+    if ((s0[0] != im->out->batch_from && s0[0] != -1) || (s0[0] == -1 && free_dim) ||
+        !(free_dim ? rest > 0 && row % rest == 0 : rest == row))
+      return batch_dep(im, "a constant target shape whose first entry %lld is not the batch", (long long)s0[0]);
+    s[0] = 0;
   }
   attrs at = {0};
   at_ints(&at, "shape", (int)ns, s);
@@ -1143,6 +1256,8 @@ static pd_status map_reshape(imp *im, const Onnx__NodeProto *n) {
 static pd_status map_transpose(imp *im, const Onnx__NodeProto *n) {
   int np;
   const int64_t *p = attr_ints(n, "perm", &np);
+  if (relaxed(im, n->input[0]) && (np ? p[0] != 0 : true))
+    return batch_dep(im, "a perm that moves the batch from the first dim");
   attrs at = {0};
   if (np) at_ints(&at, "perm", np, p);
   return emit1(im, "transpose", n->input[0], n->output[0], &at);
@@ -1263,6 +1378,7 @@ static pd_status map_recurrent(imp *im, const Onnx__NodeProto *n, const char *ty
   const char *base = Y ? Y : YH ? YH : YC ? YC : n->output[0];
   int64_t layout = im->opset >= 14 ? attr_i(n, "layout", 0) : 0;
   if (layout != 0 && layout != 1) return unsupported(im, "layout %lld (0 and 1 are defined)", (long long)layout);
+  if (layout == 0 && relaxed(im, n->input[0])) return batch_dep(im, "layout 0 (the sequence first, not the batch)");
   const char *dir = "forward";
   int dirs = 1;
   const Onnx__AttributeProto *a = attr(n, "direction");
@@ -1525,6 +1641,460 @@ static pd_status map_gather(imp *im, const Onnx__NodeProto *n) {
   return emit1(im, "transpose", e2, Y, &p);
 }
 
+/* ---- shape arithmetic, folded at import ----------------------------------------------- */
+
+/* An integer constant of at most FOLD_MAX elements, or NULL. */
+static konst *int_const(imp *im, const char *name) {
+  konst *k = name ? find_const(im, name) : NULL;
+  if (!k || (k->t.dtype != PD_I64 && k->t.dtype != PD_I32) || pd_tensor_numel(&k->t) > FOLD_MAX) return NULL;
+  return k;
+}
+
+static int64_t iget(const pd_tensor *t, int64_t i) {
+  return t->dtype == PD_I64 ? PD_DATA(t, int64_t)[i] : (int64_t)PD_DATA(t, int32_t)[i];
+}
+
+/* Axes from the attribute (before opset `since`) or the constant input 1;
+ * false when they are neither. */
+static bool fold_axes(imp *im, const Onnx__NodeProto *n, int since, int64_t *axes, int *na) {
+  *na = 0;
+  if (im->opset < since) {
+    int c;
+    const int64_t *a = attr_ints(n, "axes", &c);
+    if (c > PD_MAX_DIMS) return false;
+    for (int i = 0; i < c; i++) axes[(*na)++] = a[i];
+    return true;
+  }
+  if (!in_at(n, 1)) return true;
+  konst *k = int_const(im, in_at(n, 1));
+  if (!k || pd_tensor_numel(&k->t) > PD_MAX_DIMS) return false;
+  for (int64_t i = 0; i < pd_tensor_numel(&k->t); i++) axes[(*na)++] = iget(&k->t, i);
+  return true;
+}
+
+/* The result of a fold: v[0..numel) of dims as dtype dt (int64 when it
+ * holds a mark), the constant `out`. */
+static pd_status fold_result(imp *im, const char *out, pd_dtype dt, int ndim, const int64_t *dims, const int64_t *v) {
+  pd_tensor t;
+  int64_t cnt = 1;
+  for (int i = 0; i < ndim; i++) cnt *= dims[i];
+  for (int64_t i = 0; i < cnt; i++)
+    if (v[i] == BATCH_MARK) dt = PD_I64;
+  if (new_tensor(im, &t, dt, ndim, dims)) return PD_ERR_RUNTIME;
+  for (int64_t i = 0; i < cnt; i++) {
+    if (dt == PD_I64)
+      PD_DATA(&t, int64_t)[i] = v[i];
+    else
+      pd_tensor_set(&t, i, (double)v[i]);
+  }
+  pd_status st = add_const(im, out, &t, false);
+  if (st) pd_tensor_release(&t);
+  return st;
+}
+
+/* Folds node n when it is shape arithmetic over constants (*done then). */
+static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
+  const char *op = n->op_type;
+  *done = false;
+  int64_t v[FOLD_MAX], dims[PD_MAX_DIMS];
+  if (strcmp(op, "Shape") == 0) {
+    pd_tensor x;
+    pd_status st = meta(im, n->input[0], &x);
+    if (st) return st;
+    int64_t r = x.ndim, s = im->opset >= 15 ? attr_i(n, "start", 0) : 0, e = im->opset >= 15 ? attr_i(n, "end", r) : r;
+    s = s < 0 ? s + r : s, e = e < 0 ? e + r : e;
+    s = s < 0 ? 0 : s > r ? r : s, e = e < 0 ? 0 : e > r ? r : e;
+    int64_t len = e > s ? e - s : 0;
+    for (int64_t i = 0; i < len; i++) v[i] = x.dims[s + i] < 0 ? BATCH_MARK : x.dims[s + i];
+    *done = true;
+    return fold_result(im, n->output[0], PD_I64, 1, &len, v);
+  }
+  if (strcmp(op, "ConstantOfShape") == 0) {
+    konst *k = int_const(im, n->input[0]);
+    const Onnx__AttributeProto *a = attr(n, "value");
+    if (!k || k->t.ndim != 1 || has_mark(&k->t)) return PD_OK;
+    pd_tensor val, t;
+    pd_tensor_init(&val, PD_F32);
+    int64_t total = 1;
+    for (int64_t i = 0; i < k->t.dims[0] && i < PD_MAX_DIMS; i++) dims[i] = iget(&k->t, i), total *= dims[i];
+    if (k->t.dims[0] > PD_MAX_DIMS || total > FOLD_MAX || total < 0) return PD_OK;
+    if (a && a->t) {
+      if (dtype_of(a->t->data_type) < 0) return PD_OK;
+      pd_status st = pd_onnx_tensor(a->t, "ConstantOfShape value", &val, im->err);
+      if (st) return st;
+      if (pd_tensor_numel(&val) != 1) {
+        pd_tensor_release(&val);
+        return PD_OK;
+      }
+    }
+    pd_status st = new_tensor(im, &t, a && a->t ? val.dtype : PD_F32, (int)k->t.dims[0], dims);
+    for (int64_t i = 0; !st && i < total; i++) pd_tensor_set(&t, i, a && a->t ? pd_tensor_get(&val, 0) : 0);
+    if (!st && t.dtype == PD_I64 && a && a->t)
+      for (int64_t i = 0; i < total; i++) PD_DATA(&t, int64_t)[i] = PD_DATA(&val, int64_t)[0];
+    pd_tensor_release(&val);
+    if (!st && (st = add_const(im, n->output[0], &t, false))) pd_tensor_release(&t);
+    *done = !st;
+    return st;
+  }
+  static const char *const foldable[] = {"Identity", "Cast", "Unsqueeze", "Squeeze", "Concat",  "Gather",   "Slice",
+                                         "Add",      "Sub",  "Mul",       "Div",     "Reshape", "Transpose"};
+  bool known = false;
+  for (size_t i = 0; i < sizeof foldable / sizeof *foldable; i++) known |= strcmp(op, foldable[i]) == 0;
+  if (!known || n->n_output != 1) return PD_OK;
+  for (size_t j = 0; j < n->n_input; j++)
+    if (n->input[j][0] && !int_const(im, n->input[j])) return PD_OK;
+  const pd_tensor *x = &int_const(im, n->input[0])->t;
+  int64_t cnt = pd_tensor_numel(x);
+  int r = x->ndim;
+  pd_dtype dt = x->dtype;
+  memcpy(dims, x->dims, sizeof *dims * (size_t)r);
+  for (int64_t i = 0; i < cnt; i++) v[i] = iget(x, i);
+  if (strcmp(op, "Cast") == 0) {
+    int to = dtype_of((int32_t)attr_i(n, "to", 0));
+    if (to != PD_I64 && to != PD_I32) {
+      if (has_mark(x)) return batch_dep(im, "the batch size (known at run time) cast to a non-integer type");
+      return PD_OK;
+    }
+    dt = (pd_dtype)to;
+  } else if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0) {
+    int64_t axes[PD_MAX_DIMS];
+    int na;
+    bool unsq = op[0] == 'U';
+    if (!fold_axes(im, n, 13, axes, &na)) return PD_OK;
+    int out_r = unsq ? r + na : r;
+    if (out_r > PD_MAX_DIMS) return PD_OK;
+    bool pick[PD_MAX_DIMS] = {false};
+    for (int i = 0; i < na; i++) {
+      int64_t a = axes[i] < 0 ? axes[i] + out_r : axes[i];
+      if (a < 0 || a >= out_r || pick[a] || (!unsq && dims[a] != 1)) return PD_OK;
+      pick[a] = true;
+    }
+    int64_t nd[PD_MAX_DIMS];
+    int k = 0, j = 0;
+    for (int i = 0; i < out_r; i++) {
+      if (unsq)
+        nd[k++] = pick[i] ? 1 : dims[j++];
+      else if (!(na ? pick[i] : dims[i] == 1))
+        nd[k++] = dims[i];
+    }
+    r = k;
+    memcpy(dims, nd, sizeof *dims * (size_t)r);
+  } else if (strcmp(op, "Concat") == 0) {
+    int64_t axis = attr_i(n, "axis", 0);
+    if (r != 1 || (axis != 0 && axis != -1)) return PD_OK;
+    cnt = 0;
+    for (size_t j = 0; j < n->n_input; j++) {
+      const pd_tensor *t = &int_const(im, n->input[j])->t;
+      if (t->ndim != 1 || cnt + t->dims[0] > FOLD_MAX) return PD_OK;
+      for (int64_t i = 0; i < t->dims[0]; i++) v[cnt++] = iget(t, i);
+      if (t->dtype != dt) return PD_OK;
+    }
+    dims[0] = cnt;
+  } else if (strcmp(op, "Gather") == 0) {
+    const pd_tensor *ix = &int_const(im, n->input[1])->t;
+    int64_t ax = attr_i(n, "axis", 0);
+    if (r != 1 || (ax != 0 && ax != -1)) return PD_OK;
+    int64_t ni = pd_tensor_numel(ix), src[FOLD_MAX];
+    memcpy(src, v, sizeof *v * (size_t)cnt);
+    for (int64_t i = 0; i < ni; i++) {
+      int64_t k = iget(ix, i);
+      k = k < 0 ? k + cnt : k;
+      if (k < 0 || k >= cnt)
+        return unsupported(im, "index %lld outside a shape of %lld entries", (long long)iget(ix, i), (long long)cnt);
+      v[i] = src[k];
+    }
+    r = ix->ndim;
+    memcpy(dims, ix->dims, sizeof *dims * (size_t)r);
+  } else if (strcmp(op, "Slice") == 0) {
+    int64_t sb[PD_MAX_DIMS], se[PD_MAX_DIMS], sa[PD_MAX_DIMS], sp[PD_MAX_DIMS];
+    int ns = 0;
+    if (im->opset < 10) {
+      int cs, ce, ca;
+      const int64_t *as = attr_ints(n, "starts", &cs), *ae = attr_ints(n, "ends", &ce), *aa = attr_ints(n, "axes", &ca);
+      if (cs != ce || cs > r || (ca && ca != cs)) return PD_OK;
+      for (ns = 0; ns < cs; ns++) sb[ns] = as[ns], se[ns] = ae[ns], sa[ns] = ca ? aa[ns] : ns, sp[ns] = 1;
+    } else {
+      konst *ks = int_const(im, in_at(n, 1)), *ke = int_const(im, in_at(n, 2)), *ka = int_const(im, in_at(n, 3)),
+            *kp = int_const(im, in_at(n, 4));
+      ns = ks ? (int)pd_tensor_numel(&ks->t) : -1;
+      if (!ks || !ke || ns > r || pd_tensor_numel(&ke->t) != ns || (ka && pd_tensor_numel(&ka->t) != ns) ||
+          (kp && pd_tensor_numel(&kp->t) != ns))
+        return PD_OK;
+      for (int i = 0; i < ns; i++)
+        sb[i] = iget(&ks->t, i), se[i] = iget(&ke->t, i), sa[i] = ka ? iget(&ka->t, i) : i,
+        sp[i] = kp ? iget(&kp->t, i) : 1;
+    }
+    int64_t b0[PD_MAX_DIMS], st0[PD_MAX_DIMS], src[FOLD_MAX];
+    for (int d = 0; d < r; d++) b0[d] = 0, st0[d] = 1;
+    for (int i = 0; i < ns; i++) {
+      int64_t a = sa[i] < 0 ? sa[i] + r : sa[i], d = a >= 0 && a < r ? dims[a] : 0, b = sb[i], e = se[i], step = sp[i];
+      if (a < 0 || a >= r || step == 0) return PD_OK;
+      b = b < 0 ? (b < -d ? 0 : b + d) : b, e = e < 0 ? (e < -d ? -1 : e + d) : e;
+      if (step > 0)
+        b = b > d ? d : b, e = e > d ? d : e < 0 ? 0 : e;
+      else
+        b = b > d - 1 ? d - 1 : b, e = e > d - 1 ? d - 1 : e;
+      int64_t c = step > 0 ? (e - b + step - 1) / step : (b - e + (-step) - 1) / (-step);
+      b0[a] = b, st0[a] = step, dims[a] = c > 0 ? c : 0;
+    }
+    memcpy(src, v, sizeof *v * (size_t)cnt);
+    int64_t stride[PD_MAX_DIMS], idx[PD_MAX_DIMS] = {0}, total = 1;
+    for (int d = r - 1, acc = 1; d >= 0; acc *= (int)x->dims[d], d--) stride[d] = acc;
+    for (int d = 0; d < r; d++) total *= dims[d];
+    for (int64_t o = 0; o < total; o++) {
+      int64_t off = 0;
+      for (int d = 0; d < r; d++) off += (b0[d] + idx[d] * st0[d]) * stride[d];
+      v[o] = src[off];
+      for (int d = r - 1; d >= 0 && ++idx[d] == dims[d]; d--) idx[d] = 0;
+    }
+  } else if (strcmp(op, "Transpose") == 0) {
+    int np;
+    const int64_t *pm = attr_ints(n, "perm", &np);
+    int64_t perm[PD_MAX_DIMS], stride[PD_MAX_DIMS], idx[PD_MAX_DIMS] = {0}, src[FOLD_MAX], od[PD_MAX_DIMS];
+    if (np && np != r) return PD_OK;
+    for (int d = 0; d < r; d++) perm[d] = np ? pm[d] : r - 1 - d;
+    for (int d = r - 1, acc = 1; d >= 0; acc *= (int)dims[d], d--) stride[d] = acc;
+    for (int d = 0; d < r; d++) {
+      if (perm[d] < 0 || perm[d] >= r) return PD_OK;
+      od[d] = dims[perm[d]];
+    }
+    memcpy(src, v, sizeof *v * (size_t)cnt);
+    for (int64_t o = 0; o < cnt; o++) {
+      int64_t off = 0;
+      for (int d = 0; d < r; d++) off += idx[d] * stride[perm[d]];
+      v[o] = src[off];
+      for (int d = r - 1; d >= 0 && ++idx[d] == od[d]; d--) idx[d] = 0;
+    }
+    memcpy(dims, od, sizeof od);
+  } else if (strcmp(op, "Reshape") == 0) {
+    const pd_tensor *sh = &int_const(im, n->input[1])->t;
+    int64_t ns = pd_tensor_numel(sh), known = 1, nd[PD_MAX_DIMS];
+    int infer = -1;
+    if (sh->ndim != 1 || ns > PD_MAX_DIMS || has_mark(sh)) return PD_OK;
+    for (int i = 0; i < ns; i++) {
+      int64_t e = iget(sh, i);
+      if (e == 0 && !(im->opset >= 14 && attr_i(n, "allowzero", 0))) e = i < r ? dims[i] : -2;
+      if (e == -1 && infer < 0)
+        infer = i;
+      else if (e < 0)
+        return PD_OK;
+      else
+        known *= e;
+      nd[i] = e;
+    }
+    if (infer >= 0) nd[infer] = known ? cnt / known : 0;
+    if (infer >= 0 ? known == 0 || cnt % known : known != cnt) return PD_OK;
+    r = (int)ns;
+    memcpy(dims, nd, sizeof *nd * (size_t)r);
+  } else if (strcmp(op, "Identity") != 0) { /* Add, Sub, Mul, Div */
+    const pd_tensor *y = &int_const(im, n->input[1])->t;
+    int64_t cy = pd_tensor_numel(y);
+    if (y->dtype != dt || !((cy == cnt && x->ndim == y->ndim) || cy == 1 || cnt == 1)) return PD_OK;
+    if (has_mark(x) || has_mark(y))
+      return batch_dep(im, "arithmetic (%s) on the batch size, which is known only at run time", op);
+    if (y->ndim > r) {
+      r = y->ndim;
+      memcpy(dims, y->dims, sizeof *dims * (size_t)r);
+    }
+    int64_t m = cnt > cy ? cnt : cy;
+    for (int64_t i = 0; i < m; i++) {
+      int64_t a = iget(x, cnt == 1 ? 0 : i), b = iget(y, cy == 1 ? 0 : i);
+      if (op[0] == 'D' && (b == 0 || (b == -1 && a == INT64_MIN))) return PD_OK;
+      uint64_t ua = (uint64_t)a, ub = (uint64_t)b; /* wrapping, as ONNX's integers */
+      v[i] = op[0] == 'A'   ? (int64_t)(ua + ub)
+             : op[0] == 'S' ? (int64_t)(ua - ub)
+             : op[0] == 'M' ? (int64_t)(ua * ub)
+                            : a / b;
+    }
+  }
+  *done = true;
+  return fold_result(im, n->output[0], dt, r, dims, v);
+}
+
+/* Shape, Unsqueeze, Squeeze and Slice are mapped only as shape arithmetic
+ * over constants (try_fold): reaching here, an input was not one. */
+static pd_status map_fold_only(imp *im, const Onnx__NodeProto *n) {
+  return unsupported(im, "%s only as shape arithmetic over constants (an input is computed at run time)", n->op_type);
+}
+
+/* ---- activations and normalisation of issue 22 ---------------------------------------- */
+
+static pd_status map_leaky_relu(imp *im, const Onnx__NodeProto *n) {
+  pd_status st = need_float(im, n->input[0]);
+  if (st) return st;
+  attrs at = {0};
+  at_f(&at, "alpha", attr_f(n, "alpha", 0.01));
+  return emit1(im, "leaky_relu", n->input[0], n->output[0], &at);
+}
+
+static pd_status map_softplus(imp *im, const Onnx__NodeProto *n) { return map_act(im, n, "softplus"); }
+
+/* Gelu (ai.onnx from opset 20; written by some exporters before): erf or
+ * the tanh approximation. */
+static pd_status map_gelu(imp *im, const Onnx__NodeProto *n) {
+  bool tanh_ = attr_s_is(n, "approximate", "tanh", "none");
+  if (!tanh_ && !attr_s_is(n, "approximate", "none", "none"))
+    return unsupported(im, "an approximate other than none, tanh");
+  pd_status st = need_float(im, n->input[0]);
+  if (st) return st;
+  attrs at = {0};
+  at_s(&at, "approximate", tanh_ ? "tanh" : "none");
+  return emit1(im, "gelu", n->input[0], n->output[0], &at);
+}
+
+/* Clip: bounds as attributes before opset 11, as optional constant scalar
+ * inputs from 11 (torch's ReLU6 and clamp). */
+static pd_status map_clip(imp *im, const Onnx__NodeProto *n) {
+  double lo = -INFINITY, hi = INFINITY;
+  if (im->opset < 11) {
+    lo = attr_f(n, "min", -INFINITY), hi = attr_f(n, "max", INFINITY);
+  } else {
+    static const char *const what[] = {"min", "max"};
+    for (size_t i = 1; i <= 2; i++) {
+      konst *k;
+      if (!in_at(n, i)) continue;
+      pd_status st = need_const(im, n->input[i], what[i - 1], &k);
+      if (st) return st;
+      if (pd_tensor_numel(&k->t) != 1) return unsupported(im, "a %s that is not a scalar", what[i - 1]);
+      *(i == 1 ? &lo : &hi) = pd_tensor_get(&k->t, 0);
+    }
+  }
+  pd_status st = need_float(im, n->input[0]);
+  if (st) return st;
+  attrs at = {0};
+  if (lo > -INFINITY) at_f(&at, "min", lo);
+  if (hi < INFINITY) at_f(&at, "max", hi);
+  return emit1(im, "clip", n->input[0], n->output[0], &at);
+}
+
+/* layer_norm over the dims from `axis` on; X, Scale (B optional). */
+static pd_status emit_layer_norm(imp *im, const char *X, const char *S, const char *B, int64_t axis, double eps,
+                                 const char *Y) {
+  pd_status st = need_float(im, X);
+  if (st) return st;
+  attrs at = {0};
+  at_i(&at, "axis", axis);
+  at_f(&at, "epsilon", eps);
+  return emit(im, "layer_norm", 3, (const char *[]){X, S ? S : "", B ? B : ""}, 1, (const char *[]){Y}, &at);
+}
+
+static pd_status map_layer_norm(imp *im, const Onnx__NodeProto *n) {
+  if (out_at(n, 1) || out_at(n, 2)) return unsupported(im, "the Mean and InvStdDev outputs");
+  if (attr_i(n, "stash_type", 1) != 1) return unsupported(im, "stash_type other than 1 (float)");
+  return emit_layer_norm(im, n->input[0], in_at(n, 1), in_at(n, 2), attr_i(n, "axis", -1), attr_f(n, "epsilon", 1e-5),
+                         n->output[0]);
+}
+
+/* Pad: pads as an attribute before opset 11, a constant int64 input from
+ * 11 (what torch writes computes it from constants: folded); `mode`
+ * constant, reflect, edge; the constant value an optional input (11+). */
+static pd_status map_pad(imp *im, const Onnx__NodeProto *n) {
+  int64_t pads[2 * PD_MAX_DIMS];
+  int np = 0;
+  double value = attr_f(n, "value", 0);
+  pd_status st;
+  konst *k;
+  if (im->opset < 11) {
+    const int64_t *p = attr_ints(n, "pads", &np);
+    if (np > 2 * PD_MAX_DIMS) return unsupported(im, "%d pads", np);
+    memcpy(pads, p, sizeof *pads * (size_t)np);
+  } else {
+    if (!in_at(n, 1)) return unsupported(im, "no pads");
+    if ((st = need_const(im, n->input[1], "pads", &k))) return st;
+    np = (int)pd_tensor_numel(&k->t);
+    if (!int_const(im, n->input[1]) || np > 2 * PD_MAX_DIMS) return unsupported(im, "pads that are not int64 [2 r]");
+    for (int i = 0; i < np; i++) pads[i] = iget(&k->t, i);
+    if (in_at(n, 2)) {
+      if ((st = need_const(im, n->input[2], "constant_value", &k))) return st;
+      if (pd_tensor_numel(&k->t) != 1) return unsupported(im, "a constant_value that is not a scalar");
+      value = pd_tensor_get(&k->t, 0);
+    }
+    if (in_at(n, 3)) return unsupported(im, "the axes input");
+  }
+  const char *mode = attr_s_is(n, "mode", "reflect", "constant")    ? "reflect"
+                     : attr_s_is(n, "mode", "edge", "constant")     ? "edge"
+                     : attr_s_is(n, "mode", "constant", "constant") ? "constant"
+                                                                    : NULL;
+  if (!mode) return unsupported(im, "a mode other than constant, reflect, edge");
+  pd_tensor x;
+  if ((st = need_float(im, n->input[0])) || (st = meta(im, n->input[0], &x))) return st;
+  if (np != 2 * x.ndim) return unsupported(im, "%d pads for an input of rank %d", np, x.ndim);
+  for (int i = 0; i < np; i++)
+    if (pads[i] < 0) return unsupported(im, "a negative pad (cropping)");
+  if (pads[0] || pads[x.ndim]) return unsupported(im, "padding of the first (batch) dim");
+  attrs at = {0};
+  at_ints(&at, "pads", np, pads);
+  at_s(&at, "mode", mode);
+  if (value != 0) at_f(&at, "value", value);
+  return emit1(im, "pad", n->input[0], n->output[0], &at);
+}
+
+/* Resize (and Upsample) in the nearest mode torch.nn.Upsample exports:
+ * asymmetric coordinates, floor rounding, constant scales over the
+ * spatial dims of [N, C, H, W]; anything else is refused naming it. */
+static pd_status map_resize(imp *im, const Onnx__NodeProto *n) {
+  bool upsample = strcmp(n->op_type, "Upsample") == 0;
+  if (!attr_s_is(n, "mode", "nearest", "nearest")) return unsupported(im, "mode other than nearest");
+  /* Resize-11+: asymmetric + floor is our op; half_pixel with either
+   * round mode is the same for whole upscales (the source coordinate
+   * (o + 0.5) / k - 0.5 is within 0.5 of floor(o / k), never halfway) */
+  bool half = false;
+  if (!upsample && im->opset >= 11) {
+    bool asym = attr_s_is(n, "coordinate_transformation_mode", "asymmetric", "half_pixel");
+    half = attr_s_is(n, "coordinate_transformation_mode", "half_pixel", "half_pixel") ||
+           attr_s_is(n, "coordinate_transformation_mode", "pytorch_half_pixel", "half_pixel");
+    bool floor_ = attr_s_is(n, "nearest_mode", "floor", "round_prefer_floor");
+    bool round_ = attr_s_is(n, "nearest_mode", "round_prefer_floor", "round_prefer_floor") ||
+                  attr_s_is(n, "nearest_mode", "round_prefer_ceil", "round_prefer_floor");
+    if (!asym && !half)
+      return unsupported(im, "coordinate_transformation_mode other than asymmetric (or half_pixel with whole scales)");
+    if (asym ? !floor_ : !round_)
+      return unsupported(im, "nearest_mode other than floor with asymmetric (or round_prefer_* with half_pixel)");
+  }
+  if (attr_i(n, "exclude_outside", 0)) return unsupported(im, "exclude_outside = 1");
+  pd_tensor x;
+  pd_status st;
+  if ((st = need_float(im, n->input[0])) || (st = meta(im, n->input[0], &x))) return st;
+  if (x.ndim != 4) return unsupported(im, "an input of rank %d (4, [N, C, H, W], is supported)", x.ndim);
+  double sc[PD_MAX_DIMS];
+  int ns = 0;
+  const char *S = upsample ? (im->opset >= 9 ? in_at(n, 1) : NULL) : im->opset >= 11 ? in_at(n, 2) : in_at(n, 1);
+  const char *Z = !upsample && im->opset >= 11 ? in_at(n, 3) : NULL;
+  konst *k;
+  if (upsample && im->opset < 9) {
+    const Onnx__AttributeProto *a = attr(n, "scales");
+    ns = a ? (int)a->n_floats : 0;
+    for (int i = 0; i < ns && i < PD_MAX_DIMS; i++) sc[i] = a->floats[i];
+  } else if (S && (k = find_const(im, S)) && pd_tensor_numel(&k->t) > 0) {
+    ns = (int)pd_tensor_numel(&k->t);
+    for (int i = 0; i < ns && i < PD_MAX_DIMS; i++) sc[i] = pd_tensor_get(&k->t, i);
+  } else if (Z) { /* sizes: the scales they imply, which must be exact */
+    if ((st = need_const(im, Z, "sizes", &k))) return st;
+    ns = (int)pd_tensor_numel(&k->t);
+    for (int i = 0; i < ns && i < x.ndim; i++) {
+      double want = pd_tensor_get(&k->t, i);
+      if (i < 2 ? want != x.dims[i] && x.dims[i] >= 0 : x.dims[i] <= 0 || fmod(want, (double)x.dims[i]) != 0)
+        return unsupported(im, "sizes that are not whole multiples of the spatial dims");
+      sc[i] = i < 2 ? 1 : want / (double)x.dims[i];
+    }
+  } else if (S) {
+    return need_const(im, S, "scales", &k);
+  }
+  if (ns != 4) return unsupported(im, "%d scales for an input of rank 4", ns);
+  if (sc[0] != 1 || sc[1] != 1) return unsupported(im, "scaling of the batch or channel dim");
+  if (half && (sc[2] != floor(sc[2]) || sc[3] != floor(sc[3]) || sc[2] < 1 || sc[3] < 1))
+    return unsupported(im, "coordinate_transformation_mode half_pixel with scales that are not whole numbers");
+  attrs at = {0};
+  pd_buf_printf(&at.b, " attrs { key: \"scales\" value { floats: [");
+  for (int i = 2; i < 4; i++) {
+    char num[32];
+    pd_format_double(sc[i], num, sizeof num);
+    pd_buf_printf(&at.b, "%s%s", i > 2 ? ", " : "", num);
+  }
+  pd_buf_printf(&at.b, "] } }");
+  return emit1(im, "resize_nearest", n->input[0], n->output[0], &at);
+}
+
 static const struct {
   const char *type;
   map_fn fn;
@@ -1535,12 +2105,15 @@ static const struct {
     {"AveragePool", map_avgpool, 1, 1},
     {"BatchNormalization", map_batchnorm, 6, 5},
     {"Cast", map_cast, 6, 1},
+    {"Clip", map_clip, 6, 1},
     {"Concat", map_concat, 4, 1},
+    {"ConstantOfShape", map_fold_only, 9, 1},
     {"Constant", map_constant, 1, 0},
     {"Conv", map_conv, 1, 2},
     {"Div", map_div, 6, 2},
     {"Dropout", map_dropout, 6, 1},
     {"Flatten", map_flatten, 1, 1},
+    {"Gelu", map_gelu, 1, 1},
     {"Gemm", map_gemm, 6, 2},
     {"GlobalAveragePool", map_global_avgpool, 1, 1},
     {"Gather", map_gather, 1, 2},
@@ -1549,29 +2122,236 @@ static const struct {
     {"Identity", map_identity, 1, 1},
     {"If", pd_onnx_map_if, 1, 1},
     {"LSTM", map_lstm, 7, 3},
+    {"LayerNormalization", map_layer_norm, 17, 1},
+    {"LeakyRelu", map_leaky_relu, 6, 1},
     {"LogSoftmax", map_log_softmax, 1, 1},
     {"Loop", pd_onnx_map_loop, 1, 0},
     {"MatMul", map_matmul, 1, 2},
     {"MaxPool", map_maxpool, 1, 1},
     {"Mul", map_mul, 6, 2},
+    {"Pad", map_pad, 2, 1},
     {"Relu", map_relu, 6, 1},
     {"Reshape", map_reshape, 5, 2},
     {"Scan", pd_onnx_map_scan, 8, 0},
     {"RNN", map_rnn, 7, 3},
+    {"Resize", map_resize, 10, 1},
+    {"Shape", map_fold_only, 1, 1},
     {"Sigmoid", map_sigmoid, 6, 1},
+    {"Slice", map_fold_only, 1, 1},
     {"Softmax", map_softmax, 1, 1},
+    {"Softplus", map_softplus, 1, 1},
+    {"Squeeze", map_fold_only, 1, 1},
     {"Sub", map_sub, 6, 2},
     {"Sum", map_sum, 6, 1},
     {"Tanh", map_tanh, 6, 1},
     {"Transpose", map_transpose, 1, 1},
+    {"Unsqueeze", map_fold_only, 1, 1},
+    {"Upsample", map_resize, 7, 1},
 };
 
-/* ---- the graph ---------------------------------------------------------------------------- */
+/* ---- decompositions recognised ------------------------------------------------------ */
 
-static bool is_initializer(imp *im, const char *name) {
-  konst *k = find_const(im, name);
-  return k && k->is_initializer;
+/* torch.onnx.export writes GELU (below opset 20) and LayerNorm (below 17)
+ * as chains of elementary nodes, most of which (Erf, Pow, Sqrt,
+ * ReduceMean) we do not map one by one. Before the nodes are mapped, such
+ * chains are found and become one gelu or layer_norm, emitted at the
+ * chain's last node; its other nodes are skipped. A chain qualifies only
+ * when its inner values are read by nothing outside it. */
+
+/* The producer and (for values read once) the reader of each value. */
+typedef struct graph_index {
+  smap producer, reader, init;
+} graph_index;
+
+static const Onnx__NodeProto *producer(const imp *im, const graph_index *gi, const char *name, const char *type) {
+  int i = name ? smap_get(&gi->producer, name) : -1;
+  if (i < 0 || !im->g->node[i]->op_type || strcmp(im->g->node[i]->op_type, type) != 0) return NULL;
+  return im->g->node[i];
 }
+
+/* The only node reading `name`, when it is of `type`. */
+static const Onnx__NodeProto *reader(const imp *im, const graph_index *gi, const char *name, const char *type) {
+  if (!name || !used_once(im, name)) return NULL;
+  int i = smap_get(&gi->reader, name);
+  if (i < 0 || !im->g->node[i]->op_type || strcmp(im->g->node[i]->op_type, type) != 0) return NULL;
+  return im->g->node[i];
+}
+
+/* The value of a constant scalar (an initializer or a Constant node). */
+static bool scalar_of(imp *im, const graph_index *gi, const char *name, double *v) {
+  const Onnx__TensorProto *tp = NULL;
+  int i = smap_get(&gi->init, name);
+  if (i >= 0) tp = im->g->initializer[i];
+  const Onnx__NodeProto *c = producer(im, gi, name, "Constant");
+  if (c && c->n_attribute == 1 && strcmp(c->attribute[0]->name, "value") == 0) tp = c->attribute[0]->t;
+  if (c && c->n_attribute == 1 && strcmp(c->attribute[0]->name, "value_float") == 0) {
+    *v = c->attribute[0]->f;
+    return true;
+  }
+  if (!tp || dtype_of(tp->data_type) < 0) return false;
+  pd_tensor t;
+  pd_error e = {0};
+  if (pd_onnx_tensor(tp, name, &t, &e)) return false;
+  bool one = pd_tensor_numel(&t) == 1;
+  if (one) *v = pd_tensor_get(&t, 0);
+  pd_tensor_release(&t);
+  return one;
+}
+
+static bool near(double a, double b) { return fabs(a - b) <= 1e-6 * fabs(b); }
+
+/* The input of binary node n that is not `this` (either order). */
+static const char *other_in(const Onnx__NodeProto *n, const char *this) {
+  if (n->n_input != 2) return NULL;
+  return strcmp(n->input[0], this) == 0 ? n->input[1] : strcmp(n->input[1], this) == 0 ? n->input[0] : NULL;
+}
+
+static int node_at(const imp *im, const Onnx__NodeProto *n) {
+  for (size_t i = 0; i < im->g->n_node; i++)
+    if (im->g->node[i] == n) return (int)i;
+  return -1;
+}
+
+/* y = x * 0.5 * (1 + erf(x / sqrt 2)), from its Erf node. */
+static bool match_gelu(imp *im, const graph_index *gi, const Onnx__NodeProto *erf, pattern *p,
+                       const Onnx__NodeProto **nodes, int *nn) {
+  double c;
+  const Onnx__NodeProto *d = producer(im, gi, erf->input[0], "Div"), *a, *m1, *m2 = NULL, *h = NULL;
+  if (!d || d->n_input != 2 || !used_once(im, d->output[0]) || !scalar_of(im, gi, d->input[1], &c) ||
+      !near(c, sqrt(2.0)))
+    return false;
+  const char *x = d->input[0];
+  if (!(a = reader(im, gi, erf->output[0], "Add")) || !scalar_of(im, gi, other_in(a, erf->output[0]), &c) || c != 1)
+    return false;
+  if (!(m1 = reader(im, gi, a->output[0], "Mul"))) return false;
+  const char *o = other_in(m1, a->output[0]);
+  if (o && strcmp(o, x) == 0) { /* (x * (1 + erf)) * 0.5 */
+    if (!(m2 = reader(im, gi, m1->output[0], "Mul")) || !scalar_of(im, gi, other_in(m2, m1->output[0]), &c) || c != 0.5)
+      return false;
+  } else if (o && (h = producer(im, gi, o, "Mul")) && used_once(im, o)) { /* (x * 0.5) * (1 + erf) */
+    const char *hx = other_in(h, x);
+    if (!hx || !scalar_of(im, gi, hx, &c) || c != 0.5) return false;
+  } else {
+    return false;
+  }
+  const Onnx__NodeProto *all[] = {d, erf, a, m1, m2 ? m2 : h};
+  *nn = 5;
+  memcpy(nodes, all, sizeof all);
+  *p = (pattern){.type = "gelu", .x = x, .y = m2 ? m2->output[0] : m1->output[0]};
+  return true;
+}
+
+/* (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* scale [+ bias]]
+ * over trailing axes, from its Sqrt node. */
+static bool match_layer_norm(imp *im, const graph_index *gi, const Onnx__NodeProto *sq, pattern *p,
+                             const Onnx__NodeProto **nodes, int *nn) {
+  double c;
+  const Onnx__NodeProto *e = producer(im, gi, sq->input[0], "Add"), *r2, *pw, *s, *r1, *dv, *w, *b;
+  if (!e || !used_once(im, e->output[0]) || !used_once(im, sq->output[0])) return false;
+  const char *v = NULL;
+  for (int i = 0; i < 2 && !v; i++)
+    if (scalar_of(im, gi, e->input[1 - i], &c)) v = e->input[i];
+  if (!v || !(r2 = producer(im, gi, v, "ReduceMean")) || !used_once(im, v)) return false;
+  double eps = c;
+  if (!(pw = producer(im, gi, r2->input[0], "Pow")) || !used_once(im, pw->output[0]) ||
+      !scalar_of(im, gi, pw->input[1], &c) || c != 2)
+    return false;
+  if (!(s = producer(im, gi, pw->input[0], "Sub")) || smap_get(&im->uses, s->output[0]) != 2) return false;
+  if (!(r1 = producer(im, gi, s->input[1], "ReduceMean")) || !used_once(im, r1->output[0]) ||
+      strcmp(r1->input[0], s->input[0]) != 0)
+    return false;
+  if (!(dv = reader(im, gi, sq->output[0], "Div")) || strcmp(dv->input[0], s->output[0]) != 0) return false;
+  int n1, n2;
+  const int64_t *a1 = attr_ints(r1, "axes", &n1), *a2 = attr_ints(r2, "axes", &n2);
+  if (!n1 || n1 != n2 || n1 > PD_MAX_DIMS || memcmp(a1, a2, sizeof *a1 * (size_t)n1) != 0 ||
+      attr_i(r1, "keepdims", 1) != 1 || attr_i(r2, "keepdims", 1) != 1 || r1->n_input > 1 || r2->n_input > 1)
+    return false;
+  const Onnx__NodeProto *all[9] = {r1, s, pw, r2, e, sq, dv};
+  int k = 7;
+  *p = (pattern){.type = "layer_norm", .x = r1->input[0], .y = dv->output[0], .eps = eps, .naxes = n1};
+  memcpy(p->axes, a1, sizeof *a1 * (size_t)n1);
+  if ((w = reader(im, gi, dv->output[0], "Mul")) && is_initializer(im, other_in(w, dv->output[0]))) {
+    all[k++] = w, p->scale = other_in(w, dv->output[0]), p->y = w->output[0];
+    if ((b = reader(im, gi, w->output[0], "Add")) && is_initializer(im, other_in(b, w->output[0])))
+      all[k++] = b, p->bias = other_in(b, w->output[0]), p->y = b->output[0];
+  }
+  *nn = k;
+  memcpy(nodes, all, sizeof *all * (size_t)k);
+  return true;
+}
+
+/* Finds the chains (im->pat: for each node, 0, -1 skipped, or 1 + the
+ * pattern emitted there). */
+static pd_status find_patterns(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  graph_index gi = {0};
+  pd_status st = PD_OK;
+  if (!(im->pat = calloc(g->n_node + 1, sizeof *im->pat))) return oom(im);
+  for (size_t i = 0; i < g->n_initializer && !st; i++)
+    if (g->initializer[i]->name && smap_put(&gi.init, g->initializer[i]->name, (int)i)) st = oom(im);
+  bool any = false;
+  for (size_t i = 0; i < g->n_node && !st; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    any |= n->op_type && (strcmp(n->op_type, "Erf") == 0 || strcmp(n->op_type, "Sqrt") == 0);
+    for (size_t j = 0; j < n->n_output && !st; j++)
+      if (n->output[j][0] && smap_put(&gi.producer, n->output[j], (int)i)) st = oom(im);
+    for (size_t j = 0; j < n->n_input && !st; j++)
+      if (n->input[j][0] && smap_put(&gi.reader, n->input[j], (int)i)) st = oom(im);
+  }
+  for (size_t i = 0; i < g->n_node && !st && any; i++) {
+    const Onnx__NodeProto *n = g->node[i], *nodes[9];
+    pattern p;
+    int nn = 0;
+    bool hit =
+        n->op_type && ((strcmp(n->op_type, "Erf") == 0 && n->n_input == 1 && match_gelu(im, &gi, n, &p, nodes, &nn)) ||
+                       (strcmp(n->op_type, "Sqrt") == 0 && match_layer_norm(im, &gi, n, &p, nodes, &nn)));
+    if (!hit) continue;
+    int last = -1, at[9];
+    bool free_ = true;
+    for (int j = 0; j < nn; j++) {
+      at[j] = node_at(im, nodes[j]);
+      free_ &= at[j] >= 0 && im->pat[at[j]] == 0;
+      last = at[j] > last ? at[j] : last;
+    }
+    if (!free_) continue;
+    if (grow((void **)&im->pats, (size_t)im->npats, sizeof *im->pats)) {
+      st = oom(im);
+      break;
+    }
+    im->pats[im->npats++] = p;
+    for (int j = 0; j < nn; j++) im->pat[at[j]] = -1;
+    im->pat[last] = im->npats;
+  }
+  smap_free(&gi.producer), smap_free(&gi.reader), smap_free(&gi.init);
+  return st;
+}
+
+/* The fused op of pattern p, at its last node. */
+static pd_status emit_pattern(imp *im, const pattern *p) {
+  if (strcmp(p->type, "gelu") == 0) {
+    pd_status st = need_float(im, p->x);
+    if (st) return st;
+    attrs at = {0};
+    at_s(&at, "approximate", "none");
+    return emit1(im, "gelu", p->x, p->y, &at);
+  }
+  pd_tensor x;
+  pd_status st = meta(im, p->x, &x);
+  if (st) return st;
+  bool pick[PD_MAX_DIMS] = {false};
+  int64_t lo = x.ndim;
+  for (int i = 0; i < p->naxes; i++) {
+    int64_t a = p->axes[i] < 0 ? p->axes[i] + x.ndim : p->axes[i];
+    if (a < 0 || a >= x.ndim || pick[a])
+      return unsupported(im, "a layer norm (ReduceMean chain) over axis %lld", (long long)p->axes[i]);
+    pick[a] = true, lo = a < lo ? a : lo;
+  }
+  if (lo + p->naxes != x.ndim)
+    return unsupported(im, "a layer norm (ReduceMean chain) over dims that are not the last ones");
+  return emit_layer_norm(im, p->x, p->scale, p->bias, lo, p->eps, p->y);
+}
+
+/* ---- the graph ---------------------------------------------------------------------------- */
 
 static pd_status strlist_add(char ***list, int *n, const char *s) {
   if (grow((void **)list, (size_t)*n, sizeof **list)) return PD_ERR_RUNTIME;
@@ -1601,13 +2381,28 @@ static pd_status graph_inputs(imp *im) {
       continue;
     }
     int64_t dims[PD_MAX_DIMS];
+    int wk = smap_get(&im->weights, v->name);
     for (size_t d = 0; d < sh->n_dim; d++) {
       const Onnx__TensorShapeProto__Dimension *dm = sh->dim[d];
       bool known = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dm->dim_value >= 0;
-      if (!known && d > 0)
+      if (!known && (d > 0 || wk > 0))
         return unsupported(im, "graph input \"%s\" has an unknown dim %zu; only the first (the batch) may be unknown",
                            v->name, d);
       dims[d] = known ? dm->dim_value : -1;
+    }
+    if (wk > 0) { /* a weight given at run time: from the parameter directory */
+      pd_status st = declare(im, v->name, (pd_dtype)dt, (int)sh->n_dim, dims, wk == 1 ? "PARAM" : "STATE");
+      if (st) return st;
+      if (add_name(im, v->name) || strlist_add(&im->out->weights, &im->out->nweights, v->name)) return oom(im);
+      continue;
+    }
+    /* the exported batch: -1 where nothing needs its value (see imp.relax) */
+    if (sh->n_dim >= 2 && dims[0] > 0) {
+      if (!im->out->batch_from) im->out->batch_from = dims[0];
+      if (im->relax && dims[0] != im->out->batch_from)
+        return batch_dep(im, "graph inputs of different first dims (%lld, %lld): not one batch",
+                         (long long)im->out->batch_from, (long long)dims[0]);
+      if (im->relax) dims[0] = -1;
     }
     pd_status st = declare(im, v->name, (pd_dtype)dt, (int)sh->n_dim, dims, "DATA");
     if (st) return st;
@@ -1714,7 +2509,9 @@ static pd_status import_node(imp *im, size_t i) {
                        im->file, i, n->op_type, n->input[j]);
   if (strcmp(n->op_type, "Constant") != 0 && min_in > 0 && !in_at(n, 0))
     return pd_errorf(im->err, PD_ERR_INPUT, "%s: node #%zu (%s) has no first input", im->file, i, n->op_type);
-  return fn(im, n);
+  bool folded;
+  pd_status st = try_fold(im, n, &folded);
+  return st || folded ? st : fn(im, n);
 }
 
 /* The graph's outputs: each computed, and listed. */
@@ -1765,6 +2562,92 @@ static pd_status write_text(imp *im) {
   return st;
 }
 
+/* The mapping of node n: its entry in maps, or -1 (no mapping for its
+ * domain, type or the model's opset). */
+static int map_of(const imp *im, const Onnx__NodeProto *n) {
+  if (!n->op_type || (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)) return -1;
+  for (size_t j = 0; j < sizeof maps / sizeof maps[0]; j++)
+    if (strcmp(maps[j].type, n->op_type) == 0) return im->opset >= maps[j].since ? (int)j : -1;
+  return -1;
+}
+
+/* Every node without a mapping, in one message: each op type with its
+ * count and first node (a single one is left to import_node's message). */
+static pd_status list_unmapped(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  struct un {
+    const char *type;
+    int count;
+    size_t first;
+  } *u = NULL;
+  int nu = 0, total = 0;
+  smap seen = {0};
+  pd_status st = PD_OK;
+  for (size_t i = 0; i < g->n_node && !st; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    if (!n->op_type || im->pat[i] || map_of(im, n) >= 0) continue;
+    total++;
+    int k = smap_get(&seen, n->op_type);
+    if (k >= 0) {
+      u[k].count++;
+      continue;
+    }
+    if (grow((void **)&u, (size_t)nu, sizeof *u) || smap_put(&seen, n->op_type, nu)) {
+      st = oom(im);
+      break;
+    }
+    u[nu++] = (struct un){n->op_type, 1, i};
+  }
+  if (!st && total > 1) {
+    pd_buf b = {0};
+    for (int k = 0; k < nu; k++) {
+      const Onnx__NodeProto *n = g->node[u[k].first];
+      pd_buf_printf(&b, "%s%s%s%s (%d node%s, first: node #%zu ", k ? ", " : "",
+                    n->domain && n->domain[0] ? n->domain : "", n->domain && n->domain[0] ? ":" : "", u[k].type,
+                    u[k].count, u[k].count > 1 ? "s" : "", u[k].first);
+      if (n->name && n->name[0])
+        pd_buf_printf(&b, "\"%.200s\")", n->name);
+      else
+        pd_buf_printf(&b, "(unnamed, output \"%.200s\"))", n->n_output ? n->output[0] : "");
+    }
+    im->out->unsupported = true;
+    if (!im->out->unsupported_op) im->out->unsupported_op = strdup(u[0].type);
+    st = pd_errorf(im->err, PD_ERR_INPUT, "%s: unsupported: %d nodes of %d op type%s have no mapping at opset %lld: %s",
+                   im->file, total, nu, nu > 1 ? "s" : "", (long long)im->opset, b.data ? b.data : "");
+    pd_buf_free(&b);
+  }
+  smap_free(&seen);
+  free(u);
+  return st;
+}
+
+/* The graph inputs that BatchNormalization reads as scale, B (1) or mean,
+ * var (2): weights, not data, unless an initializer gives them. */
+static pd_status find_weights(imp *im) {
+  const Onnx__GraphProto *g = im->g;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    if (!n->op_type || strcmp(n->op_type, "BatchNormalization") != 0) continue;
+    for (size_t j = 1; j <= 4 && j < n->n_input; j++)
+      if (smap_get(&im->graph_inputs, n->input[j]) >= 0 && !is_initializer(im, n->input[j]) &&
+          smap_put(&im->weights, n->input[j], j <= 2 ? 1 : 2))
+        return oom(im);
+  }
+  return PD_OK;
+}
+
+/* With the batch made -1, each graph output must still have it first. */
+static pd_status check_batched_outputs(imp *im) {
+  for (int i = 0; i < im->out->noutputs && im->relax && im->out->batch_from; i++) {
+    pd_tensor t;
+    pd_status st = meta(im, im->out->outputs[i], &t);
+    if (st) return st;
+    if (t.ndim == 0 || t.dims[0] != -1)
+      return batch_dep(im, "graph output \"%s\" does not have the batch as its first dim", im->out->outputs[i]);
+  }
+  return PD_OK;
+}
+
 static pd_status run_import(imp *im) {
   const Onnx__GraphProto *g = im->g;
   pd_status st;
@@ -1774,28 +2657,35 @@ static pd_status run_import(imp *im) {
   for (size_t i = 0; i < g->n_input; i++)
     if (smap_get(&im->graph_inputs, g->input[i]->name) < 0 && smap_put(&im->graph_inputs, g->input[i]->name, (int)i))
       return oom(im);
-  if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = graph_inputs(im))) return st;
+  if ((st = count_uses(im)) || (st = import_initializers(im)) || (st = find_patterns(im)) || (st = list_unmapped(im)) ||
+      (st = find_weights(im)) || (st = graph_inputs(im)))
+    return st;
   if ((st = pd_onnx_import_metadata(im, im->m, false))) return st;
-  for (size_t i = 0; i < g->n_node; i++)
-    if ((st = import_node(im, i))) return st;
+  for (size_t i = 0; i < g->n_node; i++) {
+    if (im->pat[i] < 0) continue;
+    im->node = g->node[i], im->node_index = (int)i;
+    if ((st = im->pat[i] ? emit_pattern(im, &im->pats[im->pat[i] - 1]) : import_node(im, i))) return st;
+  }
   im->node = NULL;
   if ((st = pd_onnx_import_metadata(im, im->m, true))) return st;
-  if ((st = import_outputs(im))) return st;
+  if ((st = import_outputs(im)) || (st = check_batched_outputs(im))) return st;
   /* the whole net must build */
   if ((st = build_net(im))) return st;
   return write_text(im);
 }
 
-pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err) {
+static pd_status import_once(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err,
+                             bool relax) {
   memset(out, 0, sizeof *out);
-  imp im = {.m = m, .g = m->graph, .file = file, .err = err, .out = out};
+  imp im = {.m = m, .g = m->graph, .file = file, .err = err, .out = out, .relax = relax};
   pd_status st = im.g ? run_import(&im) : pd_errorf(err, PD_ERR_INPUT, "%s: not an ONNX model (no graph)", file);
   for (int i = 0; i < im.nk; i++) pd_tensor_release(&im.k[i].t);
   free(im.k);
   for (int i = 0; i < im.nowned; i++) free(im.owned[i]);
   free(im.owned);
   smap_free(&im.kmap), smap_free(&im.names), smap_free(&im.fresh), smap_free(&im.uses);
-  smap_free(&im.graph_inputs), smap_free(&im.mmap);
+  smap_free(&im.graph_inputs), smap_free(&im.mmap), smap_free(&im.weights);
+  free(im.pat), free(im.pats);
   free(im.mnames), free(im.mmeta), free(im.mkind), free(im.pio);
   pd_buf_free(&im.pend);
   pd_buf_free(&im.vars);
@@ -1805,6 +2695,26 @@ pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_o
     free(out->text);
     out->text = NULL;
   }
+  return st;
+}
+
+/* First with the exported batch made -1; when that fails (a node needs
+ * its value, or the net does not build that way), again as exported. */
+pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err) {
+  pd_status st = import_once(m, file, out, err, true);
+  if (!st) out->batch_relaxed = out->batch_from > 0;
+  if (!st || !out->batch_from) return st;
+  const char *msg = err->msg; /* the node and why, without the file */
+  size_t fl = strlen(file);
+  if (strncmp(msg, file, fl) == 0 && msg[fl] == ':' && msg[fl + 1] == ' ') msg += fl + 2;
+  if (strncmp(msg, "unsupported: ", 13) == 0) msg += 13;
+  char *why = strdup(msg);
+  pd_onnx_import_free(out);
+  st = import_once(m, file, out, err, false);
+  if (!st)
+    out->batch_kept = why;
+  else
+    free(why);
   return st;
 }
 
@@ -1821,6 +2731,9 @@ void pd_onnx_import_free(pd_onnx_import *o) {
   free(o->outputs);
   free(o->need_const);
   free(o->unsupported_op);
+  free(o->batch_kept);
+  for (int i = 0; i < o->nweights; i++) free(o->weights[i]);
+  free(o->weights);
   memset(o, 0, sizeof *o);
 }
 

@@ -36,6 +36,16 @@ typedef struct pd_onnx_import {
   bool unsupported;
   char *unsupported_op; /* the op type, "opset N" or "(graph)" */
   char *need_const;
+  /* The batch (docs/onnx.md, "The batch"): the graph inputs' fixed first
+   * dim as exported (0: none had one); batch_relaxed when it became -1,
+   * else batch_kept says why it stays (the node that needs its value). */
+  int64_t batch_from;
+  bool batch_relaxed;
+  char *batch_kept;
+  /* Graph inputs read as BatchNormalization weights: parameters or state
+   * with no value here (infer reads them from --params DIR, NAME.npy). */
+  char **weights;
+  int nweights;
 } pd_onnx_import;
 
 /* Reads and decodes an ONNX model file. */

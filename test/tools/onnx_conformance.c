@@ -3,9 +3,11 @@
  * it, build the net, feed test_data_set_N/input_K.pb and compare what comes
  * out with output_K.pb (|got - want| <= atol + rtol |want|, rtol 1e-3, atol
  * 1e-7, shapes and dtypes equal). A graph input the importer needs as a
- * constant (Reshape's shape, Dropout's ratio, BatchNormalization's
- * statistics) is folded into the model as an initializer from the test's
- * input file first, and counted. Prints one line per test and
+ * constant (Reshape's shape, Clip's bounds, Dropout's training_mode, ...)
+ * is folded into the model as an initializer from the test's input file
+ * first, and counted; the weights the import leaves to the parameter
+ * directory (BatchNormalization's as graph inputs) are fed like data.
+ * Prints one line per test and
  *   N passed, N failed, N skipped (N with inputs folded as constants)
  * then, per unsupported op type, how many tests were skipped. Exit 1 on any
  * failure.
@@ -116,7 +118,10 @@ static int run_set(pd_net *net, const pd_onnx_import *im, const char *set, char 
     if ((st = pd_onnx_read_tensor(path, &t, &name, &err))) break;
     const char *target = name && name[0] ? name : k < norig ? orig_inputs[k] : "";
     int v = pd_net_var(net, target);
-    if (v >= 0 && net->vars[v].kind == PD_VAR_DATA) st = pd_tensor_copy(r.t[v], &t, &err);
+    /* data, and the weights the importer left to the parameter directory */
+    bool weight = false;
+    for (int w = 0; w < im->nweights; w++) weight |= strcmp(im->weights[w], target) == 0;
+    if (v >= 0 && (net->vars[v].kind == PD_VAR_DATA || weight)) st = pd_tensor_copy(r.t[v], &t, &err);
     pd_tensor_release(&t);
     free(name);
   }
