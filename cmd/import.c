@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "io/checkpoint.h"
+#include "io/npy.h"
 #include "cli.h"
 #include "base/fileutil.h"
 #include "onnx/onnx_import.h"
@@ -16,7 +17,7 @@ static int run(int argc, char **argv);
 
 const pd_command pd_cmd_import = {
     "import", "convert an ONNX model into a NetDesc and a parameter directory",
-    "usage: paddle-run import MODEL.onnx -o NET.pbtxt [--params-out DIR]\n"
+    "usage: paddle-run import MODEL.onnx -o NET.pbtxt [--params-out DIR] [--constant NAME=FILE.npy]...\n"
     "\n"
     "Maps every node of the model (ONNX opsets up to 17) onto paddle-run's ops\n"
     "and writes the network as a NetDesc: the graph's inputs become data\n"
@@ -30,14 +31,19 @@ const pd_command pd_cmd_import = {
     "  -o, --output NET.pbtxt   the NetDesc to write\n"
     "  --params-out DIR         the parameter directory (NAME.npy per value) to\n"
     "                           create; needed when the model has initializers.\n"
-    "                           Use it with `infer --params DIR` or `train --params DIR`\n",
+    "                           Use it with `infer --params DIR` or `train --params DIR`\n"
+    "  --constant NAME=FILE.npy graph input NAME takes this value, fixed at import\n"
+    "                           (repeatable): for an input a node needs as a\n"
+    "                           constant, such as a Reshape's shape or a Clip's\n"
+    "                           bounds given as graph inputs\n",
     run};
 
 static int run(int argc, char **argv) {
-  enum { OUT, OUT_SHORT, PARAMS, NOPT };
+  enum { OUT, OUT_SHORT, PARAMS, CONSTANT, NOPT };
   pd_opt opts[NOPT] = {{.name = "--output", .has_value = true},
                        {.name = "-o", .has_value = true},
-                       {.name = "--params-out", .has_value = true}};
+                       {.name = "--params-out", .has_value = true},
+                       {.name = "--constant", .has_value = true, .repeat = true}};
   char *pos[1];
   int code = 0;
   int npos = pd_cli_parse(&pd_cmd_import, argc, argv, opts, NOPT, pos, 1, &code);
@@ -45,10 +51,27 @@ static int run(int argc, char **argv) {
   if (npos != 1) return pd_cli_usage_error("import", "expected MODEL.onnx; see `paddle-run import --help`");
   const char *out = opts[OUT].value ? opts[OUT].value : opts[OUT_SHORT].value;
   if (!out) return pd_cli_usage_error("import", "give the NetDesc to write with -o NET.pbtxt");
+  for (int i = 0; i < opts[CONSTANT].n_values; i++) {
+    const char *eq = strchr(opts[CONSTANT].values[i], '=');
+    if (!eq || eq == opts[CONSTANT].values[i] || !eq[1])
+      return pd_cli_usage_error("import", "--constant %s: expected NAME=FILE.npy", opts[CONSTANT].values[i]);
+  }
+  if (!pd_cli_unique_vars("import", &opts[CONSTANT])) return 2;
   pd_error err = {0};
   Onnx__ModelProto *m = NULL;
   pd_onnx_import im = {0};
   pd_status st = pd_onnx_read(pos[0], &m, &err);
+  for (int i = 0; i < opts[CONSTANT].n_values && !st; i++) {
+    const char *arg = opts[CONSTANT].values[i], *eq = strchr(arg, '=');
+    char *name = strndup(arg, (size_t)(eq - arg));
+    pd_tensor t;
+    pd_tensor_init(&t, PD_F32);
+    if (!name) st = pd_errorf(&err, PD_ERR_RUNTIME, "out of memory");
+    if (!st) st = pd_npy_read(eq + 1, &t, &err);
+    if (!st) st = pd_onnx_set_input(m, name, &t, &err);
+    pd_tensor_release(&t);
+    free(name);
+  }
   if (!st) st = pd_onnx_import_model(m, pos[0], &im, &err);
   if (!st && im.nvalues && !opts[PARAMS].value)
     st = pd_errorf(&err, PD_ERR_INPUT, "%s: the model has %d initializers and constants: give --params-out DIR", pos[0],

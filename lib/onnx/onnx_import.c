@@ -57,6 +57,58 @@ static const char *onnx_type_name(int32_t t) {
   return v ? v->name : "unknown";
 }
 
+pd_status pd_onnx_set_input(Onnx__ModelProto *m, const char *name, const pd_tensor *t, pd_error *err) {
+  Onnx__GraphProto *g = m->graph;
+  const Onnx__ValueInfoProto *in = NULL;
+  for (size_t i = 0; g && i < g->n_input && !in; i++)
+    if (g->input[i]->name && !strcmp(g->input[i]->name, name)) in = g->input[i];
+  if (!in) return pd_errorf(err, PD_ERR_INPUT, "--constant %s: the model has no graph input \"%s\"", name, name);
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
+      return pd_errorf(err, PD_ERR_INPUT, "--constant %s: graph input \"%s\" already has a value (an initializer)",
+                       name, name);
+  const Onnx__TypeProto *tp = in->type;
+  if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type) {
+    int dt = dtype_of(tp->tensor_type->elem_type);
+    if (dt >= 0 && dt != (int)t->dtype)
+      return pd_errorf(err, PD_ERR_INPUT, "--constant %s: graph input \"%s\" is %s, the file holds %s", name, name,
+                       onnx_type_name(tp->tensor_type->elem_type), pd_dtype_name(t->dtype));
+    const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+    if (sh && (int)sh->n_dim != t->ndim)
+      return pd_errorf(err, PD_ERR_INPUT, "--constant %s: graph input \"%s\" has %zu dims, the file %d", name, name,
+                       sh->n_dim, t->ndim);
+    for (size_t d = 0; sh && d < sh->n_dim; d++)
+      if (sh->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+          sh->dim[d]->dim_value != t->dims[d])
+        return pd_errorf(err, PD_ERR_INPUT, "--constant %s: dim %zu of graph input \"%s\" is %lld, the file's %lld",
+                         name, d, name, (long long)sh->dim[d]->dim_value, (long long)t->dims[d]);
+  }
+  static const int32_t types[] = {[PD_F32] = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+                                  [PD_F64] = ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE,
+                                  [PD_I32] = ONNX__TENSOR_PROTO__DATA_TYPE__INT32,
+                                  [PD_I64] = ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+                                  [PD_U8] = ONNX__TENSOR_PROTO__DATA_TYPE__UINT8};
+  size_t bytes = (size_t)pd_tensor_numel(t) * pd_dtype_size(t->dtype);
+  Onnx__TensorProto *v = malloc(sizeof *v);
+  Onnx__TensorProto **list = realloc(g->initializer, sizeof *list * (g->n_initializer + 1));
+  if (list) g->initializer = list;
+  if (v) onnx__tensor_proto__init(v);
+  if (!v || !list || !(v->name = strdup(name)) || !(v->dims = malloc(sizeof *v->dims * (size_t)(t->ndim + 1))) ||
+      !(v->raw_data.data = malloc(bytes + 1))) {
+    if (v) free(v->name), free(v->dims);
+    free(v);
+    return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  }
+  v->data_type = types[t->dtype];
+  v->n_dims = (size_t)t->ndim;
+  for (int d = 0; d < t->ndim; d++) v->dims[d] = t->dims[d];
+  v->has_raw_data = true;
+  v->raw_data.len = bytes;
+  if (bytes) memcpy(v->raw_data.data, pd_tensor_data(t), bytes); /* little-endian, as ONNX's raw_data */
+  g->initializer[g->n_initializer++] = v;
+  return PD_OK;
+}
+
 pd_status pd_onnx_tensor(const Onnx__TensorProto *tp, const char *what, pd_tensor *out, pd_error *err) {
   int dt = dtype_of(tp->data_type);
   if (dt < 0)
@@ -717,6 +769,11 @@ static pd_status need_const(imp *im, const char *name, const char *what, konst *
   if (*out) return PD_OK;
   bool graph_input = smap_get(&im->graph_inputs, name) >= 0;
   if (graph_input && !im->out->need_const) im->out->need_const = strdup(name);
+  if (graph_input)
+    return unsupported(im,
+                       "%s \"%s\" must be a constant (an initializer or a Constant node's output); it is a graph "
+                       "input: `import --constant %s=FILE.npy` gives its value",
+                       what, name, name);
   return unsupported(im, "%s \"%s\" must be a constant (an initializer or a Constant node's output)", what, name);
 }
 

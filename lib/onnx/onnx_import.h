@@ -55,6 +55,13 @@ pd_status pd_onnx_read_tensor(const char *path, pd_tensor *out, char **name, pd_
 /* A TensorProto as a tensor; `what` names it in messages. */
 pd_status pd_onnx_tensor(const Onnx__TensorProto *tp, const char *what, pd_tensor *out, pd_error *err);
 
+/* Gives graph input `name` of `m` the value t, as an initializer (the
+ * importer then takes it as a constant: a Reshape's shape, a Clip's bounds,
+ * ...): `import --constant NAME=FILE.npy`. An error (exit 2) names what
+ * does not fit: no such graph input, one that already has a value, another
+ * element type or rank, a dim that differs from a fixed one. */
+pd_status pd_onnx_set_input(Onnx__ModelProto *m, const char *name, const pd_tensor *t, pd_error *err);
+
 /* Imports model `m` (read from `file`, for messages). On failure out still
  * says why (unsupported, need_const); free it either way. */
 pd_status pd_onnx_import_model(const Onnx__ModelProto *m, const char *file, pd_onnx_import *out, pd_error *err);
