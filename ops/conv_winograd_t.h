@@ -270,9 +270,8 @@ static void PD_T(forward_part)(void *arg, int t, int nt) {
   for (int64_t t0 = lo * p->tiles; t0 < hi * p->tiles; t0 += p->chunk) {
     const int64_t cnt = hi * p->tiles - t0 < p->chunk ? hi * p->tiles - t0 : p->chunk;
     PD_T(input_xform)(p, ws, j->x, t0, cnt, v);
-    for (int64_t xi = 0; xi < aa; xi++)
-      PD_T(pd_gemm)
-      (false, false, M, cnt, C, 1, j->u + xi * p->ldu, C, v + xi * C * p->ld, p->ld, 0, z + xi * M * p->ld, p->ld);
+    for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
+    (false, false, M, cnt, C, 1, j->u + xi * p->ldu, C, v + xi * C * p->ld, p->ld, 0, z + xi * M * p->ld, p->ld);
     PD_T(output_xform)(p, ws, z, t0, cnt, j->b, j->y);
   }
 }
@@ -299,14 +298,12 @@ static void PD_T(backward_part)(void *arg, int t, int nt) {
     PD_T(doutput_xform)(p, ws, j->dy, t0, cnt, z);
     if (j->dw) {
       PD_T(input_xform)(p, ws, j->x, t0, cnt, v);
-      for (int64_t xi = 0; xi < aa; xi++)
-        PD_T(pd_gemm)
-        (false, true, M, C, cnt, 1, z + xi * M * p->ld, p->ld, v + xi * C * p->ld, p->ld, 1, du + xi * p->ldu, C);
+      for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
+      (false, true, M, C, cnt, 1, z + xi * M * p->ld, p->ld, v + xi * C * p->ld, p->ld, 1, du + xi * p->ldu, C);
     }
     if (j->dx) {
-      for (int64_t xi = 0; xi < aa; xi++)
-        PD_T(pd_gemm)
-        (true, false, C, cnt, M, 1, j->u + xi * p->ldu, C, z + xi * M * p->ld, p->ld, 0, v + xi * C * p->ld, p->ld);
+      for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
+      (true, false, C, cnt, M, 1, j->u + xi * p->ldu, C, z + xi * M * p->ld, p->ld, 0, v + xi * C * p->ld, p->ld);
       PD_T(dinput_xform)(p, ws, v, t0, cnt, j->dx);
     }
   }
