@@ -1,5 +1,5 @@
 /* convalgo.c — the process-wide --conv-algo setting (convalgo.h). */
-#include "convalgo.h"
+#include "cpu/convalgo.h"
 
 #include <string.h>
 
