@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """compare_torch.py — the training step of a paddle-run net in PyTorch (CPU),
-for comparison with `paddle-run train`. Three models; mlp and cnn are fed
+for comparison with `paddle-run train`. Four models; mlp, cnn and cnn3 are fed
 mini-batches (shuffled, or in file order with --no-shuffle) from the same
 Fashion-MNIST IDX files, uint8 pixels cast and
 scaled to [0, 1] inside the step, softmax cross-entropy, and the softmax and
@@ -16,6 +16,9 @@ accuracy metric computed each step as the NetDescs do:
       on the same schedule (bench.py's momentum variant of the net, so that
       the optimizer's cost on one side does not decide the ratio);
       xavier-uniform weights, zero biases (unless --params).
+  cnn3 (netdescs/fashion_cnn3.pbtxt): conv 3x3 32, relu, conv 3x3 32, relu,
+      max pool 2x2, conv 3x3 64, relu, conv 3x3 64, relu, max pool 2x2 (all
+      padding 1 with bias), then as cnn from flatten on, with its optimizers.
   tiny (bench/tiny.pbtxt): 16-16-2 with ReLU on float32 rows from --data
       X.npy LABEL.npy; SGD momentum 0.9, lr 0.01.
 With --serve, a request {"cmd": "infer", "threads", "batch", "params", "runs"}
@@ -46,7 +49,7 @@ the same computation as `paddle-run train NET --params DIR --no-shuffle`: same
 initial parameters, same batches in the same order, same optimizer and
 learning-rate schedule; the mean loss of each logged interval is returned for
 bench.py to check against paddle-run's log.
-    compare_torch.py [--model mlp|cnn|tiny] [--data X.npy LABEL.npy] --threads N --batch B --iterations K --warmup W
+    compare_torch.py [--model mlp|cnn|cnn3|tiny] [--data X.npy LABEL.npy] --threads N --batch B --iterations K --warmup W
                      [--params DIR] [--no-shuffle] [--dropout P] [--optimizer adam|momentum]
                      [--knob NAME ...]
     compare_torch.py --lm-quality STEPS --params DIR [--threads N]
@@ -162,6 +165,27 @@ def make_model(name, params=None, dropout=0.5):
                         m.bias.zero_()
         if params:
             load_params(model, ["conv1", "conv2", "fc1", "fc2"], params)
+        return model, (1, 28, 28), cosine(CNN_LR, CNN_DECAY)
+    if name == "cnn3":  # netdescs/fashion_cnn3.pbtxt: two blocks of two 3x3 convolutions, as cnn after them
+        model = nn.Sequential(
+            nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2, 2),
+            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2, 2),
+            nn.Flatten(),
+            nn.Linear(64 * 7 * 7, 256), nn.ReLU(),
+            nn.Dropout(dropout),
+            nn.Linear(256, 10))
+        with torch.no_grad():
+            for m in model.modules():
+                if isinstance(m, (nn.Conv2d, nn.Linear)):
+                    nn.init.xavier_uniform_(m.weight)
+                    if m.bias is not None:
+                        m.bias.zero_()
+        if params:
+            load_params(model, ["c11", "c12", "c21", "c22", "fc1", "fc2"], params)
         return model, (1, 28, 28), cosine(CNN_LR, CNN_DECAY)
     if name == "fashion_lstm":  # netdescs/fashion_lstm_fused.pbtxt: rows of 28 pixels, LSTM 128, fc on the last h
         model = LstmClassifier()
@@ -394,10 +418,10 @@ def _run(pixels, labels, threads, batch, iterations, warmup, model_name, params,
     model.train()
     if model_name == "fashion_lstm":  # as netdescs/fashion_lstm_fused.pbtxt
         opt = torch.optim.Adam(model.parameters(), lr=lr_at(0), betas=(0.9, 0.999), eps=1e-8)
-    elif model_name == "cnn" and optimizer == "momentum":  # bench.py's momentum variant of fashion_cnn.pbtxt
+    elif model_name in ("cnn", "cnn3") and optimizer == "momentum":  # bench.py's momentum variant of the net
         lr_at = cosine(CNN_MOMENTUM_LR, CNN_DECAY)
         opt = torch.optim.SGD(model.parameters(), lr=lr_at(0), momentum=0.9)
-    elif model_name == "cnn":  # as netdescs/fashion_cnn.pbtxt
+    elif model_name in ("cnn", "cnn3"):  # as netdescs/fashion_cnn.pbtxt and fashion_cnn3.pbtxt
         opt = torch.optim.Adam(model.parameters(), lr=lr_at(0), betas=(0.9, 0.999), eps=1e-8)
     else:
         opt = torch.optim.SGD(model.parameters(), lr=lr_at(0), momentum=0.9)
@@ -512,7 +536,7 @@ def seen():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="mlp", choices=["mlp", "cnn", "tiny", "fashion_lstm"])
+    ap.add_argument("--model", default="mlp", choices=["mlp", "cnn", "cnn3", "tiny", "fashion_lstm"])
     ap.add_argument("--data", nargs=2, metavar=("X.npy", "LABEL.npy"), help="data instead of Fashion-MNIST (tiny)")
     ap.add_argument("--threads", type=int)
     ap.add_argument("--batch", type=int)
@@ -520,8 +544,8 @@ def main():
     ap.add_argument("--warmup", type=int)
     ap.add_argument("--params", help="paddle-run parameter directory to start from")
     ap.add_argument("--no-shuffle", action="store_true", help="batches in file order")
-    ap.add_argument("--dropout", type=float, default=0.5, help="cnn: dropout probability")
-    ap.add_argument("--optimizer", default="adam", choices=["adam", "momentum"], help="cnn: the optimizer")
+    ap.add_argument("--dropout", type=float, default=0.5, help="cnn, cnn3: dropout probability")
+    ap.add_argument("--optimizer", default="adam", choices=["adam", "momentum"], help="cnn, cnn3: the optimizer")
     ap.add_argument("--knob", action="append", default=[], choices=list(KNOBS), help="an in-process knob")
     ap.add_argument("--lm-quality", type=int, metavar="STEPS",
                     help="train char_lm STEPS steps from --params and print its validation loss (lm_quality)")

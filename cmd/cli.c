@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/convalgo.h"
 #include "dist/dist.h"
 #include "gpu/gpurt.h"
 #include "dist/gpunccl.h"
@@ -173,6 +174,13 @@ int pd_cli_device(const char *cmd, pd_opt *opts, int first, pd_place *place) {
   *place = (pd_place){PD_CPU, 0};
   if (v && !pd_place_parse(v, place))
     return pd_cli_usage_error(cmd, "--device must be cpu, gpu or gpu:N, got \"%s\"", v);
+  const char *ca = opts[first + PD_OPT_CONV_ALGO].value;
+  pd_conv_algo algo = PD_CONV_AUTO;
+  if (ca && !pd_conv_algo_parse(ca, &algo))
+    return pd_cli_usage_error(cmd, "--conv-algo must be auto, im2col, winograd2 or winograd4, got \"%s\"", ca);
+  if (place->kind != PD_CPU && algo != PD_CONV_AUTO)
+    return pd_cli_usage_error(cmd, "--conv-algo %s is for the CPU; GPU convolutions have one algorithm", ca);
+  pd_conv_algo_set(algo);
   if (place->kind == PD_CPU) {
     if (opts[first + PD_OPT_TF32].value || opts[first + PD_OPT_NO_GRAPH].value)
       return pd_cli_usage_error(cmd, "%s is for --device gpu",

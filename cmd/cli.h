@@ -62,17 +62,21 @@ bool pd_cli_empty_dir(const char *path);
 bool pd_cli_double(const char *cmd, const char *flag, const char *s, double *out);
 
 /* The place options every running command shares: --device cpu|gpu[:N],
- * --tf32, --no-cuda-graph. The enum indexes them inside a command's table
+ * --tf32, --no-cuda-graph, --conv-algo. The enum indexes them inside a command's table
  * from `first` on (PD_DEVICE_OPTS(first) fills the names in). */
-enum { PD_OPT_DEVICE, PD_OPT_TF32, PD_OPT_NO_GRAPH, PD_N_DEVICE_OPTS };
+enum { PD_OPT_DEVICE, PD_OPT_TF32, PD_OPT_NO_GRAPH, PD_OPT_CONV_ALGO, PD_N_DEVICE_OPTS };
 #define PD_DEVICE_OPTS(first)                                                                                        \
   [(first) + PD_OPT_DEVICE] = {.name = "--device", .has_value = true}, [(first) + PD_OPT_TF32] = {.name = "--tf32"}, \
-             [(first) + PD_OPT_NO_GRAPH] = {.name = "--no-cuda-graph"}
-#define PD_DEVICE_HELP                                                                   \
-  "  --device cpu|gpu[:N]  where to run (default cpu); gpu needs a CUDA build and GPU\n" \
-  "  --tf32                let cuBLAS use TF32 tensor cores on a GPU (default off)\n"    \
-  "  --no-cuda-graph       on a GPU, launch every op each step instead of replaying\n"   \
-  "                        the step captured as a CUDA graph\n"
+             [(first) + PD_OPT_NO_GRAPH] = {.name = "--no-cuda-graph"},                                              \
+             [(first) + PD_OPT_CONV_ALGO] = {.name = "--conv-algo", .has_value = true}
+#define PD_DEVICE_HELP                                                                    \
+  "  --device cpu|gpu[:N]  where to run (default cpu); gpu needs a CUDA build and GPU\n"  \
+  "  --tf32                let cuBLAS use TF32 tensor cores on a GPU (default off)\n"     \
+  "  --no-cuda-graph       on a GPU, launch every op each step instead of replaying\n"    \
+  "                        the step captured as a CUDA graph\n"                           \
+  "  --conv-algo A         CPU convolutions: auto (per layer), im2col, winograd2 or\n"    \
+  "                        winograd4 (Winograd F(2x2|4x4, 3x3)) for every one; a layer\n" \
+  "                        the forced one cannot do is an error (docs/training.md)\n"
 /* Parses the place options at opts[first..] and opens the GPU when one is
  * asked for. Returns 0, or (after printing why) the exit code: 2 for a bad
  * value, a build without CUDA, no driver or no device. */

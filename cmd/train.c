@@ -121,6 +121,7 @@ enum {
   O_DEVICE, /* the place options (cli.h), in their order */
   O_TF32,
   O_NO_GRAPH,
+  O_CONV_ALGO,
   O_SET,
   O_CHECK_EVERY,
   O_COMM_TIMEOUT,

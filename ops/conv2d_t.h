@@ -142,7 +142,12 @@ static pd_status PD_T(forward)(pd_ctx *c) {
   geom g;
   plan pl;
   pd_status st = get_geom(c, xt, &g);
-  if (!st) st = make_plan(c, &g, xt->dtype, false, &pl);
+  if (st) return st;
+  const pd_wino_form *wf = wino_form(&g);
+  if (wf)
+    return PD_T(pd_wino_forward)(c, &g, wf, conv_parts(&g), PD_DATA(xt, T), PD_DATA(pd_in(c, FILTER), T),
+                                 bt ? PD_DATA(bt, T) : NULL, PD_DATA(pd_out(c, OUTPUT), T));
+  st = make_plan(c, &g, xt->dtype, false, &pl);
   if (st) return st;
   job j = {.g = &g,
            .pl = &pl,
@@ -232,7 +237,13 @@ static pd_status PD_T(backward)(pd_ctx *c) {
   geom g;
   plan pl;
   pd_status st = get_geom(c, xt, &g);
-  if (!st) st = make_plan(c, &g, xt->dtype, true, &pl);
+  if (st) return st;
+  const pd_wino_form *wf = wino_form(&g);
+  if (wf)
+    return PD_T(pd_wino_backward)(c, &g, wf, conv_parts(&g), PD_DATA(xt, T), PD_DATA(pd_in(c, G_FILTER), T),
+                                  PD_DATA(pd_in(c, G_DOUT), T), dxt ? PD_DATA(dxt, T) : NULL,
+                                  dwt ? PD_DATA(dwt, T) : NULL, dbt ? PD_DATA(dbt, T) : NULL);
+  st = make_plan(c, &g, xt->dtype, true, &pl);
   if (st) return st;
   job j = {.g = &g,
            .pl = &pl,
