@@ -1,6 +1,7 @@
 # BLIS's kernel set (lib/cpu/blisarch.c): `--version` names it and how it was
-# chosen; a BLIS_ARCH_TYPE the user set is obeyed; on an Intel CPU with
-# AVX-512 the FMA units were counted, and with two of them a net of large
+# chosen; a BLIS_ARCH_TYPE the user set is obeyed (a name, which BLIS 0.9
+# reads as 0, is said to be one); on an Intel or AMD CPU with AVX-512 the
+# FMA units were counted (AMD's Zen 4, at half width, keeps 'zen3'), and with two of them a net of large
 # products runs the 'skx' kernels and a net of tiny ones BLIS's own choice
 # (`time` says which); training with BLIS's AVX2 kernels ('haswell',
 # forced) and with the kernels chosen here gives the same losses up to
@@ -22,21 +23,30 @@ forced=$(BLIS_ARCH_TYPE=3 "$PR" --version | grep '^blas: ')
 [ "$forced" = "blas: BLIS $(echo "$line" | sed -E 's/^blas: BLIS ([0-9.]+),.*/\1/'), kernels 'haswell' (BLIS_ARCH_TYPE from the environment)" ] ||
   fail "BLIS_ARCH_TYPE=3: $forced"
 
+# a name is read by BLIS 0.9 as the number 0 ('skx'): said in the line
+named=$(BLIS_ARCH_TYPE=zen3 "$PR" --version | grep '^blas: ')
+echo "$named" | grep -q "BLIS_ARCH_TYPE=zen3 from the environment, which BLIS 0.9 reads as a number" ||
+  fail "BLIS_ARCH_TYPE=zen3: $named"
+
 flags=$(grep -m1 '^flags' /proc/cpuinfo)
-intel512=0
-if grep -q -m1 'GenuineIntel' /proc/cpuinfo; then
+intel512=0 amd512=0
+if grep -q -m1 'GenuineIntel\|AuthenticAMD' /proc/cpuinfo; then
   intel512=1
   for f in avx512f avx512dq avx512cd avx512bw avx512vl fma; do
     echo "$flags" | grep -qw "$f" || intel512=0
   done
+  if [ $intel512 = 1 ] && grep -q -m1 'AuthenticAMD' /proc/cpuinfo; then amd512=1; fi
 fi
 kernels() { "$PR" time "$1" --iterations 2 --threads 1 | grep '^BLIS kernels: '; }
 big=$(kernels "$ROOT/netdescs/fashion_mlp.pbtxt") small=$(kernels "$ROOT/test/cli/data/tiny.pbtxt")
 echo "fashion_mlp: $big"
 echo "tiny: $small"
 if [ $intel512 = 1 ]; then
-  echo "$line" | grep -Eq "(two|one) AVX-512 FMA units? measured:? \(?512-bit FMAs at [0-9.]+x the rate of 256-bit ones" ||
-    fail "an Intel CPU with AVX-512, but no measurement: $line"
+  echo "$line" | grep -Eq "((two|one) AVX-512 FMA units?|AVX-512 at half width) measured:? \(?512-bit FMAs at [0-9.]+x the rate of 256-bit ones" ||
+    fail "an Intel or AMD CPU with AVX-512, but no measurement: $line"
+  if [ $amd512 = 1 ] && echo "$line" | grep -q 'half width'; then # Zen 4: BLIS's own 'zen3' stays
+    echo "$line" | grep -q "kernels 'zen3' (BLIS's own choice; " || fail "AMD at half width, yet: $line"
+  fi
   if echo "$line" | grep -q 'two AVX-512'; then
     echo "$line" | grep -q "kernels 'skx' (chosen by paddle-run; .*no net's sizes given)" || fail "two units, yet: $line"
     echo "$big" | grep -q "^BLIS kernels: 'skx' (chosen by paddle-run; .* MFLOP an op)$" || fail "fashion_mlp: $big"
@@ -44,7 +54,7 @@ if [ $intel512 = 1 ]; then
     echo "$small" | grep -vq "'skx'" || fail "tiny: $small"
   fi
 else
-  echo "$line" | grep -q "(BLIS's own choice)" || fail "not an Intel CPU with AVX-512, yet: $line"
+  echo "$line" | grep -q "(BLIS's own choice)" || fail "not an Intel or AMD CPU with AVX-512, yet: $line"
 fi
 
 # the first 5 steps with both kernel sets: losses equal up to float rounding
