@@ -63,6 +63,9 @@ static const pd_rnn_cell cell = {
     .bwd_double = cell_bwd_double,
 };
 
+/* left out after X: the weights made as <Y>.w, <Y>.r, <Y>.b (one layer:
+ * WL, the weights of layers 1 and up, is named in the op's inputs) */
+static const char *const fill_in[N_IN] = {[RNN_W] = "w", [RNN_R] = "r", [RNN_B] = "b"};
 static const double param_init[N_IN] = {
     [RNN_X] = NAN, [RNN_W] = NAN, [RNN_R] = NAN, [RNN_B] = 0, [RNN_LENGTHS] = NAN, [RNN_H0] = NAN, [WL] = NAN};
 static const pd_kernel kernels[] = {
@@ -100,4 +103,5 @@ const pd_op_def pd_op_rnn = {
     .n_grad_kernels = PD_LEN(grad_kernels),
     .data = &cell,
     .param_init = param_init,
+    .fill_in = fill_in,
 };

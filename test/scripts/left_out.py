@@ -7,7 +7,9 @@ load to the same `desc`, with the line and name counts the section gives;
 the short one trains, and its checkpoint, named as `desc` names the
 parameters, serves the long one in `infer` with the same result, and
 `export` writes it as ONNX. A NetDesc that names its first parameter keeps
-its meaning: `fc` with ["x", "w"] still has no bias.
+its meaning: `fc` with ["x", "w"] still has no bias. The fused recurrent
+ops make W, R and B as <Y>.w, .r, .b, the same net as naming them, and
+gradcheck passes through them.
 """
 import os
 import re
@@ -85,6 +87,31 @@ def main():
     if '"y.b"' in d or '"y.w"' in d:
         sys.exit("FAIL: fc with W named got a bias or a made W:\n" + d)
     print("ok: fc naming W alone still has no bias")
+
+    # the fused recurrent ops: W, R, B made after X; the same desc as the net
+    # that names them, and gradients through the made names in float64
+    ops = [("lstm", "y", "xs", 4, ""), ("gru", "g", "y", 3, ' attrs { key: "direction" value { s: "bidirectional" } }'),
+           ("rnn", "r", "g", 2, "")]
+    short, full = ['var { name: "xs" shape: [-1, 5, 3] }'], ['var { name: "xs" shape: [-1, 5, 3] }']
+    for t, o, i, h, extra in ops:
+        attrs = 'attrs { key: "hidden_size" value { i: %d } }%s' % (h, extra)
+        short.append('op { type: "%s" inputs: ["%s"] outputs: "%s" %s }' % (t, i, o, attrs))
+        full.append('op { type: "%s" inputs: ["%s", "%s.w", "%s.r", "%s.b"] outputs: "%s" %s }' % (t, i, o, o, o, o, attrs))
+    tail = ['op { type: "mean" inputs: "r" outputs: "loss" }', 'train { loss: "loss" batch_size: 4 optimizer { type: "sgd" lr: 0.1 } }']
+    for name, lines in (("rnn_short", short), ("rnn_full", full)):
+        with open(name + ".pbtxt", "w") as f:
+            f.write("\n".join(lines + tail) + "\n")
+    d = run("desc", "rnn_short.pbtxt")
+    if d != run("desc", "rnn_full.pbtxt"):
+        sys.exit("FAIL: lstm/gru/rnn with their weights left out differ from the net naming them:\n" + d)
+    for made in ("y.w", "y.r", "y.b", "g.w", "g.r", "g.b", "r.w", "r.r", "r.b"):
+        if '"%s"' % made not in d:
+            sys.exit("FAIL: %s not made:\n%s" % (made, d))
+    np.save("xs.npy", np.random.default_rng(2).standard_normal((6, 5, 3)).astype(np.float32))
+    out = run("gradcheck", "rnn_short.pbtxt", "--data", "xs=xs.npy")
+    if "checked 9 parameters" not in out:
+        sys.exit("FAIL: gradcheck of the made recurrent weights:\n" + out)
+    print("ok: lstm, gru, rnn make <Y>.w, .r, .b; the same desc as naming them; gradcheck passes")
     return 0
 
 
