@@ -14,6 +14,8 @@
 #include "base/util.h"
 
 static int run(int argc, char **argv);
+enum { OUT, OUT_SHORT, PARAMS, CONSTANT, NOPT };
+static int import(int argc, char **argv, pd_opt *opts);
 
 const pd_command pd_cmd_import = {
     "import", "convert an ONNX model into a NetDesc and a parameter directory",
@@ -39,11 +41,16 @@ const pd_command pd_cmd_import = {
     run};
 
 static int run(int argc, char **argv) {
-  enum { OUT, OUT_SHORT, PARAMS, CONSTANT, NOPT };
   pd_opt opts[NOPT] = {{.name = "--output", .has_value = true},
                        {.name = "-o", .has_value = true},
                        {.name = "--params-out", .has_value = true},
                        {.name = "--constant", .has_value = true, .repeat = true}};
+  int rc = import(argc, argv, opts);
+  pd_cli_free(opts, NOPT); /* --constant's values */
+  return rc;
+}
+
+static int import(int argc, char **argv, pd_opt *opts) {
   char *pos[1];
   int code = 0;
   int npos = pd_cli_parse(&pd_cmd_import, argc, argv, opts, NOPT, pos, 1, &code);
