@@ -57,6 +57,29 @@ static int32_t onnx_dtype(pd_dtype t) {
   return map[t];
 }
 
+Onnx__TensorProto *pd_onnx_tensor_proto(const char *name, const pd_tensor *t) {
+  Onnx__TensorProto *tp = malloc(sizeof *tp);
+  if (!tp) return NULL;
+  onnx__tensor_proto__init(tp);
+  size_t bytes = pd_tensor_bytes(t);
+  tp->has_data_type = true;
+  tp->data_type = onnx_dtype(t->dtype);
+  tp->name = strdup(name);
+  tp->dims = malloc(sizeof *tp->dims * (size_t)(t->ndim + 1));
+  tp->raw_data.data = malloc(bytes + 1);
+  if (!tp->name || !tp->dims || !tp->raw_data.data) { /* the fields the init left as defaults are not freed */
+    free(tp->name), free(tp->dims), free(tp->raw_data.data);
+    free(tp);
+    return NULL;
+  }
+  memcpy(tp->dims, t->dims, sizeof *tp->dims * (size_t)t->ndim);
+  tp->n_dims = (size_t)t->ndim;
+  if (bytes) memcpy(tp->raw_data.data, pd_tensor_data(t), bytes); /* little-endian, as ONNX's raw_data */
+  tp->raw_data.len = bytes;
+  tp->has_raw_data = true;
+  return tp;
+}
+
 /* A name for an intermediate value: "<base>.onnx<k>", whatever base's
  * length (a name cut short could be given twice). */
 static char *tmp_name(ex *e, const char *base) {
@@ -141,27 +164,8 @@ static void at_ints(ex *e, Onnx__NodeProto *n, const char *name, int count, cons
 
 /* A TensorProto named `name` holding t. */
 static Onnx__TensorProto *make_tensor(ex *e, const char *name, const pd_tensor *t) {
-  Onnx__TensorProto *tp = malloc(sizeof *tp);
-  if (!tp) {
-    e->oom = true;
-    return NULL;
-  }
-  onnx__tensor_proto__init(tp);
-  tp->name = dup(e, name);
-  tp->has_data_type = true;
-  tp->data_type = onnx_dtype(t->dtype);
-  tp->dims = malloc(sizeof *tp->dims * (size_t)(t->ndim + 1));
-  size_t bytes = pd_tensor_bytes(t);
-  tp->raw_data.data = malloc(bytes + 1);
-  if (!tp->dims || !tp->raw_data.data) {
-    e->oom = true;
-    return tp;
-  }
-  memcpy(tp->dims, t->dims, sizeof *tp->dims * (size_t)t->ndim);
-  tp->n_dims = (size_t)t->ndim;
-  if (bytes) memcpy(tp->raw_data.data, pd_tensor_data(t), bytes);
-  tp->raw_data.len = bytes;
-  tp->has_raw_data = true;
+  Onnx__TensorProto *tp = pd_onnx_tensor_proto(name, t);
+  if (!tp) e->oom = true;
   return tp;
 }
 

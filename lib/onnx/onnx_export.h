@@ -8,6 +8,7 @@
 
 #include "core/net.h"
 #include "core/scope.h"
+#include "onnx.pb-c.h"
 
 #define PD_ONNX_EXPORT_OPSET 13
 
@@ -16,6 +17,9 @@
  * ONNX model (opset PD_ONNX_EXPORT_OPSET), serialized into *data (malloc'd). */
 pd_status pd_onnx_export(const pd_net *net, pd_scope *scope, const int *targets, int ntargets, uint8_t **data,
                          size_t *len, pd_error *err);
+/* A TensorProto named `name` holding t's values as raw data (malloc'd, as
+ * protobuf-c's free_unpacked frees it); NULL when out of memory. */
+Onnx__TensorProto *pd_onnx_tensor_proto(const char *name, const pd_tensor *t);
 /* The default export targets: the outputs of the part of the net that ONNX
  * can express that no op of that part reads. *targets is malloc'd. */
 pd_status pd_onnx_default_targets(const pd_net *net, int **targets, int *ntargets, pd_error *err);

@@ -25,6 +25,7 @@
 #include "base/fileutil.h"
 #include "io/npy.h"
 #include "onnx/onnx_import.h"
+#include "onnx/onnx_export.h"
 #include "onnx/onnx_import_int.h"
 
 #include "core/net.h"
@@ -83,28 +84,13 @@ pd_status pd_onnx_set_input(Onnx__ModelProto *m, const char *name, const pd_tens
         return pd_errorf(err, PD_ERR_INPUT, "--constant %s: dim %zu of graph input \"%s\" is %lld, the file's %lld",
                          name, d, name, (long long)sh->dim[d]->dim_value, (long long)t->dims[d]);
   }
-  static const int32_t types[] = {[PD_F32] = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
-                                  [PD_F64] = ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE,
-                                  [PD_I32] = ONNX__TENSOR_PROTO__DATA_TYPE__INT32,
-                                  [PD_I64] = ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
-                                  [PD_U8] = ONNX__TENSOR_PROTO__DATA_TYPE__UINT8};
-  size_t bytes = (size_t)pd_tensor_numel(t) * pd_dtype_size(t->dtype);
-  Onnx__TensorProto *v = malloc(sizeof *v);
-  Onnx__TensorProto **list = realloc(g->initializer, sizeof *list * (g->n_initializer + 1));
-  if (list) g->initializer = list;
-  if (v) onnx__tensor_proto__init(v);
-  if (!v || !list || !(v->name = strdup(name)) || !(v->dims = malloc(sizeof *v->dims * (size_t)(t->ndim + 1))) ||
-      !(v->raw_data.data = malloc(bytes + 1))) {
-    if (v) free(v->name), free(v->dims);
-    free(v);
+  Onnx__TensorProto *v = pd_onnx_tensor_proto(name, t);
+  Onnx__TensorProto **list = v ? realloc(g->initializer, sizeof *list * (g->n_initializer + 1)) : NULL;
+  if (!list) {
+    if (v) onnx__tensor_proto__free_unpacked(v, NULL);
     return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
   }
-  v->data_type = types[t->dtype];
-  v->n_dims = (size_t)t->ndim;
-  for (int d = 0; d < t->ndim; d++) v->dims[d] = t->dims[d];
-  v->has_raw_data = true;
-  v->raw_data.len = bytes;
-  if (bytes) memcpy(v->raw_data.data, pd_tensor_data(t), bytes); /* little-endian, as ONNX's raw_data */
+  g->initializer = list;
   g->initializer[g->n_initializer++] = v;
   return PD_OK;
 }
