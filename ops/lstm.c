@@ -233,13 +233,7 @@ static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
   lstm_bwd_rows_float(arg, lo, hi);
 }
 
-static void lstm_bwd_fast(pd_rnn_step_float *s) {
-  if (s->dpeep)
-    lstm_bwd_rows_float(s, 0, s->batch);
-  else
-    pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), lstm_bwd_rows_fast, s);
-  pd_gemm_float(false, false, s->nact, s->hidden, s->gh, 1, s->dg, s->gh, s->r, s->hidden, 1, s->dh, s->hidden);
-}
+static void lstm_bwd_fast(pd_rnn_step_float *s) { lstm_bwd_with_float(s, lstm_bwd_rows_fast); }
 
 /* Backward, rows [lo, hi): the gate gradients, also written packed for the
  * product dG R. */
@@ -300,10 +294,7 @@ static void lstm_fwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
   lstm_fwd_rows_float(arg, lo, hi);
 }
 
-static void lstm_fwd_fast(pd_rnn_step_float *s) {
-  pd_gemm_float(false, true, s->nact, s->gh, s->hidden, 1, s->hp, s->hidden, s->r, s->hidden, 1, s->g, s->gh);
-  pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), lstm_fwd_rows_fast, s);
-}
+static void lstm_fwd_fast(pd_rnn_step_float *s) { lstm_fwd_with_float(s, lstm_fwd_rows_fast); }
 
 static const pd_rnn_cell cell = {
     .gates = 4,

@@ -41,11 +41,14 @@ static void PD_T(lstm_fwd_rows)(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
-static inline void PD_T(lstm_fwd)(PD_T(pd_rnn_step) * s) { /* inline: float's is lstm.c's lstm_fwd_fast */
+/* A step on R unpacked: the product, then the gate pass `rows` (float's
+ * may be lstm.c's vectorised one) over the rows on the pool. */
+static inline void PD_T(lstm_fwd_with)(PD_T(pd_rnn_step) * s, pd_range_fn rows) {
   int64_t H = s->hidden, GH = s->gh;
   PD_T(pd_gemm)(false, true, s->nact, GH, H, 1, s->hp, H, s->r, H, 1, s->g, GH);
-  pd_parallel_for(s->batch, pd_rnn_row_grain(GH), PD_T(lstm_fwd_rows), s);
+  pd_parallel_for(s->batch, pd_rnn_row_grain(GH), rows, s);
 }
+static inline void PD_T(lstm_fwd)(PD_T(pd_rnn_step) * s) { PD_T(lstm_fwd_with)(s, PD_T(lstm_fwd_rows)); }
 
 /* One row's gate gradients; dh and dc from step p+1 in, dc for step p-1
  * out (dh's is the product after the pass). As lstm_row, per case of
@@ -96,11 +99,13 @@ static void PD_T(lstm_bwd_rows)(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
-static inline void PD_T(lstm_bwd)(PD_T(pd_rnn_step) * s) { /* inline: float's is lstm.c's lstm_bwd_fast */
+/* The backward of a step on R unpacked, the gate gradients by `rows`. */
+static inline void PD_T(lstm_bwd_with)(PD_T(pd_rnn_step) * s, pd_range_fn rows) {
   /* P's gradient sums over the rows in order: one part then */
   if (s->dpeep)
-    PD_T(lstm_bwd_rows)(s, 0, s->batch);
+    rows(s, 0, s->batch);
   else
-    pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), PD_T(lstm_bwd_rows), s);
+    pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), rows, s);
   PD_T(pd_gemm)(false, false, s->nact, s->hidden, s->gh, 1, s->dg, s->gh, s->r, s->hidden, 1, s->dh, s->hidden);
 }
+static inline void PD_T(lstm_bwd)(PD_T(pd_rnn_step) * s) { PD_T(lstm_bwd_with)(s, PD_T(lstm_bwd_rows)); }
