@@ -2,6 +2,24 @@
  * element type T (base/tmpl.h): broadcast.h includes this file once for each
  * of float, double, int32_t, int64_t and uint8_t. */
 
+/* One row with the kind a constant where it is inlined below, so that the
+ * compiler makes a loop per kind (a choice per element keeps a loop from
+ * being vectorised); the unit and zero strides of the common shapes are
+ * their own loops for the same reason. */
+static inline void PD_T(pd_bc_row)(pd_bc_kind k, T *restrict o, const T *x, int64_t sx, const T *y, int64_t sy,
+                                   int64_t n) {
+  if (sx == 1 && sy == 0) {
+    const T b = y[0];
+    for (int64_t j = 0; j < n; j++) o[j] = PD_T(pd_bc_op)(k, x[j], b);
+  } else if (sx == 1 && sy == 1) {
+    for (int64_t j = 0; j < n; j++) o[j] = PD_T(pd_bc_op)(k, x[j], y[j]);
+  } else if (sx == 0 && sy == 1) {
+    const T a = x[0];
+    for (int64_t j = 0; j < n; j++) o[j] = PD_T(pd_bc_op)(k, a, y[j]);
+  } else
+    for (int64_t j = 0; j < n; j++) o[j] = PD_T(pd_bc_op)(k, x[j * sx], y[j * sy]);
+}
+
 static pd_status PD_T(pd_bc_forward)(pd_ctx *c) {
   pd_tensor *xt = pd_in(c, PD_BC_X), *yt = pd_in(c, PD_BC_Y), *ot = pd_out(c, PD_BC_OUT);
   const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T);
@@ -12,7 +30,20 @@ static pd_status PD_T(pd_bc_forward)(pd_ctx *c) {
   for (int64_t r = 0; r < w.rows; r++, pd_bc_walk_step(&w)) {
     const T *xr = x + w.xo, *yr = y + w.yo;
     T *orow = o + r * w.inner;
-    for (int64_t j = 0; j < w.inner; j++) orow[j] = PD_T(pd_bc_op)(k, xr[j * w.sx], yr[j * w.sy]);
+    switch (k) {
+    case PD_BC_ADD:
+      PD_T(pd_bc_row)(PD_BC_ADD, orow, xr, w.sx, yr, w.sy, w.inner);
+      break;
+    case PD_BC_SUB:
+      PD_T(pd_bc_row)(PD_BC_SUB, orow, xr, w.sx, yr, w.sy, w.inner);
+      break;
+    case PD_BC_MUL:
+      PD_T(pd_bc_row)(PD_BC_MUL, orow, xr, w.sx, yr, w.sy, w.inner);
+      break;
+    default:
+      PD_T(pd_bc_row)(PD_BC_DIV, orow, xr, w.sx, yr, w.sy, w.inner);
+      break;
+    }
   }
   return PD_OK;
 }
