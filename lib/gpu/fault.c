@@ -3,7 +3,7 @@
  * and softmax_with_cross_entropy.c's check_range for Logits of more than 2
  * dims; embedding.c's check_ids, ops/sequence.h's pd_seq_check_lengths,
  * sequence_mean.c's valid_count, optim.h's pd_optim_check_rows, rnn_core.c's
- * and recurrent.c's lengths): gpu/ may
+ * and recurrent.c's lengths, slice.c's pd_slice_fail_window): gpu/ may
  * not include ops/, so they are repeated here and
  * test_gpu_fault.c holds both to the same message. */
 #include "gpu/fault.h"
@@ -52,6 +52,12 @@ pd_status pd_gpu_fault_fail(pd_ctx *c, const pd_gpu_fault *f) {
                        "ascending order, then -1",
                        slot, pd_ctx_in_name(c, f->slot, 0), f->row, f->label, def->inputs[0].name,
                        pd_ctx_in_name(c, 0, 0), f->limit - 1);
+  case PD_GPU_FAULT_WINDOW:
+    if (!known) break;
+    return pd_ctx_fail(
+        c, PD_ERR_INPUT,
+        "Starts \"%s\" entry %lld is %lld: a window of %lld along dim %d of X (of %lld) does not fit there",
+        pd_ctx_in_name(c, f->slot, 0), f->row, f->label, f->per_row, (int)f->value, f->limit);
   default:
     break;
   }

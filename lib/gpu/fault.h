@@ -23,8 +23,10 @@ enum {
   PD_GPU_FAULT_LENGTH = 4,  /* a sequence length outside [lo, time]: label = the length, row,
                              * limit = time, per_row = lo (0 or 1) */
   PD_GPU_FAULT_NO_STEP = 5, /* sequence_mean: every length is 0 */
-  PD_GPU_FAULT_ROWS = 6     /* a row list entry not ascending in [0, V) nor a trailing -1: label = the
+  PD_GPU_FAULT_ROWS = 6,    /* a row list entry not ascending in [0, V) nor a trailing -1: label = the
                              * value, row = the entry, limit = V (Param in input slot 0) */
+  PD_GPU_FAULT_WINDOW = 7   /* slice: a start outside its dim: label = the start, row = its entry of
+                             * Starts, limit = the dim's size, per_row = the window's, value = the dim */
 };
 
 /* The layout is shared by the host compiler and nvcc: fixed-size fields. */

@@ -393,6 +393,34 @@ static pd_status ex_transpose(ex *e) {
   return PD_OK;
 }
 
+/* slice: ONNX Slice (opset 10's inputs). Starts read at run time: ends
+ * are Starts + (sizes - 1) * steps + 1, the same elements wherever our op
+ * runs (ONNX would clamp a window that leaves the dim, where ours fails);
+ * a negative step could make such an end -1, which ONNX counts from the
+ * end, so it is refused. */
+static pd_status ex_slice(ex *e) {
+  const pd_attr *axes = attr(e, "axes"), *steps = attr(e, "steps");
+  const char *starts = in_name(e, 1, 0), *X = in_name(e, 0, 0), *Y = out_name(e, 0);
+  int k = starts ? attr(e, "sizes")->n : attr(e, "starts")->n;
+  int64_t ax[PD_MAX_DIMS] = {0}, sp[PD_MAX_DIMS] = {0}, add[PD_MAX_DIMS] = {0};
+  for (int i = 0; i < k; i++) {
+    ax[i] = axes->n ? axes->ints[i] : i, sp[i] = steps->n ? steps->ints[i] : 1;
+    if (starts && sp[i] < 0)
+      return fail(e, "a negative step with Starts read at run time (ONNX would read its end -1 from the end)");
+    if (starts) add[i] = attr(e, "sizes")->ints[i] ? (attr(e, "sizes")->ints[i] - 1) * sp[i] + 1 : 0;
+  }
+  char *b = NULL, *en = NULL, *ca = const_i64s(e, Y, k, ax), *cs = const_i64s(e, Y, k, sp), *off = NULL;
+  if (starts) {
+    off = const_i64s(e, Y, k, add), en = tmp_name(e, Y);
+    node(e, "Add", 2, (const char *[]){starts, off}, 1, (const char *[]){en});
+  } else {
+    b = const_i64s(e, Y, k, attr(e, "starts")->ints), en = const_i64s(e, Y, k, attr(e, "ends")->ints);
+  }
+  node(e, "Slice", 5, (const char *[]){X, starts ? starts : b, en, ca, cs}, 1, (const char *[]){Y});
+  free(b), free(en), free(ca), free(cs), free(off);
+  return PD_OK;
+}
+
 static pd_status ex_concat(ex *e) {
   const pd_arg *a = &e->op->in[0];
   const char *ins[64];
@@ -734,6 +762,7 @@ static const struct {
     {"rnn", ex_rnn, 3},
     {"scale", ex_scale, 1},
     {"sigmoid", ex_sigmoid, 1},
+    {"slice", ex_slice, 1},
     {"softmax", ex_softmax, 1},
     {"sum", ex_sum, 1},
     {"tanh", ex_tanh, 1},

@@ -31,6 +31,7 @@
 #include "core/net.h"
 #include "core/op.h"
 #include "text/textformat.h"
+#include "base/slice_range.h"
 #include "base/util.h"
 
 /* ---- tensors ---------------------------------------------------------------- */
@@ -1870,15 +1871,9 @@ static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
     int64_t b0[PD_MAX_DIMS], st0[PD_MAX_DIMS], src[FOLD_MAX];
     for (int d = 0; d < r; d++) b0[d] = 0, st0[d] = 1;
     for (int i = 0; i < ns; i++) {
-      int64_t a = sa[i] < 0 ? sa[i] + r : sa[i], d = a >= 0 && a < r ? dims[a] : 0, b = sb[i], e = se[i], step = sp[i];
-      if (a < 0 || a >= r || step == 0) return PD_OK;
-      b = b < 0 ? (b < -d ? 0 : b + d) : b, e = e < 0 ? (e < -d ? -1 : e + d) : e;
-      if (step > 0)
-        b = b > d ? d : b, e = e > d ? d : e < 0 ? 0 : e;
-      else
-        b = b > d - 1 ? d - 1 : b, e = e > d - 1 ? d - 1 : e;
-      int64_t c = step > 0 ? (e - b + step - 1) / step : (b - e + (-step) - 1) / (-step);
-      b0[a] = b, st0[a] = step, dims[a] = c > 0 ? c : 0;
+      int64_t a = sa[i] < 0 ? sa[i] + r : sa[i];
+      if (a < 0 || a >= r || sp[i] == 0 || sp[i] == INT64_MIN) return PD_OK;
+      dims[a] = pd_slice_range(dims[a], sb[i], se[i], sp[i], &b0[a]), st0[a] = sp[i];
     }
     memcpy(src, v, sizeof *v * (size_t)cnt);
     int64_t stride[PD_MAX_DIMS], idx[PD_MAX_DIMS] = {0}, total = 1;
@@ -1954,10 +1949,190 @@ static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
   return fold_result(im, n->output[0], dt, r, dims, v);
 }
 
-/* Shape, Unsqueeze, Squeeze and Slice are mapped only as shape arithmetic
- * over constants (try_fold): reaching here, an input was not one. */
+/* Shape and ConstantOfShape are mapped only as shape arithmetic over
+ * constants (try_fold): reaching here, an input was not one. */
 static pd_status map_fold_only(imp *im, const Onnx__NodeProto *n) {
   return unsupported(im, "%s only as shape arithmetic over constants (an input is computed at run time)", n->op_type);
+}
+
+/* ---- Unsqueeze, Squeeze and Slice of values computed at run time ----------------------- */
+
+/* Unsqueeze and Squeeze: a reshape to the dims ONNX gives. The batch (-1
+ * first) must stay first: 0 (copy) in the reshape's shape. */
+static pd_status map_squeeze_like(imp *im, const Onnx__NodeProto *n) {
+  bool unsq = n->op_type[0] == 'U';
+  int64_t axes[PD_MAX_DIMS], nd[PD_MAX_DIMS];
+  int na;
+  if (!fold_axes(im, n, 13, axes, &na)) {
+    konst *k;
+    pd_status st = need_const(im, n->input[1], "axes", &k);
+    return st ? st : unsupported(im, "axes that are not an integer constant of at most 8 entries");
+  }
+  pd_tensor x;
+  pd_status st = meta(im, n->input[0], &x);
+  if (st) return st;
+  int r = x.ndim, out_r = unsq ? r + na : r;
+  bool batched = r > 0 && x.dims[0] == -1, pick[PD_MAX_DIMS] = {false};
+  if (out_r > PD_MAX_DIMS) return unsupported(im, "a result of rank %d", out_r);
+  if (unsq && !na) return unsupported(im, "Unsqueeze without axes");
+  for (int i = 0; i < na; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + out_r : axes[i];
+    if (a < 0 || a >= out_r || pick[a])
+      return unsupported(im, "axis %lld for a result of rank %d", (long long)axes[i], out_r);
+    if (a == 0 && batched) return batch_dep(im, "%s at the batch dim", n->op_type);
+    if (!unsq && x.dims[a] != 1)
+      return unsupported(im, "Squeeze of dim %lld, of size %lld", (long long)a, (long long)x.dims[a]);
+    pick[a] = true;
+  }
+  int k = 0;
+  for (int i = 0, j = 0; i < out_r; i++) {
+    if (unsq)
+      nd[k++] = pick[i] ? 1 : x.dims[j++];
+    else if (!(na ? pick[i] : x.dims[i] == 1))
+      nd[k++] = x.dims[i];
+  }
+  if (batched) nd[0] = 0;
+  for (int i = batched; i < k; i++)
+    if (nd[i] < 0) return batch_dep(im, "%s of a value with a dim known only at run time", n->op_type);
+  attrs at = {0};
+  at_ints(&at, "shape", k, nd);
+  return emit1(im, "reshape", n->input[0], n->output[0], &at);
+}
+
+/* The node of the graph being mapped that computes `name`, or NULL. */
+static const Onnx__NodeProto *producer_of(const imp *im, const char *name) {
+  for (size_t i = 0; i < im->g->n_node; i++)
+    for (size_t j = 0; j < im->g->node[i]->n_output; j++)
+      if (strcmp(im->g->node[i]->output[j], name) == 0) return im->g->node[i];
+  return NULL;
+}
+
+/* Whether value `name` holds k elements. */
+static bool holds(imp *im, const char *name, int64_t k) {
+  pd_tensor t;
+  return meta(im, name, &t) == PD_OK && pd_tensor_numel(&t) == k;
+}
+
+/* Value `name` (k elements) as base + off, element by element: through the
+ * nodes that keep the elements as they are (Identity, Unsqueeze, Squeeze,
+ * Reshape) and the adding or subtracting of an integer constant. Returns
+ * the base: the first value reached that is neither. */
+static const char *offset_of(imp *im, const char *name, int k, int64_t *off) {
+  for (int i = 0; i < k; i++) off[i] = 0;
+  for (int hops = 0; hops < 64; hops++) {
+    const Onnx__NodeProto *p = producer_of(im, name);
+    if (!p || !p->op_type || p->n_input < 1 || !p->input[0][0] || !holds(im, p->input[0], k)) return name;
+    const char *t = p->op_type;
+    if (strcmp(t, "Identity") == 0 || strcmp(t, "Unsqueeze") == 0 || strcmp(t, "Squeeze") == 0 ||
+        strcmp(t, "Reshape") == 0) {
+      name = p->input[0];
+      continue;
+    }
+    bool add = strcmp(t, "Add") == 0;
+    if ((!add && strcmp(t, "Sub") != 0) || p->n_input != 2) return name;
+    konst *c1 = int_const(im, p->input[1]), *c0 = add ? int_const(im, p->input[0]) : NULL;
+    konst *c = c1 ? c1 : c0;
+    const char *other = c1 ? p->input[0] : p->input[1];
+    int64_t nc = c ? pd_tensor_numel(&c->t) : 0;
+    if (!c || (c0 && c1) || (nc != 1 && nc != k) || !holds(im, other, k) || !holds(im, p->output[0], k)) return name;
+    for (int i = 0; i < k; i++) { /* wrapping, as ONNX's integers */
+      uint64_t v = (uint64_t)iget(&c->t, nc == 1 ? 0 : i);
+      off[i] = (int64_t)(add ? (uint64_t)off[i] + v : (uint64_t)off[i] - v);
+    }
+    name = other;
+  }
+  return name;
+}
+
+/* ONNX's "to the end" (the slice op's too). */
+static bool to_the_end(int64_t e) { return e >= INT32_MAX; }
+
+/* Slice of a float value: the slice op with constant bounds (ONNX's
+ * clamping is the op's), or, where starts are computed at run time and
+ * ends are starts plus constants (a Loop's body taking element i), with a
+ * window of fixed size read from Starts. Such a window must lie inside
+ * the dim, which the op checks at run time: where ONNX would clamp it, the
+ * run fails instead of differing. */
+static pd_status map_slice(imp *im, const Onnx__NodeProto *n) {
+  pd_tensor x;
+  pd_status st = need_float(im, n->input[0]);
+  if (!st) st = meta(im, n->input[0], &x);
+  if (st) return st;
+  int64_t sb[PD_MAX_DIMS] = {0}, se[PD_MAX_DIMS] = {0}, sa[PD_MAX_DIMS] = {0}, sp[PD_MAX_DIMS] = {0},
+          size[PD_MAX_DIMS] = {0};
+  int k = 0;
+  const char *starts = NULL; /* computed at run time */
+  if (im->opset < 10) {
+    int cs, ce, ca;
+    const int64_t *as = attr_ints(n, "starts", &cs), *ae = attr_ints(n, "ends", &ce), *aa = attr_ints(n, "axes", &ca);
+    if (cs != ce || cs > x.ndim || (ca && ca != cs))
+      return unsupported(im, "%d starts, %d ends and %d axes", cs, ce, ca);
+    for (k = 0; k < cs; k++) sb[k] = as[k], se[k] = ae[k], sa[k] = ca ? aa[k] : k, sp[k] = 1;
+  } else {
+    if (!in_at(n, 1) || !in_at(n, 2)) return unsupported(im, "no starts or ends");
+    konst *ka = in_at(n, 3) ? int_const(im, n->input[3]) : NULL, *kp = in_at(n, 4) ? int_const(im, n->input[4]) : NULL;
+    konst *ks = int_const(im, n->input[1]), *ke = int_const(im, n->input[2]), *kc;
+    for (int i = 3; i <= 4; i++)
+      if (in_at(n, i) && !(i == 3 ? ka : kp))
+        return (st = need_const(im, n->input[i], i == 3 ? "axes" : "steps", &kc))
+                   ? st
+                   : unsupported(im, "%s that are not an integer constant", i == 3 ? "axes" : "steps");
+    pd_tensor ts;
+    if ((st = meta(im, n->input[1], &ts))) return st;
+    int64_t cnt = pd_tensor_numel(&ts);
+    if (cnt > x.ndim || !holds(im, n->input[2], cnt) || (ka && pd_tensor_numel(&ka->t) != cnt) ||
+        (kp && pd_tensor_numel(&kp->t) != cnt))
+      return unsupported(im, "starts, ends, axes and steps of different lengths, or more than X's dims");
+    k = (int)cnt;
+    for (int i = 0; i < k; i++) sa[i] = ka ? iget(&ka->t, i) : i, sp[i] = kp ? iget(&kp->t, i) : 1;
+    if (ks && ke) {
+      for (int i = 0; i < k; i++) sb[i] = iget(&ks->t, i), se[i] = iget(&ke->t, i);
+    } else {
+      int64_t ob[PD_MAX_DIMS], oe[PD_MAX_DIMS];
+      if (ts.dtype != PD_I64)
+        return unsupported(im, "starts computed at run time of dtype %s", pd_dtype_name(ts.dtype));
+      const char *base = offset_of(im, n->input[1], k, ob);
+      if (strcmp(base, offset_of(im, n->input[2], k, oe)) != 0) {
+        konst *kk; /* a graph input, maybe, that the user can give a value */
+        st = need_const(im, n->input[ks ? 2 : 1], ks ? "ends" : "starts", &kk);
+        if (!st) st = need_const(im, n->input[2], "ends", &kk);
+        if (!st)
+          st = unsupported(im, "starts and ends computed at run time, where ends are not starts plus a constant");
+        return st;
+      }
+      for (int i = 0; i < k; i++) {
+        size[i] = (int64_t)((uint64_t)oe[i] - (uint64_t)ob[i]);
+        if (sp[i] != 1 || size[i] < 1)
+          return unsupported(im,
+                             "a slice of starts computed at run time with step %lld and ends - starts = %lld "
+                             "(step 1 and a positive constant are)",
+                             (long long)sp[i], (long long)size[i]);
+      }
+      starts = n->input[1];
+    }
+  }
+  for (int i = 0; i < k; i++) {
+    int64_t a = sa[i] < 0 ? sa[i] + x.ndim : sa[i];
+    if (a < 0 || a >= x.ndim) return unsupported(im, "axis %lld of an input of rank %d", (long long)sa[i], x.ndim);
+    if (sp[i] == 0) return unsupported(im, "a step of 0");
+    if (a == 0 && x.dims[0] == -1 && (starts || sb[i] != 0 || !to_the_end(se[i]) || sp[i] != 1))
+      return batch_dep(im, "Slice along the batch dim");
+    sa[i] = a;
+  }
+  if (!k) return emit1(im, "identity", n->input[0], n->output[0], NULL);
+  attrs at = {0};
+  at_ints(&at, "axes", k, sa);
+  if (starts) {
+    at_ints(&at, "sizes", k, size);
+  } else {
+    at_ints(&at, "starts", k, sb);
+    at_ints(&at, "ends", k, se);
+    bool ones = true;
+    for (int i = 0; i < k; i++) ones &= sp[i] == 1;
+    if (!ones) at_ints(&at, "steps", k, sp);
+  }
+  return emit(im, "slice", starts ? 2 : 1, (const char *[]){n->input[0], starts}, 1, (const char *[]){n->output[0]},
+              &at);
 }
 
 /* ---- activations and normalisation of issue 22 ---------------------------------------- */
@@ -2180,15 +2355,15 @@ static const struct {
     {"Resize", map_resize, 10, 1},
     {"Shape", map_fold_only, 1, 1},
     {"Sigmoid", map_sigmoid, 6, 1},
-    {"Slice", map_fold_only, 1, 1},
+    {"Slice", map_slice, 1, 1},
     {"Softmax", map_softmax, 1, 1},
     {"Softplus", map_softplus, 1, 1},
-    {"Squeeze", map_fold_only, 1, 1},
+    {"Squeeze", map_squeeze_like, 1, 1},
     {"Sub", map_sub, 6, 2},
     {"Sum", map_sum, 6, 1},
     {"Tanh", map_tanh, 6, 1},
     {"Transpose", map_transpose, 1, 1},
-    {"Unsqueeze", map_fold_only, 1, 1},
+    {"Unsqueeze", map_squeeze_like, 1, 1},
     {"Upsample", map_resize, 7, 1},
 };
 

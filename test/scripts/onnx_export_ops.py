@@ -6,7 +6,8 @@
 # an inner axis, the broadcast ops, sum, scale (both orders), cast, reshape,
 # flatten, transpose, concat, identity, relu/sigmoid/tanh, softmax and
 # log_softmax, matmul, conv2d (groups, stride, padding, dilation), pool2d
-# (max, avg exclusive and not, ceil mode, global), batch_norm, dropout.
+# (max, avg exclusive and not, ceil mode, global), batch_norm, dropout,
+# slice (constant bounds with steps, and a start read at run time).
 import os, re, subprocess, sys
 import numpy as np
 
@@ -27,6 +28,7 @@ var { name: "eb" shape: [3, 1] kind: PARAM }
 var { name: "b1x" shape: [6] kind: PARAM }
 var { name: "dv" shape: [6] kind: PARAM }
 var { name: "mm" shape: [3, 2] kind: PARAM }
+var { name: "st" shape: [1] dtype: INT64 }
 op { type: "conv2d" inputs: ["img", "cw", "cb"] outputs: "c1" attrs { key: "num_filters" value { i: 6 } }
      attrs { key: "kernel_size" value { ints: [3, 3] } } attrs { key: "paddings" value { ints: [1, 1] } }
      attrs { key: "groups" value { i: 2 } } attrs { key: "strides" value { ints: [1, 2] } } }
@@ -65,6 +67,11 @@ op { type: "log_softmax" inputs: "d1" outputs: "logp" }
 op { type: "sigmoid" inputs: "e1" outputs: "es" }
 op { type: "tanh" inputs: "g1" outputs: "gt" }
 op { type: "relu" inputs: "g2" outputs: "gr" }
+op { type: "slice" inputs: "img" outputs: "sl1" attrs { key: "axes" value { ints: [3, 2] } }
+     attrs { key: "starts" value { ints: [-2, 1] } } attrs { key: "ends" value { ints: [0, 9223372036854775807] } }
+     attrs { key: "steps" value { ints: [-3, 2] } } }
+op { type: "slice" inputs: ["sl1", "st"] outputs: "sl2" attrs { key: "axes" value { ints: [1] } }
+     attrs { key: "sizes" value { ints: [2] } } }
 """
 open("net.pbtxt", "w").write(NET)
 rng = np.random.default_rng(3)
@@ -80,8 +87,9 @@ for k, s in shapes.items():
 np.save("img.npy", rng.normal(size=(5, 4, 9, 9)).astype(np.float32))
 np.save("v.npy", rng.normal(size=(5, 6)).astype(np.float32))
 np.save("ids.npy", rng.integers(-3, 9, size=(5, 6)).astype(np.int32))
-feeds = ["--data", "img=img.npy", "--data", "v=v.npy", "--data", "ids=ids.npy"]
-targets = ["prob", "logp", "es", "gt", "gr"]
+np.save("st.npy", np.array([1], dtype=np.int64))
+feeds = ["--data", "img=img.npy", "--data", "v=v.npy", "--data", "ids=ids.npy", "--data", "st=st.npy"]
+targets = ["prob", "logp", "es", "gt", "gr", "sl2"]
 
 
 def run(*args):
@@ -99,7 +107,7 @@ ops = sorted({n.op_type for n in m.graph.node})
 print("exported ONNX ops:", " ".join(ops))
 for want in ["Add", "AveragePool", "BatchNormalization", "Cast", "Concat", "Constant", "Conv", "Div", "Dropout",
              "Flatten", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Identity", "LogSoftmax", "MatMul", "MaxPool",
-             "Mul", "Relu", "Reshape", "Sigmoid", "Softmax", "Sub", "Sum", "Tanh", "Transpose"]:
+             "Mul", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Sub", "Sum", "Tanh", "Transpose"]:
     assert want in ops, want
 run("import", "m.onnx", "-o", "back.pbtxt", "--params-out", "back")
 for t in targets:
@@ -110,3 +118,7 @@ for t in targets:
     rel = float(np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-30)))
     assert rel <= 1e-6, (t, rel)
     print(f"ok: {t} {list(a.shape)}: export -> import -> infer matches infer (max relative difference {rel:.3g})")
+    if t == "sl2":  # the slices against NumPy's: copies, so exact
+        want = np.load("img.npy")[:, :, 1::2, 7:0:-3][:, 1:3]
+        assert a.shape == want.shape and (a == want).all(), (a.shape, want.shape)
+        print("ok: sl2 equals NumPy's img[:, :, 1::2, 7:0:-3][:, 1:3]")

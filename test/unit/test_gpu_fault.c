@@ -6,7 +6,8 @@
  * message names the position); an embedding id, a sequence length, no
  * valid step to average, and a bad row list of a row-sparse update give
  * their CPU kernels' messages too, and so does a bad length for the fused
- * recurrent ops; no device needed. */
+ * recurrent ops, and a slice's window that leaves its dim; no device
+ * needed. */
 #include "gpu/fault.h"
 #include "optest.h"
 
@@ -120,6 +121,18 @@ static void test_rows(void **state) {
   ot_free(p), ot_free(g), ot_free(lr), ot_free(rows), ot_free(out);
 }
 
+/* slice: the first entry of Starts whose window leaves its dim (entry 1:
+ * a window of 3 from 4 along dim 2, of 5) */
+static void test_slice_window(void **state) {
+  (void)state;
+  pd_tensor *x = ot_rand(PD_F32, 3, (int64_t[]){3, 4, 5}, 10, -1, 1, 0), *out = ot_out();
+  pd_tensor *st = labels(1, (int64_t[]){2}, (int64_t[]){1, 4});
+  const char *attrs[] = {"axes", "ints: [1, 2]", "sizes", "ints: [2, 3]", NULL};
+  same_failure("slice", attrs, (pd_tensor *[]){x, st}, (pd_tensor *[]){out}, 1,
+               (pd_gpu_fault){.code = PD_GPU_FAULT_WINDOW, .label = 4, .row = 1, .limit = 5, .per_row = 3, .value = 2});
+  ot_free(x), ot_free(st), ot_free(out);
+}
+
 /* lstm (rnn_core.c's check, shared by gru and rnn): the first bad row's length */
 static void test_rnn_lengths(void **state) {
   (void)state;
@@ -144,6 +157,7 @@ int main(void) {
       cmocka_unit_test(test_sequence_lengths),
       cmocka_unit_test(test_rows),
       cmocka_unit_test(test_rnn_lengths),
+      cmocka_unit_test(test_slice_window),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
