@@ -85,10 +85,11 @@ static pd_status plan(pd_ctx *c, const pd_tensor *x, pd_slice_geom *g) {
     seen[a] = true, g->step[a] = step;
     if (n < 0) { /* the batch at load: kept whole, or not known */
       if (s || starts->ints[i] != 0 || !to_the_end(ends->ints[i]) || step != 1)
-        return pd_ctx_fail(c, PD_ERR_INPUT,
-                           "dim %lld of X (shape %s) is the batch: a slice keeps it whole (starts 0, ends to the "
-                           "end, step 1)",
-                           (long long)a, xs);
+        return pd_ctx_fail(
+            c, PD_ERR_INPUT,
+            "dim %lld of X (shape %s) follows the batch (-1 at load): a slice keeps it whole (starts 0, ends to the "
+            "end, step 1)",
+            (long long)a, xs);
       continue;
     }
     if (s) {

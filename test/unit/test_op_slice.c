@@ -195,7 +195,7 @@ static void test_errors(void **state) {
       {"[1, -2]", "[0, 0]", "[1, 1]", "[]", "[]", NULL, "axis 1 is sliced twice"},
       {"[1]", "[0]", "[1]", "[0]", "[]", NULL, "step 0 along axis 1: a step is not 0"},
       {"[0]", "[1]", "[" END "]", "[]", "[]", NULL,
-       "dim 0 of X (shape [-1, 4, 5]) is the batch: a slice keeps it whole"},
+       "dim 0 of X (shape [-1, 4, 5]) follows the batch (-1 at load): a slice keeps it whole"},
       {"[1]", "[0]", "[1]", "[]", "[1]", NULL, "attribute \"sizes\" goes with input Starts"},
       {"[1]", "[]", "[]", "[]", "[]", s1, "with input Starts, attribute \"sizes\" (elements per axis) is required"},
       {"[1]", "[0]", "[1]", "[]", "[1]", s1, "with input Starts the window is Starts and sizes"},
@@ -203,7 +203,7 @@ static void test_errors(void **state) {
       {"[1]", "[]", "[]", "[]", "[1]", sb, "it holds one int64 start per axis sliced"},
       {"[1, 2]", "[]", "[]", "[]", "[1, 1]", s1, "it holds one int64 start per axis sliced"},
       {"[1]", "[]", "[]", "[2]", "[3]", s1, "a window of 3 elements (step 2) along axis 1 does not fit in X"},
-      {"[0]", "[]", "[]", "[]", "[1]", s1, "dim 0 of X (shape [-1, 4, 5]) is the batch"},
+      {"[0]", "[]", "[]", "[]", "[1]", s1, "dim 0 of X (shape [-1, 4, 5]) follows the batch"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char a[5][64];
