@@ -10,6 +10,7 @@
 
 #include "base/arch.h"
 #include "cpu/blas.h"
+#include "cpu/features.h"
 #include "kmath.h"
 
 const char *const pd_rnn_directions[] = {"forward", "reverse", "bidirectional", NULL};
@@ -24,20 +25,7 @@ static int64_t rnn_active_rows(const rnn_dims *d, int64_t p) {
   return n;
 }
 
-bool pd_rnn_avx2(void) {
-  static int have = -1; /* -1: not asked yet */
-  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
-  if (h < 0) {
-#ifdef PD_X86
-    __builtin_cpu_init();
-    h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    h = 0;
-#endif
-    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
-  }
-  return h;
-}
+bool pd_rnn_avx2(void) { return pd_cpu_avx2_fma(); }
 
 /* ---- the packed product (pd_rnn_packed), float only ---- */
 

@@ -58,14 +58,15 @@ double pd_blas_now(void) { return prof_now(); }
 
 /* c[0, :] = alpha op(A)[0, :] op(B) + beta c[0, :]. With B [k, n] (the fc
  * layer's weights) the float product is lib/cpu/gemv.c's where the CPU has
- * AVX-512 (own_rows: false where it has not, and for double). */
+ * AVX-512 or AVX2 with FMA (own_rows: false where it has neither, and for
+ * double). */
 static bool own_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
                            float beta, float *c) {
   return pd_gemv_rows_float(n, k, alpha, x, incx, b, ldb, beta, c);
 }
 /* c = alpha B x + beta c with B [n, k] (an RNN's recurrent weights, a
  * product with a transposed right operand): lib/cpu/gemv.c's dot form,
- * where x is contiguous and the CPU has AVX-512. */
+ * where x is contiguous and the CPU has AVX-512 or AVX2 with FMA. */
 static bool own_dots_float(int64_t n, int64_t k, float alpha, const float *x, int64_t incx, const float *b, int64_t ldb,
                            float beta, float *c) {
   return incx == 1 && pd_gemv_dots_float(n, k, alpha, x, b, ldb, beta, c);

@@ -22,3 +22,18 @@ bool pd_cpu_avx512f(void) {
   }
   return h;
 }
+
+bool pd_cpu_avx2_fma(void) {
+  static int have = -1; /* -1: not asked yet */
+  int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+  if (h < 0) {
+#ifdef PD_X86
+    __builtin_cpu_init();
+    h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    h = 0;
+#endif
+    __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+  }
+  return h;
+}

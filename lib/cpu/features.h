@@ -9,4 +9,7 @@
  * PADDLE_RUN_AVX512=off says no (the tests run the fallbacks so). */
 bool pd_cpu_avx512f(void);
 
+/* Whether the CPU runs AVX2 with FMA (the 8-float kernels). Cached. */
+bool pd_cpu_avx2_fma(void);
+
 #endif

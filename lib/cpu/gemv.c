@@ -1,6 +1,10 @@
 /* gemv.c — the one-row float product of batch-1 inference, c = alpha x B +
- * beta c with B [k, n] row-major, on AVX-512 (lib/cpu/blas.c falls back to
- * BLIS's gemv elsewhere).
+ * beta c with B [k, n] row-major, on AVX-512, or on AVX2 with FMA where the
+ * CPU has no AVX-512 (lib/cpu/blas.c falls back to BLIS's gemv elsewhere).
+ * The AVX2 kernels are the AVX-512 ones at 8 floats a vector: the same
+ * blocks, walk and order of sums, so the AVX2 results do not depend on the
+ * direction or the thread split either (they may differ from AVX-512's in
+ * the last bits: lanes fold in another tree).
  *
  * Such a product streams the whole matrix and does two flops per element it
  * reads, so its speed is where the matrix comes from. Weights that just
@@ -144,6 +148,104 @@ __attribute__((target("avx512f"))) static void dots_1(const float *x, const floa
   *c = beta != 0 ? s + beta * *c : s;
 }
 
+/* ---- the same on AVX2 with FMA, 8 floats a vector ---- */
+
+/* the lanes below w of 8 as a mask for maskload / maskstore */
+__attribute__((target("avx2,fma"))) static inline __m256i mask8(int64_t w) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)w), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+#define PANEL8(U)                                                                                             \
+  __attribute__((target("avx2,fma"))) static void panel8_##U(const float *x, int64_t incx, const float *b,    \
+                                                             int64_t ldb, int64_t r0, int64_t r1, float *p) { \
+    __m256 acc[U];                                                                                            \
+    _Pragma("GCC unroll 12") for (int u = 0; u < U; u++) acc[u] = _mm256_setzero_ps();                        \
+    for (int64_t i = r0; i < r1; i++) {                                                                       \
+      const __m256 xi = _mm256_set1_ps(x[i * incx]);                                                          \
+      const float *row = b + i * ldb;                                                                         \
+      _Pragma("GCC unroll 12") for (int u = 0; u < U; u++) acc[u] =                                           \
+          _mm256_fmadd_ps(xi, _mm256_loadu_ps(row + 8 * u), acc[u]);                                          \
+    }                                                                                                         \
+    _Pragma("GCC unroll 12") for (int u = 0; u < U; u++) _mm256_storeu_ps(p + 8 * u, acc[u]);                 \
+  }
+PANEL8(12)
+PANEL8(4)
+PANEL8(1)
+
+__attribute__((target("avx2,fma"))) static void panel8_tail(const float *x, int64_t incx, const float *b, int64_t ldb,
+                                                            int64_t r0, int64_t r1, int64_t w, float *p) {
+  const __m256i m = mask8(w);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = r0; i < r1; i++)
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(x[i * incx]), _mm256_maskload_ps(b + i * ldb, m), acc);
+  _mm256_maskstore_ps(p, m, acc);
+}
+
+static void block8(const float *x, int64_t incx, const float *b, int64_t ldb, int64_t r0, int64_t r1, int64_t w,
+                   float *p) {
+  int64_t j = 0;
+  for (; j + 96 <= w; j += 96) panel8_12(x, incx, b + j, ldb, r0, r1, p + j);
+  for (; j + 32 <= w; j += 32) panel8_4(x, incx, b + j, ldb, r0, r1, p + j);
+  for (; j + 8 <= w; j += 8) panel8_1(x, incx, b + j, ldb, r0, r1, p + j);
+  if (j < w) panel8_tail(x, incx, b + j, ldb, r0, r1, w - j, p + j);
+}
+
+__attribute__((target("avx2,fma"))) static void combine8(const float *p, int64_t nb, int64_t w, float alpha, float beta,
+                                                         float *c) {
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  for (int64_t j = 0; j < w; j += 8) {
+    const __m256i m = mask8(w - j);
+    __m256 s = _mm256_setzero_ps();
+    for (int64_t q = 0; q < nb; q++) s = _mm256_add_ps(s, _mm256_maskload_ps(p + q * PD_GEMV_COLS + j, m));
+    s = _mm256_mul_ps(va, s);
+    if (beta != 0) s = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + j, m), s);
+    _mm256_maskstore_ps(c + j, m, s);
+  }
+}
+
+/* 8 rows of B [n, k]: one accumulator each over k, then folded by a fixed
+ * tree (pairs of rows, pairs of pairs, the two halves) so that lane r
+ * holds row r's sum */
+__attribute__((target("avx2,fma"))) static void dots8_8(const float *x, const float *b, int64_t ldb, int64_t k,
+                                                        float alpha, float beta, float *c) {
+  __m256 acc[8];
+  _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) acc[r] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= k; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) acc[r] =
+        _mm256_fmadd_ps(_mm256_loadu_ps(b + r * ldb + i), xv, acc[r]);
+  }
+  if (i < k) {
+    const __m256i m = mask8(k - i);
+    const __m256 xv = _mm256_maskload_ps(x + i, m);
+    _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) acc[r] =
+        _mm256_fmadd_ps(_mm256_maskload_ps(b + r * ldb + i, m), xv, acc[r]);
+  }
+  const __m256 t0 = _mm256_hadd_ps(acc[0], acc[1]), t1 = _mm256_hadd_ps(acc[2], acc[3]);
+  const __m256 t2 = _mm256_hadd_ps(acc[4], acc[5]), t3 = _mm256_hadd_ps(acc[6], acc[7]);
+  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3); /* rows 0-3 and 4-7, each lane half */
+  __m256 s = _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+  s = _mm256_mul_ps(_mm256_set1_ps(alpha), s);
+  if (beta != 0) s = _mm256_fmadd_ps(_mm256_set1_ps(beta), _mm256_loadu_ps(c), s);
+  _mm256_storeu_ps(c, s);
+}
+
+__attribute__((target("avx2,fma"))) static void dots8_1(const float *x, const float *b, int64_t k, float alpha,
+                                                        float beta, float *c) {
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= k; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(b + i), _mm256_loadu_ps(x + i), acc);
+  if (i < k) {
+    const __m256i m = mask8(k - i);
+    acc = _mm256_fmadd_ps(_mm256_maskload_ps(b + i, m), _mm256_maskload_ps(x + i, m), acc);
+  }
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  float s = alpha * _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+  *c = beta != 0 ? s + beta * *c : s;
+}
+
 #endif /* PD_X86 */
 
 bool pd_gemv_dots_float(int64_t n, int64_t k, float alpha, const float *x, const float *b, int64_t ldb, float beta,
@@ -152,14 +254,22 @@ bool pd_gemv_dots_float(int64_t n, int64_t k, float alpha, const float *x, const
   (void)n, (void)k, (void)alpha, (void)x, (void)b, (void)ldb, (void)beta, (void)c;
   return false;
 #else
-  if (!pd_cpu_avx512f()) return false;
-  const int64_t groups = n / 16;
+  const bool wide = pd_cpu_avx512f();
+  if (!wide && !pd_cpu_avx2_fma()) return false;
+  const int64_t lanes = wide ? 16 : 8, groups = n / lanes;
   const bool back = tls_flip++ & 1u;
   for (int64_t gg = 0; gg < groups; gg++) {
     const int64_t q = back ? groups - 1 - gg : gg;
-    dots_16(x, b + q * 16 * ldb, ldb, k, alpha, beta, c + q * 16);
+    if (wide)
+      dots_16(x, b + q * 16 * ldb, ldb, k, alpha, beta, c + q * 16);
+    else
+      dots8_8(x, b + q * 8 * ldb, ldb, k, alpha, beta, c + q * 8);
   }
-  for (int64_t j = groups * 16; j < n; j++) dots_1(x, b + j * ldb, k, alpha, beta, c + j);
+  for (int64_t j = groups * lanes; j < n; j++)
+    if (wide)
+      dots_1(x, b + j * ldb, k, alpha, beta, c + j);
+    else
+      dots8_1(x, b + j * ldb, k, alpha, beta, c + j);
   return true;
 #endif
 }
@@ -170,7 +280,8 @@ bool pd_gemv_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64
   (void)n, (void)k, (void)alpha, (void)x, (void)incx, (void)b, (void)ldb, (void)beta, (void)c;
   return false;
 #else
-  if (!pd_cpu_avx512f()) return false;
+  const bool wide = pd_cpu_avx512f();
+  if (!wide && !pd_cpu_avx2_fma()) return false;
   float part[PD_GEMV_BLOCKS * PD_GEMV_COLS] __attribute__((aligned(64)));
   int64_t rows = (k + PD_GEMV_BLOCKS - 1) / PD_GEMV_BLOCKS;
   if (rows < PD_GEMV_MIN_ROWS) rows = PD_GEMV_MIN_ROWS;
@@ -181,9 +292,9 @@ bool pd_gemv_rows_float(int64_t n, int64_t k, float alpha, const float *x, int64
     const int64_t w = n - j0 < PD_GEMV_COLS ? n - j0 : PD_GEMV_COLS;
     for (int64_t bb = 0; bb < nb; bb++) {
       const int64_t q = back ? nb - 1 - bb : bb, r0 = q * rows, r1 = r0 + rows < k ? r0 + rows : k;
-      block(x, incx, b + j0, ldb, r0, r1, w, part + q * PD_GEMV_COLS);
+      (wide ? block : block8)(x, incx, b + j0, ldb, r0, r1, w, part + q * PD_GEMV_COLS);
     }
-    combine(part, nb, w, alpha, beta, c + j0);
+    (wide ? combine : combine8)(part, nb, w, alpha, beta, c + j0);
   }
   return true;
 #endif

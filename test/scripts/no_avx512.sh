@@ -1,8 +1,8 @@
 # The float kernels written for AVX-512 (lib/cpu/gemv.c; conv2d's direct,
-# packed and row-copy paths) fall back to the portable ones on a CPU
-# without it. On a machine that has it, PADDLE_RUN_AVX512=off makes
-# pd_cpu_avx512f say no: the unit tests of the ops and products that have
-# such paths run again on the fallbacks.
+# packed and row-copy paths) fall back on a CPU without it (gemv.c to its
+# AVX2 kernels, the others to the portable ones). On a machine that has
+# it, PADDLE_RUN_AVX512=off makes pd_cpu_avx512f say no: the unit tests of
+# the ops and products that have such paths run again on the fallbacks.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 if ! grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
