@@ -1,9 +1,15 @@
 /* parallel.c — the worker pool behind pd_parallel_run: threads started on
  * first use (and when the thread count grows), each watching for the next
- * job a moment and then waiting on a condition variable; a job is published under the pool's lock with
- * a new generation number, and the caller waits until every worker part
- * has finished. One job at a time (a lock around submission); a part that
- * submits again runs that job's parts itself, one after another. */
+ * job a moment and then waiting on a condition variable. A job is published
+ * with a new generation number; part 0 runs on the caller and part w on
+ * worker w, so that each part's data stays in the cache of the thread that
+ * ran it last time. A worker slow to take its part (asleep, or on a virtual
+ * CPU the host has descheduled) must not hold the caller up: the caller
+ * takes a part nobody claimed within PD_GRACE_NS of the job's start and runs
+ * it itself. Each part is claimed once, by a compare-and-swap of its claim
+ * word; its result depends on its number only, never on the thread. One job
+ * at a time (a lock around submission); a part that submits again runs that
+ * job's parts itself, one after another. */
 #include "cpu/parallel.h"
 
 #include <pthread.h>
@@ -16,22 +22,31 @@
 
 static _Thread_local bool tls_inside;
 
+#define PD_MAX_PARTS 512 /* pd_set_threads caps the thread count here */
+#define PD_PARTS_BITS 20 /* the job word: generation << PD_PARTS_BITS | part count */
+
 static struct {
   pthread_mutex_t mu;
   pthread_cond_t wake, done;
-  int nworkers;      /* pool threads started; worker w runs part w (1-based) */
-  uint64_t gen;      /* bumped for each job */
-  pd_parallel_fn fn; /* the current job */
+  int nworkers;      /* pool threads started; worker w runs part w */
+  uint64_t gen;      /* bumped for each job (what an idle worker watches) */
+  uint64_t job;      /* the current job's generation << PD_PARTS_BITS | its part count */
+  pd_parallel_fn fn; /* the current job (written before its job word, read after it) */
   void *arg;
-  int nparts;    /* parts 0 .. nparts-1 run on the caller and the pool */
-  int total;     /* the job's part count, given to fn */
-  int remaining; /* worker parts of the current job not yet finished */
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, NULL, 0, 0, 0};
+  int remaining; /* parts 1 .. n-1 of the current job not yet finished */
+  int sleepers;  /* workers waiting on wake (the caller signals only then) */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 0, 0};
+
+/* claim[w]: the generation of the last job whose part w was claimed, one
+ * cache line each (a claim writes it while another thread reads its own) */
+static struct {
+  uint64_t gen;
+  char pad[56];
+} claim[PD_MAX_PARTS] __attribute__((aligned(64)));
 
 static pthread_mutex_t submit = PTHREAD_MUTEX_INITIALIZER;
 
-/* A worker's part number and the generation current when it was made: its
- * first job is the next one, published right after. */
+/* A worker's part number and the generation current when it was made. */
 typedef struct start {
   int id;
   uint64_t gen;
@@ -45,6 +60,9 @@ typedef struct start {
  * The spin yields the core on every turn, so a runnable thread (BLIS's
  * own, another process) is not kept from it. */
 #define PD_SPIN_NS 50000
+/* How long a part waits for its worker before the caller takes it: a worker
+ * watching for jobs claims its part within a microsecond or two. */
+#define PD_GRACE_NS 3000
 
 /* a pause on most turns, the core given up on every 64th */
 static inline void cpu_relax(unsigned i) {
@@ -92,30 +110,48 @@ static bool spin_while_nonzero(const int *p) {
   return true;
 }
 
+/* Runs part w of the job in job word `job` if nobody has claimed it: the
+ * claim succeeds only while that job is current and the part unclaimed, and
+ * until then the caller cannot publish the next job, so fn and arg, read
+ * after the job word, are that job's. */
+static bool run_part(uint64_t job, int w) {
+  uint64_t gen = job >> PD_PARTS_BITS;
+  int n = (int)(job & ((1u << PD_PARTS_BITS) - 1));
+  if (w <= 0 || w >= n) return false;
+  pd_parallel_fn fn = __atomic_load_n(&pool.fn, __ATOMIC_RELAXED);
+  void *arg = __atomic_load_n(&pool.arg, __ATOMIC_RELAXED);
+  uint64_t v = __atomic_load_n(&claim[w].gen, __ATOMIC_ACQUIRE);
+  if (v >= gen || !__atomic_compare_exchange_n(&claim[w].gen, &v, gen, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return false;
+  fn(arg, w, n);
+  if (__atomic_sub_fetch(&pool.remaining, 1, __ATOMIC_ACQ_REL) == 0) {
+    /* under the lock, so a caller between its check and its wait hears it */
+    pthread_mutex_lock(&pool.mu);
+    pthread_cond_signal(&pool.done);
+    pthread_mutex_unlock(&pool.mu);
+  }
+  return true;
+}
+
 static void *worker(void *p) {
   const start s = *(start *)p;
   free(p);
-  const int id = s.id;
   uint64_t seen = s.gen;
   tls_inside = true;
   for (;;) {
-    spin_while_eq_u64(&pool.gen, seen);
-    pthread_mutex_lock(&pool.mu);
-    while (__atomic_load_n(&pool.gen, __ATOMIC_ACQUIRE) == seen) pthread_cond_wait(&pool.wake, &pool.mu);
-    seen = pool.gen;
-    bool mine = id < pool.nparts;
-    pd_parallel_fn fn = pool.fn;
-    void *arg = pool.arg;
-    int n = pool.total;
-    pthread_mutex_unlock(&pool.mu);
-    if (!mine) continue;
-    fn(arg, id, n);
-    if (__atomic_sub_fetch(&pool.remaining, 1, __ATOMIC_ACQ_REL) == 0) {
-      /* under the lock, so a caller between its check and its wait hears it */
+    /* the lock only to sleep: a worker that saw the job while watching
+     * would otherwise queue for it behind the caller publishing it */
+    if (!spin_while_eq_u64(&pool.gen, seen)) {
+      /* sleepers up, then gen read; the caller writes gen, then reads
+       * sleepers (all sequentially consistent): one of them sees the other */
       pthread_mutex_lock(&pool.mu);
-      pthread_cond_signal(&pool.done);
+      __atomic_add_fetch(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
+      while (__atomic_load_n(&pool.gen, __ATOMIC_SEQ_CST) == seen) pthread_cond_wait(&pool.wake, &pool.mu);
+      __atomic_sub_fetch(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
       pthread_mutex_unlock(&pool.mu);
     }
+    seen = __atomic_load_n(&pool.gen, __ATOMIC_ACQUIRE);
+    run_part(__atomic_load_n(&pool.job, __ATOMIC_ACQUIRE), s.id);
   }
   return NULL;
 }
@@ -136,12 +172,11 @@ void pd_parallel_run(int n, pd_parallel_fn fn, void *arg) {
     return;
   }
   pthread_mutex_lock(&submit);
-  pthread_mutex_lock(&pool.mu);
   while (pool.nworkers < n - 1) {
     pthread_t th;
     pthread_attr_t at;
     start *s = malloc(sizeof *s);
-    if (!s) break;
+    if (!s) break; /* a part without its worker: the caller takes it */
     *s = (start){pool.nworkers + 1, pool.gen};
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
@@ -153,16 +188,27 @@ void pd_parallel_run(int n, pd_parallel_fn fn, void *arg) {
     }
     pool.nworkers++;
   }
-  /* parts without a worker (thread creation failed) run on the caller */
-  int pooled = n - 1 < pool.nworkers ? n - 1 : pool.nworkers;
-  pool.fn = fn, pool.arg = arg, pool.nparts = 1 + pooled, pool.total = n;
-  __atomic_store_n(&pool.remaining, pooled, __ATOMIC_RELEASE);
-  __atomic_store_n(&pool.gen, pool.gen + 1, __ATOMIC_RELEASE);
-  pthread_cond_broadcast(&pool.wake);
-  pthread_mutex_unlock(&pool.mu);
+  uint64_t gen = pool.gen + 1, job = gen << PD_PARTS_BITS | (uint64_t)n;
+  __atomic_store_n(&pool.fn, fn, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool.arg, arg, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool.remaining, n - 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool.job, job, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool.gen, gen, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&pool.sleepers, __ATOMIC_SEQ_CST)) { /* a system call: only for a worker asleep */
+    pthread_mutex_lock(&pool.mu);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+  }
+  const uint64_t grace = mono_ns() + PD_GRACE_NS;
   tls_inside = true;
   fn(arg, 0, n);
-  for (int t = 1 + pooled; t < n; t++) fn(arg, t, n);
+  /* the parts their workers have not claimed by now */
+  for (int w = 1; w < n; w++) {
+    for (unsigned i = 1; __atomic_load_n(&claim[w].gen, __ATOMIC_ACQUIRE) < gen && ((i & 15) || mono_ns() <= grace);
+         i++)
+      cpu_relax(i);
+    run_part(job, w); /* nothing where its worker took it */
+  }
   tls_inside = false;
   if (!spin_while_nonzero(&pool.remaining)) {
     pthread_mutex_lock(&pool.mu);
@@ -202,7 +248,7 @@ void pd_set_threads(int n) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     n = c > 0 ? (int)c : 1;
   }
-  g_threads = n; /* BLIS itself always runs one thread (blas.c) */
+  g_threads = n < PD_MAX_PARTS ? n : PD_MAX_PARTS; /* BLIS itself always runs one thread (blas.c) */
 }
 
 int pd_get_threads(void) {
