@@ -135,7 +135,8 @@ DEPS_BUILD := protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libblis-de
               libopenmpi-dev openmpi-bin libonnx-dev
 # `make bundle` (its run paths): patchelf
 DEPS_BUNDLE:= patchelf
-DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist libonnx-testdata python3-onnx fortunes chromium
+DEPS_TEST  := libcmocka-dev python3-numpy clang-format dataset-fashion-mnist libonnx-testdata python3-onnx fortunes chromium \
+              python3-torch
 
 # ---- sources ----------------------------------------------------------------
 PROTOS     := proto/paddle.proto

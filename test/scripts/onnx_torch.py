@@ -10,7 +10,8 @@
 # (torch writes its erf decomposition), LayerNorm (opset 13: the ReduceMean
 # decomposition, 17: LayerNormalization), Softplus, ReLU6 and clamp (Clip),
 # nn.Upsample nearest (Resize), ConstantPad2d and ReflectionPad2d (Pad),
-# torch.flatten. A model whose op is not in this build (paddle-run ops)
+# torch.flatten, slicing with steps, from the end and of a flip (Slice
+# over data), unsqueeze and squeeze of a computed value. A model whose op is not in this build (paddle-run ops)
 # must be refused by import naming it; the script says which.
 import io, os, subprocess, sys
 import numpy as np
@@ -52,6 +53,21 @@ class Flat(torch.nn.Module):
         return torch.flatten(x, 1) * 2
 
 
+class Slices(torch.nn.Module):
+    def forward(self, x):
+        return torch.cat([x[:, 1:7:2], x[:, -3:], x.flip(1)[:, 2:4]], 1) * 2
+
+
+class Squeezes(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(9, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.fc(x)).unsqueeze(1) * 2
+        return y.squeeze(1) + 1
+
+
 class Clamp(torch.nn.Module):
     def forward(self, x):
         return torch.clamp(x, -0.5, 0.7)
@@ -84,6 +100,8 @@ MODELS = [
     ("constant_pad", torch.nn.ConstantPad2d((1, 2, 0, 1), 0.5), (3, 4, 4), ["pad"], {}),
     ("reflection_pad", torch.nn.ReflectionPad2d((1, 2, 0, 1)), (3, 4, 4), ["pad"], {}),
     ("flatten", Flat(), (3, 4), [], {}),
+    ("slices", Slices(), (9,), ["slice"], {}),
+    ("squeezes", Squeezes(), (9,), [], {}),
 ]
 
 pending, checked = set(), 0
