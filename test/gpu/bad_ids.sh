@@ -2,7 +2,9 @@
 # the CPU: the same exit code and the same message (op, input, row, value)
 # for embedding (an id beyond the table, a negative one), sequence_pool,
 # sequence_last and sequence_mask (a length beyond the steps, a negative
-# one), the recurrent op's lengths and the fused lstm and gru ops'. The
+# one), the recurrent op's lengths and the fused lstm and gru ops', and a
+# slice's start read at run time whose window leaves its dim (the mean
+# of len_bad, 4.3, cast to 4, for a window of 2 in a dim of 4). The
 # ids and lengths are cast from float data inside the net, so the
 # load-time checks do not see them and the kernels must (the device fault
 # record, lib/gpu/fault.h). The CPU half runs everywhere; the GPU half
@@ -46,6 +48,10 @@ net gru 'var { name: "g.w" kind: PARAM }
 var { name: "g.r" kind: PARAM }
 op { type: "gru" inputs: ["xw", "g.w", "g.r", "", "n"] outputs: ["o"]
      attrs { key: "hidden_size" value { i: 2 } } attrs { key: "direction" value { s: "reverse" } } }' >gru.pbtxt
+net slc 'op { type: "mean" inputs: "f" outputs: "fm" }
+op { type: "cast" inputs: "fm" outputs: "s0" attrs { key: "dtype" value { s: "int64" } } }
+op { type: "slice" inputs: ["xw", "s0"] outputs: "o" attrs { key: "axes" value { ints: [1] } }
+     attrs { key: "sizes" value { ints: [2] } } }' >slc.pbtxt
 "$PYTHON" - <<'PY'
 import numpy as np
 np.save("x.npy", (np.arange(72, dtype=np.float32).reshape(6, 4, 3) / 72))
@@ -67,7 +73,8 @@ lstm|lstm|len_bad|row 3 is 7
 lstm_neg|lstm|len_neg|row 4 is -1
 gru|gru|len_bad|row 3 is 7
 emb|emb|id_bad|id 8 is outside
-emb_neg|emb|id_neg|id -1 is outside'
+emb_neg|emb|id_neg|id -1 is outside
+slc|slc|len_bad|entry 0 is 4: a window of 2 along dim 1'
 names=$(printf '%s\n' "$runs" | cut -d'|' -f1)
 field() { printf '%s\n' "$runs" | grep "^$1|" | cut -d'|' -f"$2"; }
 want() { field "$1" 4; }
