@@ -35,9 +35,6 @@ static const pd_attr_def attrs[] = {
                  .def = "ints: []", .min_kind = PD_GE, .min = 0},
 };
 
-/* ONNX's "to the end" as exporters write it (INT32_MAX is as common). */
-static bool to_the_end(int64_t e) { return e >= INT32_MAX; }
-
 /* Checks the attributes against X (dims may hold -1: the batch at load)
  * and fills g; Out's dims are g->out, -1 for a batch kept whole. */
 static pd_status plan(pd_ctx *c, const pd_tensor *x, pd_slice_geom *g) {
@@ -84,7 +81,7 @@ static pd_status plan(pd_ctx *c, const pd_tensor *x, pd_slice_geom *g) {
     int64_t n = x->dims[a];
     seen[a] = true, g->step[a] = step;
     if (n < 0) { /* the batch at load: kept whole, or not known */
-      if (s || starts->ints[i] != 0 || !to_the_end(ends->ints[i]) || step != 1)
+      if (s || starts->ints[i] != 0 || !pd_slice_to_end(ends->ints[i]) || step != 1)
         return pd_ctx_fail(
             c, PD_ERR_INPUT,
             "dim %lld of X (shape %s) follows the batch (-1 at load): a slice keeps it whole (starts 0, ends to the "
@@ -124,8 +121,7 @@ pd_slice_geom pd_slice_geom_of(pd_ctx *c, const pd_tensor *x) {
 }
 
 pd_status pd_slice_fail_window(pd_ctx *c, const pd_slice_geom *g, int k, int64_t v) {
-  int a = 0;
-  while (a < g->nd && g->dyn[a] != k) a++;
+  int a = pd_slice_axis_of(g, k);
   return pd_ctx_fail(c, PD_ERR_INPUT,
                      "Starts \"%s\" entry %d is %lld: a window of %lld along dim %d of X (of %lld) does not fit there",
                      pd_ctx_in_name(c, STARTS, 0), k, (long long)v, (long long)g->out[a], a, (long long)g->in[a]);

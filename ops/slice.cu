@@ -13,8 +13,7 @@ __device__ static bool slice_firsts(const pd_slice_geom &g, const int64_t *start
                                     unsigned long long op, int slot) {
   int k = pd_slice_firsts(&g, starts, first);
   if (k < 0) return true;
-  int a = 0;
-  while (a < g.nd && g.dyn[a] != k) a++;
+  int a = pd_slice_axis_of(&g, k);
   if (atomicCAS(&f->raised, 0u, 1u) == 0u)
     f->code = PD_GPU_FAULT_WINDOW, f->slot = slot, f->op = op, f->label = starts[k], f->row = k, f->limit = g.in[a],
     f->per_row = g.out[a], f->value = a;

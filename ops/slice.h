@@ -70,6 +70,13 @@ PD_HD int64_t pd_slice_dst(const pd_slice_geom *g, const int64_t *first, int64_t
   return off;
 }
 
+/* The dim whose start is entry k of Starts. */
+PD_HD int pd_slice_axis_of(const pd_slice_geom *g, int k) {
+  int a = 0;
+  while (a < g->nd && g->dyn[a] != k) a++;
+  return a;
+}
+
 /* The first indices of a run: the fixed ones, and those Starts (values
  * `starts`, host or device memory as the caller runs) gives. Returns -1,
  * or the entry of Starts whose window does not fit. */

@@ -4,6 +4,7 @@
 #ifndef PD_BASE_SLICE_RANGE_H
 #define PD_BASE_SLICE_RANGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/hostdev.h"
@@ -23,5 +24,9 @@ PD_HD int64_t pd_slice_range(int64_t d, int64_t b, int64_t e, int64_t s, int64_t
   *first = b;
   return n > 0 ? n : 0;
 }
+
+/* Whether an end means "to the end of the dim" whatever its size: ONNX's
+ * INT64_MAX, or INT32_MAX as exporters also write. */
+PD_HD bool pd_slice_to_end(int64_t e) { return e >= INT32_MAX; }
 
 #endif

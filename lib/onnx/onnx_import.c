@@ -1736,6 +1736,28 @@ static pd_status fold_result(imp *im, const char *out, pd_dtype dt, int ndim, co
   return st;
 }
 
+/* The dims of Unsqueeze (unsq) or Squeeze of dims[0..r) by axes (a
+ * Squeeze without axes drops every dim of 1) into nd; the rank, or -1 when
+ * the axes do not fit (out of range, repeated, a squeezed dim not of 1). */
+static int squeeze_dims(bool unsq, int r, const int64_t *dims, const int64_t *axes, int na, int64_t *nd) {
+  int out_r = unsq ? r + na : r;
+  if (out_r > PD_MAX_DIMS) return -1;
+  bool pick[PD_MAX_DIMS] = {false};
+  for (int i = 0; i < na; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + out_r : axes[i];
+    if (a < 0 || a >= out_r || pick[a] || (!unsq && dims[a] != 1)) return -1;
+    pick[a] = true;
+  }
+  int k = 0;
+  for (int i = 0, j = 0; i < out_r; i++) {
+    if (unsq)
+      nd[k++] = pick[i] ? 1 : dims[j++];
+    else if (!(na ? pick[i] : dims[i] == 1))
+      nd[k++] = dims[i];
+  }
+  return k;
+}
+
 /* Folds node n when it is shape arithmetic over constants (*done then). */
 static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
   const char *op = n->op_type;
@@ -1804,24 +1826,8 @@ static pd_status try_fold(imp *im, const Onnx__NodeProto *n, bool *done) {
     int64_t axes[PD_MAX_DIMS];
     int na;
     bool unsq = op[0] == 'U';
-    if (!fold_axes(im, n, 13, axes, &na)) return PD_OK;
-    int out_r = unsq ? r + na : r;
-    if (out_r > PD_MAX_DIMS) return PD_OK;
-    bool pick[PD_MAX_DIMS] = {false};
-    for (int i = 0; i < na; i++) {
-      int64_t a = axes[i] < 0 ? axes[i] + out_r : axes[i];
-      if (a < 0 || a >= out_r || pick[a] || (!unsq && dims[a] != 1)) return PD_OK;
-      pick[a] = true;
-    }
     int64_t nd[PD_MAX_DIMS];
-    int k = 0, j = 0;
-    for (int i = 0; i < out_r; i++) {
-      if (unsq)
-        nd[k++] = pick[i] ? 1 : dims[j++];
-      else if (!(na ? pick[i] : dims[i] == 1))
-        nd[k++] = dims[i];
-    }
-    r = k;
+    if (!fold_axes(im, n, 13, axes, &na) || (r = squeeze_dims(unsq, r, dims, axes, na, nd)) < 0) return PD_OK;
     memcpy(dims, nd, sizeof *dims * (size_t)r);
   } else if (strcmp(op, "Concat") == 0) {
     int64_t axis = attr_i(n, "axis", 0);
@@ -1971,26 +1977,17 @@ static pd_status map_squeeze_like(imp *im, const Onnx__NodeProto *n) {
   pd_tensor x;
   pd_status st = meta(im, n->input[0], &x);
   if (st) return st;
-  int r = x.ndim, out_r = unsq ? r + na : r;
-  bool batched = r > 0 && x.dims[0] == -1, pick[PD_MAX_DIMS] = {false};
-  if (out_r > PD_MAX_DIMS) return unsupported(im, "a result of rank %d", out_r);
+  int out_r = unsq ? x.ndim + na : x.ndim;
+  bool batched = x.ndim > 0 && x.dims[0] == -1;
   if (unsq && !na) return unsupported(im, "Unsqueeze without axes");
-  for (int i = 0; i < na; i++) {
-    int64_t a = axes[i] < 0 ? axes[i] + out_r : axes[i];
-    if (a < 0 || a >= out_r || pick[a])
-      return unsupported(im, "axis %lld for a result of rank %d", (long long)axes[i], out_r);
-    if (a == 0 && batched) return batch_dep(im, "%s at the batch dim", n->op_type);
-    if (!unsq && x.dims[a] != 1)
-      return unsupported(im, "Squeeze of dim %lld, of size %lld", (long long)a, (long long)x.dims[a]);
-    pick[a] = true;
-  }
-  int k = 0;
-  for (int i = 0, j = 0; i < out_r; i++) {
-    if (unsq)
-      nd[k++] = pick[i] ? 1 : x.dims[j++];
-    else if (!(na ? pick[i] : x.dims[i] == 1))
-      nd[k++] = x.dims[i];
-  }
+  for (int i = 0; i < na && batched; i++) /* before squeeze_dims, which sees -1 as a dim not of 1 */
+    if ((axes[i] < 0 ? axes[i] + out_r : axes[i]) == 0) return batch_dep(im, "%s at the batch dim", n->op_type);
+  char xs[128];
+  int k = squeeze_dims(unsq, x.ndim, x.dims, axes, na, nd);
+  if (k < 0)
+    return unsupported(im,
+                       "axes that do not fit an input of shape %s (out of range, repeated, or a squeezed dim not of 1)",
+                       pd_dims_str(x.ndim, x.dims, xs, sizeof xs));
   if (batched) nd[0] = 0;
   for (int i = batched; i < k; i++)
     if (nd[i] < 0) return batch_dep(im, "%s of a value with a dim known only at run time", n->op_type);
@@ -2043,9 +2040,6 @@ static const char *offset_of(imp *im, const char *name, int k, int64_t *off) {
   }
   return name;
 }
-
-/* ONNX's "to the end" (the slice op's too). */
-static bool to_the_end(int64_t e) { return e >= INT32_MAX; }
 
 /* Slice of a float value: the slice op with constant bounds (ONNX's
  * clamping is the op's), or, where starts are computed at run time and
@@ -2115,7 +2109,7 @@ static pd_status map_slice(imp *im, const Onnx__NodeProto *n) {
     int64_t a = sa[i] < 0 ? sa[i] + x.ndim : sa[i];
     if (a < 0 || a >= x.ndim) return unsupported(im, "axis %lld of an input of rank %d", (long long)sa[i], x.ndim);
     if (sp[i] == 0) return unsupported(im, "a step of 0");
-    if (a == 0 && x.dims[0] == -1 && (starts || sb[i] != 0 || !to_the_end(se[i]) || sp[i] != 1))
+    if (a == 0 && x.dims[0] == -1 && (starts || sb[i] != 0 || !pd_slice_to_end(se[i]) || sp[i] != 1))
       return batch_dep(im, "Slice along the batch dim");
     sa[i] = a;
   }
