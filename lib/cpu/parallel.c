@@ -29,13 +29,13 @@ static struct {
   pthread_mutex_t mu;
   pthread_cond_t wake, done;
   int nworkers;      /* pool threads started; worker w runs part w */
-  uint64_t gen;      /* bumped for each job (what an idle worker watches) */
-  uint64_t job;      /* the current job's generation << PD_PARTS_BITS | its part count */
+  uint64_t job;      /* the current job: its generation (one more each job) << PD_PARTS_BITS | its part
+                        count; what an idle worker watches */
   pd_parallel_fn fn; /* the current job (written before its job word, read after it) */
   void *arg;
   int remaining; /* parts 1 .. n-1 of the current job not yet finished */
   int sleepers;  /* workers waiting on wake (the caller signals only then) */
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 0, 0};
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, NULL, 0, 0};
 
 /* claim[w]: the generation of the last job whose part w was claimed, one
  * cache line each (a claim writes it while another thread reads its own) */
@@ -46,10 +46,10 @@ static struct {
 
 static pthread_mutex_t submit = PTHREAD_MUTEX_INITIALIZER;
 
-/* A worker's part number and the generation current when it was made. */
+/* A worker's part number and the job word current when it was made. */
 typedef struct start {
   int id;
-  uint64_t gen;
+  uint64_t job;
 } start;
 
 /* Waking a thread asleep on a condition variable takes tens of
@@ -136,22 +136,22 @@ static bool run_part(uint64_t job, int w) {
 static void *worker(void *p) {
   const start s = *(start *)p;
   free(p);
-  uint64_t seen = s.gen;
+  uint64_t seen = s.job;
   tls_inside = true;
   for (;;) {
     /* the lock only to sleep: a worker that saw the job while watching
      * would otherwise queue for it behind the caller publishing it */
-    if (!spin_while_eq_u64(&pool.gen, seen)) {
-      /* sleepers up, then gen read; the caller writes gen, then reads
+    if (!spin_while_eq_u64(&pool.job, seen)) {
+      /* sleepers up, then the job read; the caller writes the job, then reads
        * sleepers (all sequentially consistent): one of them sees the other */
       pthread_mutex_lock(&pool.mu);
       __atomic_add_fetch(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
-      while (__atomic_load_n(&pool.gen, __ATOMIC_SEQ_CST) == seen) pthread_cond_wait(&pool.wake, &pool.mu);
+      while (__atomic_load_n(&pool.job, __ATOMIC_SEQ_CST) == seen) pthread_cond_wait(&pool.wake, &pool.mu);
       __atomic_sub_fetch(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
       pthread_mutex_unlock(&pool.mu);
     }
-    seen = __atomic_load_n(&pool.gen, __ATOMIC_ACQUIRE);
-    run_part(__atomic_load_n(&pool.job, __ATOMIC_ACQUIRE), s.id);
+    seen = __atomic_load_n(&pool.job, __ATOMIC_ACQUIRE);
+    run_part(seen, s.id);
   }
   return NULL;
 }
@@ -177,7 +177,7 @@ void pd_parallel_run(int n, pd_parallel_fn fn, void *arg) {
     pthread_attr_t at;
     start *s = malloc(sizeof *s);
     if (!s) break; /* a part without its worker: the caller takes it */
-    *s = (start){pool.nworkers + 1, pool.gen};
+    *s = (start){pool.nworkers + 1, pool.job};
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     int rc = pthread_create(&th, &at, worker, s);
@@ -188,12 +188,11 @@ void pd_parallel_run(int n, pd_parallel_fn fn, void *arg) {
     }
     pool.nworkers++;
   }
-  uint64_t gen = pool.gen + 1, job = gen << PD_PARTS_BITS | (uint64_t)n;
+  uint64_t gen = (pool.job >> PD_PARTS_BITS) + 1, job = gen << PD_PARTS_BITS | (uint64_t)n;
   __atomic_store_n(&pool.fn, fn, __ATOMIC_RELAXED);
   __atomic_store_n(&pool.arg, arg, __ATOMIC_RELAXED);
   __atomic_store_n(&pool.remaining, n - 1, __ATOMIC_RELAXED);
-  __atomic_store_n(&pool.job, job, __ATOMIC_RELEASE);
-  __atomic_store_n(&pool.gen, gen, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&pool.job, job, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&pool.sleepers, __ATOMIC_SEQ_CST)) { /* a system call: only for a worker asleep */
     pthread_mutex_lock(&pool.mu);
     pthread_cond_broadcast(&pool.wake);
