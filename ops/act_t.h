@@ -11,10 +11,10 @@ static inline void PD_T(pd_act_forward)(pd_act a, const T *x, T *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = PD_T(pd_relu)(x[i]);
     break;
   case PD_ACT_SIGMOID:
-    for (int64_t i = 0; i < n; i++) y[i] = PD_T(pd_sigmoid)(x[i]);
+    PD_T(pd_act_sigmoid_row)(x, y, n);
     break;
   case PD_ACT_TANH:
-    for (int64_t i = 0; i < n; i++) y[i] = PD_T(pd_tanh)(x[i]);
+    PD_T(pd_act_tanh_row)(x, y, n);
     break;
   }
 }

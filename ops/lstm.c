@@ -18,6 +18,7 @@
 #include "core/op.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
+#include "cpu/vmath.h"
 #include "kmath.h"
 #include "rnn_core.h"
 
@@ -58,34 +59,15 @@ static const pd_attr_def attrs[] = {PD_RNN_COMMON_ATTRS};
 /* ---- float steps on packed R (rnn_core.h, pd_rnn_packed) ---- */
 
 #ifdef PD_X86
-/* The float cells' exp, sigmoid and tanh (rnn_core.h) 8 at a time; a NaN
- * stays NaN. FMA rounds once where the scalar code rounds twice. */
-__attribute__((target("avx2,fma"))) static inline __m256 exp8(__m256 x) {
-  __m256 v = _mm256_max_ps(_mm256_set1_ps(-88.0f), _mm256_min_ps(_mm256_set1_ps(88.0f), x));
-  __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-  v = _mm256_andnot_ps(nan, v);
-  __m256 fn = _mm256_round_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f)),
-                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), v);
-  r = _mm256_fmadd_ps(fn, _mm256_set1_ps(2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  __m256i n = _mm256_add_epi32(_mm256_cvtps_epi32(fn), _mm256_set1_epi32(127));
-  __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(n, 23)));
-  return _mm256_blendv_ps(e, x, nan);
-}
+/* The float cells' sigmoid and tanh (rnn_core.h) 8 at a time, on
+ * cpu/vmath.h's exp; a NaN stays NaN. */
 __attribute__((target("avx2,fma"))) static inline __m256 sigmoid8(__m256 x) {
   __m256 one = _mm256_set1_ps(1.0f);
-  return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+  return _mm256_div_ps(one, _mm256_add_ps(one, pd_exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
 }
 __attribute__((target("avx2,fma"))) static inline __m256 tanh8(__m256 x) {
   __m256 one = _mm256_set1_ps(1.0f);
-  return _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(one, exp8(_mm256_add_ps(x, x)))));
+  return _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(one, pd_exp8(_mm256_add_ps(x, x)))));
 }
 /* x bounded to [-b, b]; a NaN stays NaN (min and max return their second
  * operand when one is NaN) */
