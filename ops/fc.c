@@ -94,4 +94,5 @@ const pd_op_def pd_op_fc = {
     .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
     .n_grad_kernels = PD_LEN(grad_kernels),
+    .flags = PD_OP_STACKS_ROWS, /* a row of X per row of Out; dW and dB sum over the rows */
 };

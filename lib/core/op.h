@@ -122,6 +122,10 @@ enum {
                                 ranks requires and times; ends the backward */
   PD_OP_GRAD_CLIP = 1 << 2,  /* rewrites all gradients in place before the updates
                                 (clip_by_global_norm); ends the backward */
+  PD_OP_STACKS_ROWS = 1 << 3, /* rows of X are independent and its gradient op gives each PD_SLOT_PARAM
+                                 input's gradient as a sum over them (fc): run once over the rows of
+                                 several runs stacked, it gives the sum of their gradients (a recurrent
+                                 op's step block does so after its loop, ops/recurrent.c) */
 };
 /* The ops that start a net's optimizer section: the backward ends at the
  * first of them (pd_net_find_training). */

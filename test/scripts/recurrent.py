@@ -8,7 +8,10 @@
 #      nets with: a cell whose state is also its output; two stacked ops, the
 #      second reversed, with all-different lengths (one 0, two full); X and H0
 #      computed from parameters (so their gradients are checked too); the
-#      final state read outside the op; a two-state (LSTM) cell;
+#      final state read outside the op; a two-state (LSTM) cell; fc weight
+#      gradients summed after the loop over the stacked steps (an fc of x_t
+#      with a fused activation) beside those summed step by step (an fc of a
+#      previous state, of a reshape's view, a weight two fcs share);
 #   3. training on the CPU lowers the loss of the stacked net, and a second
 #      run gives the same bytes (deterministic).
 import os, subprocess
@@ -195,6 +198,29 @@ op { type: "recurrent" inputs: ["x", "", "", "len"] outputs: ["hs", "hT", "cT"]
      attrs { key: "states" value { strings: ["h", "c"] } } attrs { key: "outputs" value { strings: "h" } } }
 op { type: "concat" inputs: ["hT", "cT"] outputs: "feat" attrs { key: "axis" value { i: 1 } } }
 """ + LOSS + 'op { type: "identity" inputs: "l1" outputs: "avg_loss" }\n'
+# the fc gradients summed after the loop over the stacked steps (x_t, with a
+# fused activation) and those that stay step by step: an fc of a previous
+# state, of a view (reshape's output), and a weight two fcs share
+nets["mixed"] = HEAD + """block {
+  name: "mix"
+  var { name: "h_prev" shape: [-1, 4] }
+  op { type: "fc" inputs: ["x_t", "mix.wx", "mix.b"] outputs: "ax" attrs { key: "size" value { i: 4 } }
+       attrs { key: "act" value { s: "sigmoid" } } }
+  op { type: "reshape" inputs: "ax" outputs: "axr" attrs { key: "shape" value { ints: [0, 4] } } }
+  op { type: "fc" inputs: ["axr", "mix.wr"] outputs: "ar" attrs { key: "size" value { i: 4 } } }
+  op { type: "fc" inputs: ["h_prev", "mix.wh"] outputs: "ah" attrs { key: "size" value { i: 4 } } }
+  op { type: "fc" inputs: ["ar", "mix.wh"] outputs: "ah2" attrs { key: "size" value { i: 4 } } }
+  op { type: "sum" inputs: ["ax", "ah", "ah2"] outputs: "a" }
+  op { type: "tanh" inputs: "a" outputs: "h" }
+}
+op { type: "recurrent" inputs: ["x", "", "len"] outputs: ["hs", "hT"]
+     attrs { key: "step_block" value { block: "mix" } } attrs { key: "inputs" value { strings: "x_t" } }
+     attrs { key: "prev_states" value { strings: "h_prev" } } attrs { key: "states" value { strings: "h" } }
+     attrs { key: "outputs" value { strings: "h" } } attrs { key: "reverse" value { b: true } } }
+op { type: "identity" inputs: "hT" outputs: "feat" }
+""" + LOSS + """op { type: "mean" inputs: "hs" outputs: "l2" }
+op { type: "sum" inputs: ["l1", "l2"] outputs: "avg_loss" }
+"""
 for name, text in nets.items():
     open(f"{name}.pbtxt", "w").write(with_data(text))
     rc, out = run("gradcheck", f"{name}.pbtxt", "--elements", "0", "--rows", "8")
