@@ -1447,7 +1447,34 @@ class Bench:
                 if share is not None:
                     self.row(S, f"ours, {label}: share of the step's ops time in matrix products, {t} thread"
                                 f"{'s' if t > 1 else ''} (`paddle-run time`)", f"{share * 100:.1f}%")
+        self.rnn_handwritten(S, lstm_net, iters)
         self.rnn_generate(S, lm_net, use_torch)
+
+    def rnn_handwritten(self, S, fused_net, iters):
+        """Issue 20's bound: the same LSTM cell written out of ordinary ops in a step block (fashion_lstm, the
+        `recurrent` op) against the fused `lstm` op (fashion_lstm_fused), training on the same shapes and
+        batch, the two runs of a pair one after the other (the order alternating)."""
+        hand_net = os.path.join(self.out, "fashion_lstm_hand_noeval.pbtxt")
+        with open(os.path.join(ROOT, "netdescs/fashion_lstm.pbtxt")) as f:
+            text = "".join(l for l in f if "eval_data" not in l)
+        with open(hand_net, "w") as g:
+            g.write(text)
+        for t in (1, 2):
+            rates = {"fused": [], "hand": []}
+            for rep in range(self.train_runs):
+                order = ("fused", "hand") if rep % 2 == 0 else ("hand", "fused")
+                for who in order:
+                    ex, _, _ = self.ours_train(64, t, iters[0], iters[1], net=fused_net if who == "fused" else hand_net,
+                                               tag=f"rnn_{who}", key=(who, t))
+                    rates[who].append(ex)
+            th = f"{t} thread{'s' if t > 1 else ''}"
+            self.row(S, f"ours, fashion_lstm (the cell hand-written in a step block) training, {th} (examples/s)",
+                     Stat(rates["hand"]).fmt(".0f"))
+            r = Stat([f / h for f, h in zip(rates["fused"], rates["hand"]) if f and h])
+            self.row(S, f"ratio of step times, hand-written cell / fused lstm op (fused examples/s over hand-written), "
+                        f"{th} (paired runs)", r.fmt(".2f"), self.goal(r.med <= 1.5, "<= 1.5x"))
+            self.targets.append((S, f"hand-written LSTM cell <= 1.5x the fused lstm op's time, {th}",
+                                 f"{r.med:.2f}x", r.med <= 1.5))
 
     def rnn_generate(self, S, net, use_torch):
         """µs per sampled byte of `paddle-run generate` on the char LM (the difference of a long and a short
