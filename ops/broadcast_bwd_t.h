@@ -7,8 +7,8 @@
 /* X, Y and Out of one shape (a cell's gates times its states): dX and dY
  * written directly, a loop per kind (inlined with the kind a constant, so
  * the compiler vectorises it). */
-static inline void PD_T(pd_bc_grad_same)(pd_bc_kind k, T *restrict dx, T *restrict dy, const T *restrict g,
-                                         const T *x, const T *y, int64_t n) {
+static inline void PD_T(pd_bc_grad_same)(pd_bc_kind k, T *restrict dx, T *restrict dy, const T *restrict g, const T *x,
+                                         const T *y, int64_t n) {
   if (dx)
     for (int64_t j = 0; j < n; j++) dx[j] = PD_T(pd_bc_dx)(k, g[j], y[j]);
   if (dy)

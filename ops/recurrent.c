@@ -120,8 +120,8 @@ typedef struct steps {
   bool *keepg;                                  /* ...or per step, read by a deferred op after the loop */
   bool *defer_out;                              /* per variable: a parameter's gradient a deferred op gives */
   bool *defer;                                  /* per op: a deferred gradient op (see the top) */
-  size_t *off;  /* per variable: where its slots start, or its offset in the gradient part */
-  size_t *size; /* per variable: its bytes at one step (its slots' pitch) */
+  size_t *off;                   /* per variable: where its slots start, or its offset in the gradient part */
+  size_t *size;                  /* per variable: its bytes at one step (its slots' pitch) */
   size_t slot_bytes, grad_bytes; /* every kept variable's slots; the gradient part */
   int64_t batch, time;
   int nslots; /* slots laid out: time when kept for the gradient, else up to 2 used in turn */
@@ -129,8 +129,8 @@ typedef struct steps {
   bool keep;  /* every step's values kept (training with a gradient) */
   pd_tensor *t, *g, *zero, *carry;
   pd_tensor *stk; /* per variable: its slots stacked, [time * batch, ...] (a deferred op's step inputs) */
-  void *base; /* the Steps storage the tensors point into */
-  bool dirty; /* laid out again since they were pointed */
+  void *base;     /* the Steps storage the tensors point into */
+  bool dirty;     /* laid out again since they were pointed */
 } steps;
 
 static void steps_free(void *p) {
@@ -268,8 +268,10 @@ static pd_status lay_out(pd_ctx *c, pd_block *b, steps *s, bool keep, size_t *to
   for (int v = 0; v < nv; v++) {
     size_t n = pd_block_bytes1(&b->shapes[v]);
     s->size[v] = n;
-    if (s->fwd[v] || s->keepg[v]) s->off[v] = slots, slots += pd_block_align(n * (size_t)s->nslots);
-    else if (s->grad[v]) s->off[v] = gsum, gsum += pd_block_align(n);
+    if (s->fwd[v] || s->keepg[v])
+      s->off[v] = slots, slots += pd_block_align(n * (size_t)s->nslots);
+    else if (s->grad[v])
+      s->off[v] = gsum, gsum += pd_block_align(n);
   }
   s->slot_bytes = slots, s->grad_bytes = gsum;
   *total = slots + (keep && b->backward ? gsum : 0) + 64;

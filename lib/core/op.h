@@ -116,12 +116,12 @@ typedef struct pd_kernel {
 /* ---- the definition ---- */
 /* ---- what the core does with an op (pd_op_def.flags) ---- */
 enum {
-  PD_OP_UPDATE = 1 << 0,     /* an optimizer's update op (sgd, momentum, adam): what a user's optimizer
-                                name must map to; its state inputs are optimizer state; ends the backward */
-  PD_OP_COLLECTIVE = 1 << 1, /* averages gradients over the ranks (allreduce): what training on several
-                                ranks requires and times; ends the backward */
-  PD_OP_GRAD_CLIP = 1 << 2,  /* rewrites all gradients in place before the updates
-                                (clip_by_global_norm); ends the backward */
+  PD_OP_UPDATE = 1 << 0,      /* an optimizer's update op (sgd, momentum, adam): what a user's optimizer
+                                 name must map to; its state inputs are optimizer state; ends the backward */
+  PD_OP_COLLECTIVE = 1 << 1,  /* averages gradients over the ranks (allreduce): what training on several
+                                 ranks requires and times; ends the backward */
+  PD_OP_GRAD_CLIP = 1 << 2,   /* rewrites all gradients in place before the updates
+                                 (clip_by_global_norm); ends the backward */
   PD_OP_STACKS_ROWS = 1 << 3, /* rows of X are independent and its gradient op gives each PD_SLOT_PARAM
                                  input's gradient as a sum over them (fc): run once over the rows of
                                  several runs stacked, it gives the sum of their gradients (a recurrent

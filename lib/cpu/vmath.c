@@ -48,33 +48,31 @@ __attribute__((target("avx2,fma"))) static inline __m256 tanh8(__m256 x, int *ok
 
 /* One function's loop: whole vectors, then the tail through a padded one;
  * the lanes a vector leaves out (bit clear in ok) by libm. */
-#define VLOOP(F8, F1)                                                         \
-  do {                                                                        \
-    int64_t i = 0;                                                            \
-    for (; i + 8 <= n; i += 8) {                                              \
-      float in[8];                                                            \
-      int ok;                                                                 \
-      __m256 v = _mm256_loadu_ps(x + i);                                      \
-      _mm256_storeu_ps(in, v);                                                \
-      _mm256_storeu_ps(y + i, F8(v, &ok));                                    \
-      for (int l = 0; ok != 0xff && l < 8; l++)                               \
-        if (!(ok >> l & 1)) y[i + l] = F1(in[l]);                             \
-    }                                                                         \
-    if (i < n) {                                                              \
-      float in[8] = {0}, out[8];                                              \
-      int ok, m = (int)(n - i);                                               \
-      memcpy(in, x + i, sizeof(float) * (size_t)m);                           \
-      _mm256_storeu_ps(out, F8(_mm256_loadu_ps(in), &ok));                    \
+#define VLOOP(F8, F1)                                                          \
+  do {                                                                         \
+    int64_t i = 0;                                                             \
+    for (; i + 8 <= n; i += 8) {                                               \
+      float in[8];                                                             \
+      int ok;                                                                  \
+      __m256 v = _mm256_loadu_ps(x + i);                                       \
+      _mm256_storeu_ps(in, v);                                                 \
+      _mm256_storeu_ps(y + i, F8(v, &ok));                                     \
+      for (int l = 0; ok != 0xff && l < 8; l++)                                \
+        if (!(ok >> l & 1)) y[i + l] = F1(in[l]);                              \
+    }                                                                          \
+    if (i < n) {                                                               \
+      float in[8] = {0}, out[8];                                               \
+      int ok, m = (int)(n - i);                                                \
+      memcpy(in, x + i, sizeof(float) * (size_t)m);                            \
+      _mm256_storeu_ps(out, F8(_mm256_loadu_ps(in), &ok));                     \
       for (int l = 0; l < m; l++) y[i + l] = ok >> l & 1 ? out[l] : F1(in[l]); \
-    }                                                                         \
+    }                                                                          \
   } while (0)
 
 __attribute__((target("avx2,fma"))) static void sigmoid_avx2(const float *x, float *y, int64_t n) {
   VLOOP(sigmoid8, sigmoid1);
 }
-__attribute__((target("avx2,fma"))) static void tanh_avx2(const float *x, float *y, int64_t n) {
-  VLOOP(tanh8, tanhf);
-}
+__attribute__((target("avx2,fma"))) static void tanh_avx2(const float *x, float *y, int64_t n) { VLOOP(tanh8, tanhf); }
 #endif
 
 void pd_vsigmoid_f32(const float *x, float *y, int64_t n) {

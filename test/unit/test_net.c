@@ -493,7 +493,8 @@ static void test_op_flags(void **state) {
     const char *want;
   } cases[] = {{PD_OP_UPDATE, "adam momentum sgd "},
                {PD_OP_COLLECTIVE, "allreduce "},
-               {PD_OP_GRAD_CLIP, "clip_by_global_norm "}};
+               {PD_OP_GRAD_CLIP, "clip_by_global_norm "},
+               {PD_OP_STACKS_ROWS, "fc "}};
   int n = 0;
   const pd_op_def *const *all = pd_op_all(&n);
   assert_true(n > 0);
@@ -507,7 +508,7 @@ static void test_op_flags(void **state) {
     if (strcmp(got, cases[c].want)) fail_msg("flag %#x on \"%s\", expected \"%s\"", cases[c].flag, got, cases[c].want);
   }
   for (int i = 0; i < n; i++)
-    if (all[i]->flags & ~(unsigned)(PD_OP_UPDATE | PD_OP_COLLECTIVE | PD_OP_GRAD_CLIP))
+    if (all[i]->flags & ~(unsigned)(PD_OP_UPDATE | PD_OP_COLLECTIVE | PD_OP_GRAD_CLIP | PD_OP_STACKS_ROWS))
       fail_msg("op %s has an unknown flag %#x", all[i]->type, all[i]->flags);
 }
 

@@ -74,8 +74,9 @@ static void test_tanh_ulp(void **state) {
 /* Where each function changes formula, and the special values. */
 static void test_special(void **state) {
   (void)state;
-  const float v[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0.625f, -0.625f, 0.62499994f, 43.0f, -43.0f,
-                     43.000004f, 87.0f, -87.0f, -87.00001f, 88.7f, -88.7f, -103.0f, -104.0f, 1e-30f, -1e-40f};
+  const float v[] = {NAN,        -NAN,        INFINITY, -INFINITY, 0.0f,       -0.0f,  0.625f,
+                     -0.625f,    0.62499994f, 43.0f,    -43.0f,    43.000004f, 87.0f,  -87.0f,
+                     -87.00001f, 88.7f,       -88.7f,   -103.0f,   -104.0f,    1e-30f, -1e-40f};
   const int n = (int)(sizeof v / sizeof v[0]);
   float ys[32], yt[32];
   pd_vsigmoid_f32(v, ys, n);
