@@ -114,6 +114,27 @@ static int64_t split_unit(num_t dt, bool by_rows) {
   return u;
 }
 
+/* Whether a product goes to BLIS's native path (packed A and B, its
+ * micro-kernel) rather than the small-matrix ("sup") path BLIS picks by its
+ * thresholds (any dim under a few hundred). With B transposed, sup runs
+ * dot-product kernels that reached half of native's rate or less; timed on
+ * an AMD EPYC Zen 3 (BLIS 'zen3', one thread, each the best of 20 runs or
+ * more), sup against native in GFLOP/s: the fused LSTM's input projection
+ * (1792 x 512 x 28) 24 and 73, the char LM's (2048 x 1024 x 64) 47 and 82,
+ * a Winograd dX (3136 x 64 x 64) 48 and 75, fashion_cnn's conv dW (800 x 64
+ * x 1568) 71 and 81, fashion_mlp's dX2 at batch 256 77 and 92 (at batch
+ * 64: 79 and 78). With A transposed, native is ahead once C is 128 by 128
+ * and the shared dim long: the LSTM's dR (512 x 128 x 1792) 57 and 82, the
+ * hand-written cell's stacked dW (156 x 128 x 1792) 70 and 86. Elsewhere
+ * sup stays: untransposed products of these nets' shapes ran as fast or
+ * faster on it (a conv's 64 x 1568 x 800: 86 and 76), and so does any with
+ * a side of C under 64 (a 10-class layer). Shapes alone decide, so a
+ * product's bits do not change from run to run. */
+static bool pd_blis_native(bool ta, bool tb, int64_t m, int64_t n, int64_t k) {
+  if (m < 64 || n < 64) return false;
+  return (tb && !ta) || (ta && !tb && m >= 128 && n >= 128 && k >= 512);
+}
+
 /* BLIS's typed functions and type, for the template. */
 #define PD_BLI_GEMV_float bli_sgemv
 #define PD_BLI_GEMV_double bli_dgemv

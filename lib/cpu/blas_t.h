@@ -66,6 +66,7 @@ static void PD_T(gemm_one)(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T 
                            const T *b, int64_t ldb, T beta, T *c, int64_t ldc) {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
   bli_rntm_set_num_threads(1, &rntm);
+  if (pd_blis_native(ta, tb, m, n, k)) bli_rntm_disable_l3_sup(&rntm);
   PD_T(PD_BLI_GEMM)
   (ta ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, tb ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, (T *)a, lda, 1,
    (T *)b, ldb, 1, &beta, c, ldc, 1, NULL, &rntm);
