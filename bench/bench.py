@@ -1373,8 +1373,8 @@ class Bench:
 
     # --- 9. recurrent nets ---
     def rnn(self):
-        """fashion_lstm_fused and the char LM (LSTM 1x256) training against PyTorch's nn.LSTM in every peer
-        configuration, paired runs interleaved, on 1 and 2 threads; the share of our step in matrix products
+        """fashion_lstm_fused and the char LM (LSTM 1x256, and its GRU 1x256 and LSTM 2x256 variants) training
+        against PyTorch's nn.LSTM / nn.GRU in every peer configuration, paired runs interleaved, on 1 and 2 threads; the share of our step in matrix products
         (`paddle-run time`); batch-1 sampling (`generate`) per byte against PyTorch's per-token step. Both sides
         start from the same parameter files and read the same batches (the char LM's windows and state resets
         as the text binding lays them out), so the mean loss of the first interval is checked as for the MLP
@@ -1392,7 +1392,11 @@ class Bench:
         # (label, net, torch model, batch, tokens per example, unit, iterations, log interval)
         iters = (24, 8) if self.a.smoke else (120, 20) if self.a.quick else (300, 50)
         nets = [("fashion_lstm_fused (LSTM 128, batch 64)", lstm_net, "fashion_lstm", 64, 1, "examples/s"),
-                ("char LM (LSTM 1x256, batch 32, windows of 64)", lm_net, "char_lm", 32, 64, "tokens/s")]
+                ("char LM (LSTM 1x256, batch 32, windows of 64)", lm_net, "char_lm", 32, 64, "tokens/s"),
+                ("char LM, GRU (GRU 1x256, batch 32, windows of 64)", self.lm_variant(lm_net, "gru"), "char_lm_gru",
+                 32, 64, "tokens/s"),
+                ("char LM, 2 layers (LSTM 2x256, batch 32, windows of 64)", self.lm_variant(lm_net, "2layer"),
+                 "char_lm_2layer", 32, 64, "tokens/s")]
         self.loss_check = getattr(self, "loss_check", {})
         for label, net, model, b, per, unit in nets:
             init = self.initial_params(net, model)
@@ -1431,7 +1435,7 @@ class Bench:
                 if k is None:
                     continue
                 r = Stat([x / y for x, y in zip(ours, theirs[k]) if x and y])
-                goal = 1.4 if model == "char_lm" else (1.5 if t == 1 else 1.3)
+                goal = 1.4 if model.startswith("char_lm") else (1.5 if t == 1 else 1.3)
                 self.row(S, f"ratio ours / PyTorch's best ({k}), {label}, {th} (paired runs)", r.fmt(".2f"),
                          self.goal(r.med >= goal, f">= {goal}x"))
                 self.targets.append((S, f"{label} training >= {goal}x PyTorch's best, {th}", f"{r.med:.2f}x",
@@ -1449,6 +1453,35 @@ class Bench:
                                 f"{'s' if t > 1 else ''} (`paddle-run time`)", f"{share * 100:.1f}%")
         self.rnn_handwritten(S, lstm_net, iters)
         self.rnn_generate(S, lm_net, use_torch)
+
+    def lm_variant(self, lm_net, kind):
+        """char_lm.pbtxt with a GRU (linear_before_reset 1, PyTorch's) in the LSTM's place, or with two LSTM
+        layers: the issue's other char LM shapes (compare_torch.py's LM_VARIANTS are PyTorch's side)."""
+        text = open(lm_net).read()
+        op_old = ('op { type: "lstm" inputs: ["x", "lstm.w", "lstm.r", "lstm.b", "", "h0", "c0"]\n'
+                  '     outputs: ["hs", "h_carry", "c_carry"]\n'
+                  '     attrs { key: "hidden_size" value { i: 256 } } }')
+        c_var = 'var { name: "c_carry" shape: [1, 32, 256] kind: STATE init { type: "constant" value: 0 } }\n'
+        c_op = 'op { type: "broadcast_mul" inputs: ["c_carry", "keep"] outputs: "c0" }\n'
+        for part in (op_old, c_var, c_op):
+            if part not in text:
+                raise SystemExit(f"bench: {lm_net} changed; lm_variant cannot find: {part!r}")
+        if kind == "gru":
+            text = text.replace(c_var, "").replace(c_op, "").replace('"lstm.', '"gru.')
+            text = text.replace(op_old.replace('"lstm.', '"gru.'),
+                                'op { type: "gru" inputs: ["x", "gru.w", "gru.r", "gru.b", "", "h0"] '
+                                'outputs: ["hs", "h_carry"]\n     attrs { key: "hidden_size" value { i: 256 } } '
+                                'attrs { key: "linear_before_reset" value { i: 1 } } }')
+        else:
+            text = text.replace("shape: [1, 32, 256] kind: STATE", "shape: [2, 32, 256] kind: STATE")
+            text = text.replace(op_old, op_old.replace('"h0", "c0"]', '"h0", "c0", "", "lstm.wl"]').replace(
+                "} } }", '} } attrs { key: "num_layers" value { i: 2 } } }'))
+            text = text.replace('var { name: "lstm.b"', 'var { name: "lstm.wl" kind: PARAM init { type: "uniform" '
+                                'min: -0.0625 max: 0.0625 } }\nvar { name: "lstm.b"')
+        path = os.path.join(self.out, f"char_lm_{kind}.pbtxt")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
 
     def rnn_handwritten(self, S, fused_net, iters):
         """Issue 20's bound: the same LSTM cell written out of ordinary ops in a step block (fashion_lstm, the

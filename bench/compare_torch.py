@@ -197,19 +197,23 @@ def make_model(name, params=None, dropout=0.5):
 
 
 def load_lstm(lstm, params, name):
-    """paddle-run's one-layer `lstm` parameters NAME.w [1, 4H, I], NAME.r [1, 4H, H], NAME.b [1, 8H] (input
-    biases, then recurrent ones) into a torch.nn.LSTM: the gate order inside paddle-run is PyTorch's (i, f, g,
-    o), so the rows copy as they are."""
+    """paddle-run's `lstm` or `gru` parameters NAME.w [1, G, I] (layer 0's input weights), NAME.r [L, G, H],
+    NAME.b [L, 2G] (input biases, then recurrent ones) and for L > 1 NAME.wl [L-1, G, H] (the later layers'
+    input weights) into a one-direction torch.nn.LSTM or GRU: the gate orders inside paddle-run are PyTorch's
+    (i, f, g, o; r, z, n with linear_before_reset 1), so the rows copy as they are."""
+    L = lstm.num_layers
     w, r, b = (np.load(f"{params}/{name}.{k}.npy") for k in "wrb")
+    wl = np.load(f"{params}/{name}.wl.npy") if L > 1 else None
     g = lstm.weight_ih_l0.shape[0]
-    if w.shape != (1,) + tuple(lstm.weight_ih_l0.shape) or r.shape != (1,) + tuple(lstm.weight_hh_l0.shape) \
-            or b.shape != (1, 2 * g):
+    if w.shape != (1,) + tuple(lstm.weight_ih_l0.shape) or r.shape != (L,) + tuple(lstm.weight_hh_l0.shape) \
+            or b.shape != (L, 2 * g) or (L > 1 and wl.shape != (L - 1,) + tuple(lstm.weight_ih_l1.shape)):
         raise ValueError(f"{params}/{name}: shapes {w.shape}, {r.shape}, {b.shape} do not fit {lstm}")
     with torch.no_grad():
-        lstm.weight_ih_l0.copy_(torch.from_numpy(w[0]))
-        lstm.weight_hh_l0.copy_(torch.from_numpy(r[0]))
-        lstm.bias_ih_l0.copy_(torch.from_numpy(b[0, :g]))
-        lstm.bias_hh_l0.copy_(torch.from_numpy(b[0, g:]))
+        for l in range(L):
+            getattr(lstm, f"weight_ih_l{l}").copy_(torch.from_numpy(w[0] if l == 0 else wl[l - 1]))
+            getattr(lstm, f"weight_hh_l{l}").copy_(torch.from_numpy(r[l]))
+            getattr(lstm, f"bias_ih_l{l}").copy_(torch.from_numpy(b[l, :g]))
+            getattr(lstm, f"bias_hh_l{l}").copy_(torch.from_numpy(b[l, g:]))
 
 
 def load_linear(m, params, name):
@@ -240,18 +244,24 @@ class LstmClassifier(torch.nn.Module):
 
 
 class CharLM(torch.nn.Module):
-    """netdescs/char_lm.pbtxt: embedding 64 per byte, LSTM 256, projection back to the 256 byte values."""
+    """netdescs/char_lm.pbtxt: embedding 64 per byte, LSTM 256, projection back to the 256 byte values; its
+    variants in bench.py (LM_VARIANTS): a GRU in the LSTM's place, or two LSTM layers."""
 
-    def __init__(self):
+    def __init__(self, cell="lstm", layers=1):
         super().__init__()
         self.emb = torch.nn.Embedding(LM_VOCAB, LM_EMB)
-        self.lstm = torch.nn.LSTM(LM_EMB, LM_HIDDEN, batch_first=True)
+        rnn = torch.nn.GRU if cell == "gru" else torch.nn.LSTM
+        self.lstm = rnn(LM_EMB, LM_HIDDEN, num_layers=layers, batch_first=True)
         self.out = torch.nn.Linear(LM_HIDDEN, LM_VOCAB)
 
     def forward(self, ids, state):
         y, state = self.lstm(self.emb(ids), state)
         return self.out(y), state
 
+
+# the char LM's variants the bench also times: request "model" -> (cell, layers, paddle-run's name for the
+# recurrent op's parameters)
+LM_VARIANTS = {"char_lm": ("lstm", 1, "lstm"), "char_lm_gru": ("gru", 1, "gru"), "char_lm_2layer": ("lstm", 2, "lstm")}
 
 LM_FILES = "/usr/share/games/fortunes/*.u8"  # char_lm.pbtxt's data: the files in name order, held_out 0.05
 
@@ -286,7 +296,7 @@ def lm_windows(batch, window, held_out=0.05, eval_part=False):
     return torch.from_numpy(ids), torch.from_numpy(keep).float()
 
 
-def run_lm(threads, batch, iterations, warmup, window=64, knobs=(), params=None, model=None):
+def run_lm(threads, batch, iterations, warmup, window=64, knobs=(), params=None, model=None, variant="char_lm"):
     """char_lm.pbtxt's training step: windows of `window` bytes, a stream per batch row with the LSTM's state
     carried (detached) from one window to the next, Adam, gradients clipped to global norm 5. Steady-state
     windows/s (examples_per_sec) and tokens/s over the steps after `warmup`. With `params` (paddle-run's
@@ -296,11 +306,12 @@ def run_lm(threads, batch, iterations, warmup, window=64, knobs=(), params=None,
     with knobs_applied(knobs):
         torch.set_num_threads(threads)
         torch.manual_seed(1)
-        model = model or CharLM()
+        cell, layers, pname = LM_VARIANTS[variant]
+        model = model or CharLM(cell, layers)
         if params:
             with torch.no_grad():
                 model.emb.weight.copy_(torch.from_numpy(np.load(f"{params}/emb.w.npy")))
-            load_lstm(model.lstm, params, "lstm")
+            load_lstm(model.lstm, params, pname)
             load_linear(model.out, params, "out")
             wins, keeps = lm_windows(batch, window)
         else:
@@ -319,15 +330,17 @@ def run_lm(threads, batch, iterations, warmup, window=64, knobs=(), params=None,
                 k = step % wins.shape[0]
                 seq = wins[k]
                 if state is None:
-                    state = tuple(torch.zeros(1, batch, LM_HIDDEN) for _ in range(2))
+                    state = tuple(torch.zeros(layers, batch, LM_HIDDEN) for _ in range(2 if cell == "lstm" else 1))
                 state = tuple(s * keeps[k][None, :, None] for s in state)
             else:
                 if pos + window + 1 > stride:
                     pos, state = 0, None
                 seq = text[starts[:, None] + pos + torch.arange(window + 1)[None, :]]
                 pos += window
+            if cell == "gru" and state is not None:
+                state = state[0]  # nn.GRU's state is the h tensor alone
             logits, state = model(seq[:, :-1], state)
-            state = tuple(s.detach() for s in state)
+            state = tuple(s.detach() for s in state) if cell == "lstm" else (state.detach(),)
             loss = torch.nn.functional.cross_entropy(logits.reshape(-1, LM_VOCAB), seq[:, 1:].reshape(-1))
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -341,7 +354,7 @@ def run_lm(threads, batch, iterations, warmup, window=64, knobs=(), params=None,
         elapsed = time.perf_counter() - t_start if t_start else float("nan")
         steps = iterations - warmup
         return {"examples_per_sec": steps * batch / elapsed, "tokens_per_sec": steps * batch * window / elapsed,
-                "seconds": elapsed, "steps": steps, "loss": last, "losses": losses, "model": "char_lm",
+                "seconds": elapsed, "steps": steps, "loss": last, "losses": losses, "model": variant,
                 "torch": torch.__version__, "threads": torch.get_num_threads()}
 
 
@@ -577,9 +590,9 @@ def main():
         if r.get("cmd") == "generate":
             print(json.dumps(generate(r["threads"], r.get("tokens", 1000), r.get("knobs", ()))), flush=True)
             continue
-        if r.get("model") == "char_lm":
+        if r.get("model") in LM_VARIANTS:
             print(json.dumps(run_lm(r["threads"], r["batch"], r["iterations"], r["warmup"], knobs=r.get("knobs", ()),
-                                    params=r.get("params"))), flush=True)
+                                    params=r.get("params"), variant=r["model"])), flush=True)
             continue
         if r.get("cmd") == "gemm":
             print(json.dumps(gemm(r["threads"], r.get("n", 1024))), flush=True)
