@@ -120,6 +120,7 @@ typedef struct steps {
   bool *keepg;                                  /* ...or per step, read by a deferred op after the loop */
   bool *defer_out;                              /* per variable: a parameter's gradient a deferred op gives */
   bool *defer;                                  /* per op: a deferred gradient op (see the top) */
+  int ndefer;                                   /* ops defer covers */
   size_t *off;                   /* per variable: where its slots start, or its offset in the gradient part */
   size_t *size;                  /* per variable: its bytes at one step (its slots' pitch) */
   size_t slot_bytes, grad_bytes; /* every kept variable's slots; the gradient part */
@@ -230,17 +231,19 @@ static pd_status lay_out(pd_ctx *c, pd_block *b, steps *s, bool keep, size_t *to
   if (s->nv != nv) {
     bool *fwd = realloc(s->fwd, (size_t)nv), *grad = realloc(s->grad, (size_t)nv);
     bool *keepg = realloc(s->keepg, (size_t)nv), *dout = realloc(s->defer_out, (size_t)nv);
-    bool *defer = realloc(s->defer, (size_t)no + 1);
     size_t *off = realloc(s->off, sizeof *off * (size_t)nv), *size = realloc(s->size, sizeof *size * (size_t)nv);
     if (fwd) s->fwd = fwd;
     if (grad) s->grad = grad;
     if (keepg) s->keepg = keepg;
     if (dout) s->defer_out = dout;
-    if (defer) s->defer = defer;
     if (off) s->off = off;
     if (size) s->size = size;
-    if (!fwd || !grad || !keepg || !dout || !defer || !off || !size)
-      return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+    if (!fwd || !grad || !keepg || !dout || !off || !size) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+  }
+  if (s->ndefer != no) {
+    bool *defer = realloc(s->defer, (size_t)no + 1);
+    if (!defer) return pd_ctx_fail(c, PD_ERR_RUNTIME, "out of memory");
+    s->defer = defer, s->ndefer = no;
   }
   int64_t T = s->time;
   s->keep = keep;
@@ -260,9 +263,8 @@ static pd_status lay_out(pd_ctx *c, pd_block *b, steps *s, bool keep, size_t *to
   for (int o = 0; o < no; o++)
     s->defer[o] = o >= nf && keep && b->backward && deferrable(b, s, o, false) && deferrable(b, s, o, true);
   for (int v = 0; v < nv; v++) { /* a parameter's gradient no deferred op gives is summed step by step */
-    bool given = false;
-    for (int o = nf; o < no && !given; o++) given = s->defer[o] && b->net->vars[v].producer == o;
-    s->defer_out[v] &= given;
+    int p = b->net->vars[v].producer;
+    s->defer_out[v] &= p >= 0 && s->defer[p];
   }
   size_t slots = 0, gsum = 0;
   for (int v = 0; v < nv; v++) {
@@ -295,11 +297,10 @@ static pd_status point(pd_ctx *c, pd_block *b, steps *s, pd_tensor *buf) {
   int nv = b->net->nvars;
   for (int i = 0; s->t && i < s->nt; i++) pd_tensor_release(&s->t[i]);
   for (int v = 0; s->g && v < s->nv; v++) pd_tensor_release(&s->g[v]);
-  free(s->t), free(s->g);
+  for (int v = 0; s->stk && v < s->nv; v++) pd_tensor_release(&s->stk[v]);
+  free(s->t), free(s->g), free(s->stk);
   s->t = calloc((size_t)(s->nslots * nv) + 1, sizeof *s->t);
   s->nt = s->t ? s->nslots * nv : 0;
-  for (int v = 0; s->stk && v < s->nv; v++) pd_tensor_release(&s->stk[v]);
-  free(s->stk);
   s->g = calloc((size_t)nv + 1, sizeof *s->g);
   s->stk = calloc((size_t)nv + 1, sizeof *s->stk);
   s->nv = nv;
