@@ -29,6 +29,8 @@ import subprocess
 import sys
 import time
 
+import lm_variants
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NET = "netdescs/fashion_mlp.pbtxt"
 CNN = "netdescs/fashion_cnn.pbtxt"
@@ -1455,29 +1457,11 @@ class Bench:
         self.rnn_generate(S, lm_net, use_torch)
 
     def lm_variant(self, lm_net, kind):
-        """char_lm.pbtxt with a GRU (linear_before_reset 1, PyTorch's) in the LSTM's place, or with two LSTM
-        layers: the issue's other char LM shapes (compare_torch.py's LM_VARIANTS are PyTorch's side)."""
-        text = open(lm_net).read()
-        op_old = ('op { type: "lstm" inputs: ["x", "lstm.w", "lstm.r", "lstm.b", "", "h0", "c0"]\n'
-                  '     outputs: ["hs", "h_carry", "c_carry"]\n'
-                  '     attrs { key: "hidden_size" value { i: 256 } } }')
-        c_var = 'var { name: "c_carry" shape: [1, 32, 256] kind: STATE init { type: "constant" value: 0 } }\n'
-        c_op = 'op { type: "broadcast_mul" inputs: ["c_carry", "keep"] outputs: "c0" }\n'
-        for part in (op_old, c_var, c_op):
-            if part not in text:
-                raise SystemExit(f"bench: {lm_net} changed; lm_variant cannot find: {part!r}")
-        if kind == "gru":
-            text = text.replace(c_var, "").replace(c_op, "").replace('"lstm.', '"gru.')
-            text = text.replace(op_old.replace('"lstm.', '"gru.'),
-                                'op { type: "gru" inputs: ["x", "gru.w", "gru.r", "gru.b", "", "h0"] '
-                                'outputs: ["hs", "h_carry"]\n     attrs { key: "hidden_size" value { i: 256 } } '
-                                'attrs { key: "linear_before_reset" value { i: 1 } } }')
-        else:
-            text = text.replace("shape: [1, 32, 256] kind: STATE", "shape: [2, 32, 256] kind: STATE")
-            text = text.replace(op_old, op_old.replace('"h0", "c0"]', '"h0", "c0", "", "lstm.wl"]').replace(
-                "} } }", '} } attrs { key: "num_layers" value { i: 2 } } }'))
-            text = text.replace('var { name: "lstm.b"', 'var { name: "lstm.wl" kind: PARAM init { type: "uniform" '
-                                'min: -0.0625 max: 0.0625 } }\nvar { name: "lstm.b"')
+        """char_lm.pbtxt's GRU or 2-layer variant (lm_variants.py), written into the output folder."""
+        try:
+            text = lm_variants.variant_text(open(lm_net).read(), kind)
+        except ValueError as e:
+            raise SystemExit(f"bench: {e}")
         path = os.path.join(self.out, f"char_lm_{kind}.pbtxt")
         with open(path, "w") as f:
             f.write(text)

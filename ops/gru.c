@@ -16,6 +16,7 @@
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "kmath.h"
+#include "rnn_avx2.h"
 #include "rnn_core.h"
 
 enum { WL = RNN_H0 + 1, N_IN };
@@ -53,6 +54,238 @@ static const pd_attr_def attrs[] = {
 #include "gru_t.h"
 #undef T
 
+/* ---- float: the gate passes 8 units at a time, steps on packed R ---- */
+
+#ifdef PD_X86
+/* gru_rz_row 8 units at a time, the rest as gru_rz_row. */
+__attribute__((target("avx2,fma"))) static void gru_rz_row_avx2(float *restrict g, float *restrict ex,
+                                                                const float *restrict hp, const float *rbn,
+                                                                float bound, int64_t H, int64_t j0, int64_t j1,
+                                                                int variant) {
+  const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound);
+  int64_t j = j0;
+  for (; j + 8 <= j1; j += 8) {
+    __m256 r = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + j), b, nb));
+    __m256 z = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + H + j), b, nb));
+    _mm256_storeu_ps(g + j, r), _mm256_storeu_ps(g + H + j, z);
+    if (variant) {
+      __m256 e = _mm256_add_ps(_mm256_loadu_ps(ex + j), rbn ? _mm256_loadu_ps(rbn + j) : _mm256_setzero_ps());
+      _mm256_storeu_ps(ex + j, e);
+      __m256 an = _mm256_add_ps(_mm256_loadu_ps(g + 2 * H + j), _mm256_mul_ps(r, e));
+      _mm256_storeu_ps(g + 2 * H + j, pd_rnn_tanh8(pd_rnn_bound8(an, b, nb)));
+    } else
+      _mm256_storeu_ps(ex + j, _mm256_mul_ps(r, _mm256_loadu_ps(hp + j)));
+  }
+  if (j < j1) {
+    if (variant)
+      gru_rz_row_float(g, ex, hp, rbn, bound, H, j, j1, 1);
+    else
+      gru_rz_row_float(g, ex, hp, rbn, bound, H, j, j1, 0);
+  }
+}
+
+/* gru_h_row 8 units at a time, the rest as gru_h_row. */
+__attribute__((target("avx2,fma"))) static void gru_h_row_avx2(float *restrict g, float *restrict h,
+                                                               float *restrict y, const float *restrict hp,
+                                                               float bound, int64_t H, int64_t j0, int64_t j1,
+                                                               bool act_n) {
+  const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound), one = _mm256_set1_ps(1.0f);
+  int64_t j = j0;
+  for (; j + 8 <= j1; j += 8) {
+    __m256 z = _mm256_loadu_ps(g + H + j), n = _mm256_loadu_ps(g + 2 * H + j);
+    if (act_n) {
+      n = pd_rnn_tanh8(pd_rnn_bound8(n, b, nb));
+      _mm256_storeu_ps(g + 2 * H + j, n);
+    }
+    __m256 hv = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(one, z), n), _mm256_mul_ps(z, _mm256_loadu_ps(hp + j)));
+    _mm256_storeu_ps(h + j, hv), _mm256_storeu_ps(y + j, hv);
+  }
+  if (j < j1) {
+    if (act_n)
+      gru_h_row_float(g, h, y, hp, bound, H, j, j1, true);
+    else
+      gru_h_row_float(g, h, y, hp, bound, H, j, j1, false);
+  }
+}
+
+/* gru_bwd_row 8 units at a time, the rest as gru_bwd_row. */
+__attribute__((target("avx2,fma"))) static void gru_bwd_row_avx2(const float *restrict g, const float *restrict hp,
+                                                                 const float *restrict ex, const float *restrict dy,
+                                                                 float *restrict dg, float *restrict dh,
+                                                                 float *restrict dex, const float *bounds, int64_t H,
+                                                                 int variant) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 lo_s = _mm256_set1_ps(bounds[0]), hi_s = _mm256_set1_ps(bounds[1]);
+  const __m256 lo_t = _mm256_set1_ps(bounds[2]), hi_t = _mm256_set1_ps(bounds[3]);
+  int64_t j = 0;
+  for (; j + 8 <= H; j += 8) {
+    __m256 r = _mm256_loadu_ps(g + j), z = _mm256_loadu_ps(g + H + j), n = _mm256_loadu_ps(g + 2 * H + j);
+    __m256 dhv = _mm256_add_ps(_mm256_loadu_ps(dh + j), _mm256_loadu_ps(dy + j));
+    __m256 omz = _mm256_sub_ps(one, z);
+    __m256 dnp = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dhv, omz), _mm256_sub_ps(one, _mm256_mul_ps(n, n))),
+                               pd_rnn_keep8(n, lo_t, hi_t));
+    __m256 dz = _mm256_mul_ps(
+        _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dhv, _mm256_sub_ps(_mm256_loadu_ps(hp + j), n)), z), omz),
+        pd_rnn_keep8(z, lo_s, hi_s));
+    _mm256_storeu_ps(dg + H + j, dz), _mm256_storeu_ps(dg + 2 * H + j, dnp);
+    _mm256_storeu_ps(dh + j, _mm256_mul_ps(dhv, z));
+    if (variant) {
+      __m256 dr = _mm256_mul_ps(
+          _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dnp, _mm256_loadu_ps(ex + j)), r), _mm256_sub_ps(one, r)),
+          pd_rnn_keep8(r, lo_s, hi_s));
+      _mm256_storeu_ps(dex + j, _mm256_mul_ps(dnp, r)), _mm256_storeu_ps(dg + j, dr);
+    } else
+      _mm256_storeu_ps(dex + j, _mm256_setzero_ps());
+  }
+  if (j < H) {
+    if (variant)
+      gru_bwd_row_float(g, hp, ex, dy, dg, dh, dex, bounds, H, j, H, 1);
+    else
+      gru_bwd_row_float(g, hp, ex, dy, dg, dh, dex, bounds, H, j, H, 0);
+  }
+}
+#endif
+
+/* The float gate passes: gru_t.h's rows with the AVX2 row functions where
+ * the CPU has them. */
+static void gru_fwd_rz_fast(void *arg, int64_t lo, int64_t hi) {
+#ifdef PD_X86
+  pd_rnn_step_float *s = arg;
+  if (pd_rnn_avx2()) {
+    const int64_t H = s->hidden, GH = s->gh;
+    const float *rbn = s->rb ? s->rb + 2 * H : NULL;
+    for (int64_t b = lo; b < hi; b++)
+      if (!pd_rnn_active_float(s, b))
+        memset(s->ex + b * H, 0, sizeof(float) * (size_t)H);
+      else
+        gru_rz_row_avx2(s->g + b * GH, s->ex + b * H, s->hp + b * H, rbn, s->bound, H, 0, H, s->variant);
+    return;
+  }
+#endif
+  gru_fwd_rz_float(arg, lo, hi);
+}
+
+static void gru_fwd_h_fast(void *arg, int64_t lo, int64_t hi) {
+#ifdef PD_X86
+  pd_rnn_step_float *s = arg;
+  if (pd_rnn_avx2()) {
+    const int64_t H = s->hidden, GH = s->gh;
+    for (int64_t b = lo; b < hi; b++)
+      if (!pd_rnn_active_float(s, b))
+        pd_rnn_frozen_float(s, b);
+      else
+        gru_h_row_avx2(s->g + b * GH, s->h + b * H, s->y + b * s->ldy, s->hp + b * H, s->bound, H, 0, H,
+                       !s->variant);
+    return;
+  }
+#endif
+  gru_fwd_h_float(arg, lo, hi);
+}
+
+static void gru_bwd_zn_fast(void *arg, int64_t lo, int64_t hi) {
+#ifdef PD_X86
+  pd_rnn_step_float *s = arg;
+  if (pd_rnn_avx2()) {
+    const int64_t H = s->hidden, GH = s->gh;
+    const float bounds[4] = {s->clo_s, s->chi_s, s->clo_t, s->chi_t};
+    for (int64_t b = lo; b < hi; b++)
+      if (!pd_rnn_active_float(s, b))
+        pd_rnn_frozen_grad_float(s, b);
+      else
+        gru_bwd_row_avx2(s->g + b * GH, s->hp + b * H, s->ex + b * H, s->dy + b * s->ldy, s->dg + b * GH,
+                         s->dh + b * H, s->dex + b * H, bounds, H, s->variant);
+    return;
+  }
+#endif
+  gru_bwd_zn_float(arg, lo, hi);
+}
+
+static void gru_fwd_fast(pd_rnn_step_float *s) { gru_fwd_with_float(s, gru_fwd_rz_fast, gru_fwd_h_fast); }
+static void gru_bwd_fast(pd_rnn_step_float *s) { gru_bwd_with_float(s, gru_bwd_zn_fast); }
+
+/* Forward on packed R (linear_before_reset only: without it n's product
+ * needs every unit's r first), the hidden blocks [lo, hi): each block's r
+ * and z panels times h_prev added to the projection in g, its n panel into
+ * ex, then the block's gate pass, h also written packed for the next
+ * step's product. A block's columns are its part's alone, so one pass over
+ * the pool a step. */
+static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_float *s, int64_t lo, int64_t hi,
+                                                                 bool avx2) {
+  const pd_rnn_packed *pk = s->pk;
+  const int64_t H = s->hidden, GH = s->gh, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
+  const float *a = pk->a[pk->cur], *rbn = s->rb ? s->rb + 2 * H : NULL;
+  /* part 0 times its products for the profile (the parts run side by side) */
+  bool timed = lo == 0 && pd_blas_profiling();
+  double spent = 0;
+  for (int64_t hb = lo; hb < hi; hb++) {
+    int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
+    double t0 = timed ? pd_blas_now() : 0;
+    for (int64_t q = 0; q < 3; q++)
+      for (int64_t r0 = 0; r0 < nact; r0 += mr) {
+        const float *ap = a + r0 / mr * pk->as, *bp = pk->b + (hb * 3 + q) * pk->bs;
+        int64_t m = nact - r0 < mr ? nact - r0 : mr;
+        if (q < 2)
+          pd_ukr_run_ex_float(&pk->uk, m, j1 - j0, H, ap, bp, 1, s->g + r0 * GH + q * H + j0, GH, 1);
+        else
+          pd_ukr_run_ex_float(&pk->uk, m, j1 - j0, H, ap, bp, 0, s->ex + r0 * H + j0, H, 1);
+      }
+    if (timed) spent += pd_blas_now() - t0;
+    for (int64_t b = 0; b < s->batch; b++) {
+      float *g = s->g + b * GH, *h = s->h + b * H, *y = s->y + b * s->ldy, *ex = s->ex + b * H;
+      const float *hp = s->hp + b * H;
+      if (!pd_rnn_active_float(s, b))
+        gru_frozen_units_float(s, b, j0, j1);
+#ifdef PD_X86
+      else if (avx2) {
+        gru_rz_row_avx2(g, ex, hp, rbn, s->bound, H, j0, j1, 1);
+        gru_h_row_avx2(g, h, y, hp, s->bound, H, j0, j1, false);
+      }
+#endif
+      else {
+        gru_rz_row_float(g, ex, hp, rbn, s->bound, H, j0, j1, 1);
+        gru_h_row_float(g, h, y, hp, s->bound, H, j0, j1, false);
+      }
+    }
+    pd_rnn_packed_h(s, j0, j1);
+  }
+  if (timed) pd_blas_profile_add(spent, 2.0 * (double)nact * (double)GH * (double)H);
+  (void)avx2;
+}
+
+static void gru_fwd_part(void *arg, int part, int nparts) {
+  pd_rnn_step_float *s = arg;
+  int64_t lo, hi;
+  pd_parallel_range(s->pk->blocks, part, nparts, &lo, &hi);
+  gru_fwd_blocks(s, lo, hi, pd_rnn_avx2());
+}
+
+static void gru_fwd_packed(pd_rnn_step_float *s) {
+  pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), gru_fwd_part, s);
+}
+
+/* Backward on packed R (linear_before_reset), the panels of mr rows
+ * [lo, hi): the gate gradients, then [dG_r, dG_z, dEx] written packed:
+ * with R's rows r z n that is the whole of dh's product,
+ * dh += dG_r R_r + dG_z R_z + dEx R_n. */
+static void gru_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
+  pd_rnn_step_float *s = arg;
+  const pd_rnn_packed *pk = s->pk;
+  const int64_t H = s->hidden, GH = s->gh, mr = pk->uk.mr;
+  for (int64_t pn = lo; pn < hi; pn++) {
+    int64_t r0 = pn * mr, rows = s->batch - r0 < mr ? s->batch - r0 : mr;
+    gru_bwd_zn_fast(s, r0, r0 + rows);
+    float *ap = pk->a[0] + pn * pk->as;
+    pd_rnn_pack(ap, mr, s->dg + r0 * GH, GH, rows, 2 * H);
+    pd_rnn_pack(ap + 2 * H * mr, mr, s->dex + r0 * H, H, rows, H);
+  }
+}
+
+static void gru_bwd_packed(pd_rnn_step_float *s) {
+  int64_t mr = s->pk->uk.mr, grain = pd_rnn_row_grain(s->gh) / mr;
+  pd_parallel_for((s->batch + mr - 1) / mr, grain > 0 ? grain : 1, gru_bwd_pack_panels, s);
+  pd_rnn_packed_bwd_product(s);
+}
+
 static const pd_rnn_cell cell = {
     .gates = 3,
     .extra = true,
@@ -62,10 +295,13 @@ static const pd_rnn_cell cell = {
     .in_wl = WL,
     .out_ct = -1,
     .out_reserve = RESERVE,
-    .fwd_float = gru_fwd_float,
+    .fwd_float = gru_fwd_fast,
     .fwd_double = gru_fwd_double,
-    .bwd_float = gru_bwd_float,
+    .bwd_float = gru_bwd_fast,
     .bwd_double = gru_bwd_double,
+    .fwd_packed = gru_fwd_packed,
+    .bwd_packed = gru_bwd_packed,
+    .packed_variants = 1 << 1,
 };
 
 /* left out after X: the weights made as <Y>.w, <Y>.r, <Y>.b (one layer:

@@ -12,14 +12,11 @@
 #include <string.h>
 
 #include "base/arch.h"
-#ifdef PD_X86
-#include <immintrin.h>
-#endif
 #include "core/op.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
-#include "cpu/vmath.h"
 #include "kmath.h"
+#include "rnn_avx2.h"
 #include "rnn_core.h"
 
 enum { C0 = RNN_H0 + 1, P, WL, N_IN };
@@ -59,22 +56,6 @@ static const pd_attr_def attrs[] = {PD_RNN_COMMON_ATTRS};
 /* ---- float steps on packed R (rnn_core.h, pd_rnn_packed) ---- */
 
 #ifdef PD_X86
-/* The float cells' sigmoid and tanh (rnn_core.h) 8 at a time, on
- * cpu/vmath.h's exp; a NaN stays NaN. */
-__attribute__((target("avx2,fma"))) static inline __m256 sigmoid8(__m256 x) {
-  __m256 one = _mm256_set1_ps(1.0f);
-  return _mm256_div_ps(one, _mm256_add_ps(one, pd_exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
-}
-__attribute__((target("avx2,fma"))) static inline __m256 tanh8(__m256 x) {
-  __m256 one = _mm256_set1_ps(1.0f);
-  return _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(one, pd_exp8(_mm256_add_ps(x, x)))));
-}
-/* x bounded to [-b, b]; a NaN stays NaN (min and max return their second
- * operand when one is NaN) */
-__attribute__((target("avx2,fma"))) static inline __m256 bound8(__m256 x, __m256 b, __m256 nb) {
-  return _mm256_max_ps(nb, _mm256_min_ps(b, x));
-}
-
 /* lstm_row without peepholes, 8 units at a time, the rest as lstm_row. */
 __attribute__((target("avx2,fma"))) static void lstm_row_avx2(float *restrict g, float *restrict h, float *restrict c,
                                                               float *restrict y, const float *restrict cp, float bound,
@@ -82,15 +63,15 @@ __attribute__((target("avx2,fma"))) static void lstm_row_avx2(float *restrict g,
   const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound);
   int64_t j = j0;
   for (; j + 8 <= j1; j += 8) {
-    __m256 i = sigmoid8(bound8(_mm256_loadu_ps(g + j), b, nb));
-    __m256 f = sigmoid8(bound8(_mm256_loadu_ps(g + H + j), b, nb));
-    __m256 gg = tanh8(bound8(_mm256_loadu_ps(g + 2 * H + j), b, nb));
-    __m256 o = sigmoid8(bound8(_mm256_loadu_ps(g + 3 * H + j), b, nb));
+    __m256 i = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + j), b, nb));
+    __m256 f = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + H + j), b, nb));
+    __m256 gg = pd_rnn_tanh8(pd_rnn_bound8(_mm256_loadu_ps(g + 2 * H + j), b, nb));
+    __m256 o = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + 3 * H + j), b, nb));
     __m256 cn = _mm256_fmadd_ps(f, _mm256_loadu_ps(cp + j), _mm256_mul_ps(i, gg));
     _mm256_storeu_ps(g + j, i), _mm256_storeu_ps(g + H + j, f);
     _mm256_storeu_ps(g + 2 * H + j, gg), _mm256_storeu_ps(g + 3 * H + j, o);
     _mm256_storeu_ps(c + j, cn);
-    __m256 hv = _mm256_mul_ps(o, tanh8(cn));
+    __m256 hv = _mm256_mul_ps(o, pd_rnn_tanh8(cn));
     _mm256_storeu_ps(h + j, hv), _mm256_storeu_ps(y + j, hv);
   }
   if (j < j1) lstm_row_float(g, h, c, y, cp, NULL, bound, H, j, j1, false);
@@ -106,30 +87,27 @@ __attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *r
   const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
   const __m256 lo_s = _mm256_set1_ps(bounds[0]), hi_s = _mm256_set1_ps(bounds[1]);
   const __m256 lo_t = _mm256_set1_ps(bounds[2]), hi_t = _mm256_set1_ps(bounds[3]);
-#define KEEP8(a, lo, hi) \
-  _mm256_andnot_ps(_mm256_or_ps(_mm256_cmp_ps(a, lo, _CMP_LE_OQ), _mm256_cmp_ps(a, hi, _CMP_GE_OQ)), one)
   int64_t j = 0;
   for (; j + 8 <= H; j += 8) {
     __m256 i = _mm256_loadu_ps(g + j), f = _mm256_loadu_ps(g + H + j);
     __m256 gg = _mm256_loadu_ps(g + 2 * H + j), o = _mm256_loadu_ps(g + 3 * H + j);
-    __m256 tc = tanh8(_mm256_loadu_ps(c + j)), cpv = _mm256_loadu_ps(cp + j);
+    __m256 tc = pd_rnn_tanh8(_mm256_loadu_ps(c + j)), cpv = _mm256_loadu_ps(cp + j);
     __m256 dhv = _mm256_add_ps(_mm256_loadu_ps(dh + j), _mm256_loadu_ps(dy + j));
     __m256 dao = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dhv, tc), _mm256_mul_ps(o, _mm256_sub_ps(one, o))),
-                               KEEP8(o, lo_s, hi_s));
+                               pd_rnn_keep8(o, lo_s, hi_s));
     __m256 dcv = _mm256_add_ps(_mm256_loadu_ps(dc + j),
                                _mm256_mul_ps(_mm256_mul_ps(dhv, o), _mm256_sub_ps(one, _mm256_mul_ps(tc, tc))));
     __m256 dai = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, gg), _mm256_mul_ps(i, _mm256_sub_ps(one, i))),
-                               KEEP8(i, lo_s, hi_s));
+                               pd_rnn_keep8(i, lo_s, hi_s));
     __m256 daf = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, cpv), _mm256_mul_ps(f, _mm256_sub_ps(one, f))),
-                               KEEP8(f, lo_s, hi_s));
+                               pd_rnn_keep8(f, lo_s, hi_s));
     __m256 dag = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, i), _mm256_sub_ps(one, _mm256_mul_ps(gg, gg))),
-                               KEEP8(gg, lo_t, hi_t));
+                               pd_rnn_keep8(gg, lo_t, hi_t));
     _mm256_storeu_ps(dc + j, _mm256_mul_ps(dcv, f));
     _mm256_storeu_ps(dg + j, dai), _mm256_storeu_ps(dg + H + j, daf);
     _mm256_storeu_ps(dg + 2 * H + j, dag), _mm256_storeu_ps(dg + 3 * H + j, dao);
     _mm256_storeu_ps(dh + j, zero);
   }
-#undef KEEP8
   if (j < H) { /* the last units: lstm_bwd_row on shifted views (it walks 0..H-1 of the gate blocks it is given) */
     const int64_t n = H - j;
     float tg[4 * 8], tdg[4 * 8];
@@ -151,7 +129,6 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, GH = s->gh, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
   const float *a = pk->a[pk->cur];
-  float *an = pk->a[!pk->cur];
   /* part 0 times its products for the profile (the parts run side by side) */
   bool timed = lo == 0 && pd_blas_profiling();
   double spent = 0;
@@ -176,9 +153,8 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
 #endif
       else
         lstm_row_float(g, h, c, y, cp, s->hp, s->bound, H, j0, j1, false);
-      float *ap = an + b / mr * pk->as + b % mr;
-      for (int64_t j = j0; j < j1; j++) ap[j * mr] = h[j];
     }
+    pd_rnn_packed_h(s, j0, j1);
   }
   if (timed) pd_blas_profile_add(spent, 2.0 * (double)nact * (double)GH * (double)H);
   (void)avx2;
@@ -217,44 +193,27 @@ static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
 
 static void lstm_bwd_fast(pd_rnn_step_float *s) { lstm_bwd_with_float(s, lstm_bwd_rows_fast); }
 
-/* Backward, rows [lo, hi): the gate gradients, also written packed for the
- * product dG R. */
-static void lstm_bwd_pack_rows(void *arg, int64_t lo, int64_t hi) {
+/* Backward, the panels of mr rows [lo, hi): the gate gradients, also
+ * written packed for the product dG R. */
+static void lstm_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
   pd_rnn_step_float *s = arg;
   const pd_rnn_packed *pk = s->pk;
   const int64_t GH = s->gh, mr = pk->uk.mr;
-  lstm_bwd_rows_fast(s, lo, hi);
-  for (int64_t b = lo; b < hi; b++) {
-    float *ap = pk->a[0] + b / mr * pk->as + b % mr;
-    const float *dg = s->dg + b * GH;
-    for (int64_t l = 0; l < GH; l++) ap[l * mr] = dg[l];
-  }
-}
-
-/* Backward, the hidden blocks of dh += dG R a part takes. */
-static void lstm_bwd_product_part(void *arg, int part, int nparts) {
-  pd_rnn_step_float *s = arg;
-  const pd_rnn_packed *pk = s->pk;
-  const int64_t H = s->hidden, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
-  int64_t lo, hi;
-  pd_parallel_range(pk->blocks, part, nparts, &lo, &hi);
-  for (int64_t hb = lo; hb < hi; hb++) {
-    int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
-    for (int64_t r0 = 0; r0 < nact; r0 += mr)
-      pd_ukr_run_ex_float(&pk->uk, nact - r0 < mr ? nact - r0 : mr, j1 - j0, s->gh, pk->a[0] + r0 / mr * pk->as,
-                          pk->b + hb * pk->bs, 1, s->dh + r0 * H + j0, H, 1);
+  for (int64_t pn = lo; pn < hi; pn++) {
+    int64_t r0 = pn * mr, rows = s->batch - r0 < mr ? s->batch - r0 : mr;
+    lstm_bwd_rows_fast(s, r0, r0 + rows);
+    pd_rnn_pack(pk->a[0] + pn * pk->as, mr, s->dg + r0 * GH, GH, rows, GH);
   }
 }
 
 static void lstm_bwd_packed(pd_rnn_step_float *s) {
   /* P's gradient sums over the rows in order: one part then */
+  int64_t mr = s->pk->uk.mr, panels = (s->batch + mr - 1) / mr, grain = pd_rnn_row_grain(s->gh) / mr;
   if (s->dpeep)
-    lstm_bwd_pack_rows(s, 0, s->batch);
+    lstm_bwd_pack_panels(s, 0, panels);
   else
-    pd_parallel_for(s->batch, pd_rnn_row_grain(s->gh), lstm_bwd_pack_rows, s);
-  double t0 = pd_blas_profiling() ? pd_blas_now() : 0;
-  pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), lstm_bwd_product_part, s);
-  if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)s->nact * (double)s->gh * (double)s->hidden);
+    pd_parallel_for(panels, grain > 0 ? grain : 1, lstm_bwd_pack_panels, s);
+  pd_rnn_packed_bwd_product(s);
 }
 
 /* Forward on R unpacked (fewer steps than packing pays for: `generate`'s
@@ -292,6 +251,7 @@ static const pd_rnn_cell cell = {
     .bwd_double = lstm_bwd_double,
     .fwd_packed = lstm_fwd_packed,
     .bwd_packed = lstm_bwd_packed,
+    .packed_variants = 1 << 0,
 };
 
 /* left out after X: the weights made as <Y>.w, <Y>.r, <Y>.b (one layer:

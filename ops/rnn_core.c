@@ -11,6 +11,7 @@
 #include "base/arch.h"
 #include "cpu/blas.h"
 #include "cpu/features.h"
+#include "cpu/parallel.h"
 #include "kmath.h"
 
 const char *const pd_rnn_directions[] = {"forward", "reverse", "bidirectional", NULL};
@@ -50,7 +51,9 @@ static pd_status rnn_packed_alloc(pd_ctx *c, pd_tensor *work, int64_t n, float *
 
 /* Whether a call takes the packed path; fills pk's sizes (a and b left). */
 static bool rnn_packed_use(const pd_rnn_cell *cell, const rnn_dims *d, bool fwd, pd_rnn_packed *pk) {
-  if (!(fwd ? cell->fwd_packed : cell->bwd_packed) || d->Tn < RNN_PACKED_MIN_STEPS) return false;
+  if (!(fwd ? cell->fwd_packed : cell->bwd_packed) || !(cell->packed_variants >> d->variant & 1) ||
+      d->Tn < RNN_PACKED_MIN_STEPS)
+    return false;
   memset(pk, 0, sizeof *pk);
   pd_ukr_float(&pk->uk);
   if (pk->uk.mr * pk->uk.nr > RNN_PACKED_MAX_TILE || pk->uk.mr < 1 || pk->uk.nr < 1) return false;
@@ -130,6 +133,37 @@ static pd_status rnn_packed_start_bwd_double(pd_ctx *c, const pd_rnn_cell *cell,
   *use = NULL;
   return PD_OK;
 }
+/* The hidden blocks of a backward step's dh += A R_packed a part takes
+ * (A: the cell's packed left operand, kdim = G H wide). */
+static void rnn_bwd_product_part(void *arg, int part, int nparts) {
+  pd_rnn_step_float *s = arg;
+  const pd_rnn_packed *pk = s->pk;
+  const int64_t H = s->hidden, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
+  int64_t lo, hi;
+  pd_parallel_range(pk->blocks, part, nparts, &lo, &hi);
+  for (int64_t hb = lo; hb < hi; hb++) {
+    int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
+    for (int64_t r0 = 0; r0 < nact; r0 += mr)
+      pd_ukr_run_ex_float(&pk->uk, nact - r0 < mr ? nact - r0 : mr, j1 - j0, pk->kdim, pk->a[0] + r0 / mr * pk->as,
+                          pk->b + hb * pk->bs, 1, s->dh + r0 * H + j0, H, 1);
+  }
+}
+
+void pd_rnn_packed_bwd_product(pd_rnn_step_float *s) {
+  double t0 = pd_blas_profiling() ? pd_blas_now() : 0;
+  pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), rnn_bwd_product_part, s);
+  if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)s->nact * (double)s->gh * (double)s->hidden);
+}
+
+void pd_rnn_packed_h(pd_rnn_step_float *s, int64_t j0, int64_t j1) {
+  const pd_rnn_packed *pk = s->pk;
+  const int64_t H = s->hidden, mr = pk->uk.mr;
+  float *an = pk->a[!pk->cur];
+  for (int64_t r0 = 0; r0 < s->batch; r0 += mr)
+    pd_rnn_pack(an + r0 / mr * pk->as + j0 * mr, mr, s->h + r0 * H + j0, H, s->batch - r0 < mr ? s->batch - r0 : mr,
+                j1 - j0);
+}
+
 static void rnn_step_fwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s) {
   if (s->pk) {
     cell->fwd_packed(s);

@@ -67,6 +67,16 @@ typedef struct pd_rnn_packed {
 /* Whether the gate passes may use AVX2 and FMA (asked once). */
 bool pd_rnn_avx2(void);
 
+/* Columns [0, n) of rows [0, rows) of src (rows ld apart) into a packed
+ * panel of mr rows: dst[k * mr + i] = src[i * ld + k]. The stores go in
+ * order (a row's values one by one, mr floats apart, cost about twice as
+ * much); rows of the panel past `rows` are left as they are. */
+static inline void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int64_t ld, int64_t rows,
+                               int64_t n) {
+  for (int64_t k = 0; k < n; k++)
+    for (int64_t i = 0; i < rows; i++) dst[k * mr + i] = src[i * ld + k];
+}
+
 /* One step of one direction of one layer, as a cell sees it. Rows b with
  * len[b] <= p are frozen: their state is carried, their output is 0, their
  * gate gradients are 0 (pd_rnn_frozen_T). */
@@ -76,6 +86,13 @@ bool pd_rnn_avx2(void);
 #define T double
 #include "rnn_step_t.h"
 #undef T
+
+/* Packed float steps (s->pk), for the cells: a backward step's dh += A R
+ * over the pool, A the panels the cell packed into pk->a[0] (kdim wide);
+ * and a forward step's new h, units j0 .. j1-1 of every row, packed into
+ * pk->a[!cur] for the next step's product. */
+void pd_rnn_packed_bwd_product(pd_rnn_step_float *s);
+void pd_rnn_packed_h(pd_rnn_step_float *s, int64_t j0, int64_t j1);
 
 /* The op functions the three defs share (def->data is the pd_rnn_cell). */
 pd_status pd_rnn_infer(pd_ctx *c);

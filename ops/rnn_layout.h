@@ -40,6 +40,7 @@ typedef struct pd_rnn_cell {
    * a call has enough steps to pay for packing R */
   void (*fwd_packed)(pd_rnn_step_float *s);
   void (*bwd_packed)(pd_rnn_step_float *s);
+  int packed_variants; /* bit v set: calls with variant v may take them (gru: linear_before_reset only) */
 } pd_rnn_cell;
 
 typedef struct rnn_dims {

@@ -7,12 +7,15 @@
 # in file order; the char LM's windows, streams and state resets as the
 # text binding lays them out) with the same Adam steps (and the char LM's
 # clip at global norm 5), and the loss of every one of the first steps must
-# agree with `paddle-run train --log-every 1`'s to 1e-5 relative.
+# agree with `paddle-run train --log-every 1`'s to 1e-5 relative. The char
+# LM also as bench/lm_variants.py makes it: a GRU (linear_before_reset 1,
+# its float steps on packed R) and two LSTM layers.
 import json, os, shutil, subprocess, sys
 
 PR = os.environ["PR"]
 ROOT = os.environ["ROOT"]
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import lm_variants  # noqa: E402
 try:
     import torch  # noqa: F401
     import compare_torch as ct
@@ -71,3 +74,11 @@ p = init_params(net, "lm_init")
 a = ours(net, p, steps)
 r = ct.run_lm(1, 32, steps, 1, params=p)
 check("char_lm", a, {o["step"]: o["loss"] for o in r["losses"]}, steps)
+for kind in ("gru", "2layer"):
+    vnet = f"char_lm_{kind}.pbtxt"
+    with open(vnet, "w") as f:
+        f.write(lm_variants.variant_text(open(net).read(), kind))
+    p = init_params(vnet, f"lm_{kind}_init")
+    a = ours(vnet, p, steps)
+    r = ct.run_lm(1, 32, steps, 1, params=p, variant=f"char_lm_{kind}")
+    check(f"char_lm ({kind})", a, {o["step"]: o["loss"] for o in r["losses"]}, steps)
