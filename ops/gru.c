@@ -59,9 +59,8 @@ static const pd_attr_def attrs[] = {
 #ifdef PD_X86
 /* gru_rz_row 8 units at a time, the rest as gru_rz_row. */
 __attribute__((target("avx2,fma"))) static void gru_rz_row_avx2(float *restrict g, float *restrict ex,
-                                                                const float *restrict hp, const float *rbn,
-                                                                float bound, int64_t H, int64_t j0, int64_t j1,
-                                                                int variant) {
+                                                                const float *restrict hp, const float *rbn, float bound,
+                                                                int64_t H, int64_t j0, int64_t j1, int variant) {
   const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound);
   int64_t j = j0;
   for (; j + 8 <= j1; j += 8) {
@@ -85,10 +84,9 @@ __attribute__((target("avx2,fma"))) static void gru_rz_row_avx2(float *restrict 
 }
 
 /* gru_h_row 8 units at a time, the rest as gru_h_row. */
-__attribute__((target("avx2,fma"))) static void gru_h_row_avx2(float *restrict g, float *restrict h,
-                                                               float *restrict y, const float *restrict hp,
-                                                               float bound, int64_t H, int64_t j0, int64_t j1,
-                                                               bool act_n) {
+__attribute__((target("avx2,fma"))) static void gru_h_row_avx2(float *restrict g, float *restrict h, float *restrict y,
+                                                               const float *restrict hp, float bound, int64_t H,
+                                                               int64_t j0, int64_t j1, bool act_n) {
   const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound), one = _mm256_set1_ps(1.0f);
   int64_t j = j0;
   for (; j + 8 <= j1; j += 8) {
@@ -174,8 +172,7 @@ static void gru_fwd_h_fast(void *arg, int64_t lo, int64_t hi) {
       if (!pd_rnn_active_float(s, b))
         pd_rnn_frozen_float(s, b);
       else
-        gru_h_row_avx2(s->g + b * GH, s->h + b * H, s->y + b * s->ldy, s->hp + b * H, s->bound, H, 0, H,
-                       !s->variant);
+        gru_h_row_avx2(s->g + b * GH, s->h + b * H, s->y + b * s->ldy, s->hp + b * H, s->bound, H, 0, H, !s->variant);
     return;
   }
 #endif
@@ -192,8 +189,8 @@ static void gru_bwd_zn_fast(void *arg, int64_t lo, int64_t hi) {
       if (!pd_rnn_active_float(s, b))
         pd_rnn_frozen_grad_float(s, b);
       else
-        gru_bwd_row_avx2(s->g + b * GH, s->hp + b * H, s->ex + b * H, s->dy + b * s->ldy, s->dg + b * GH,
-                         s->dh + b * H, s->dex + b * H, bounds, H, s->variant);
+        gru_bwd_row_avx2(s->g + b * GH, s->hp + b * H, s->ex + b * H, s->dy + b * s->ldy, s->dg + b * GH, s->dh + b * H,
+                         s->dex + b * H, bounds, H, s->variant);
     return;
   }
 #endif
@@ -219,6 +216,13 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
   double spent = 0;
   for (int64_t hb = lo; hb < hi; hb++) {
     int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
+    /* n's projection, which no product here touches, from memory while
+     * the products run (the gate pass waited on it) */
+    for (int64_t b = 0; b < s->batch; b++) {
+      const char *gn = (const char *)(s->g + b * GH + 2 * H + j0);
+      __builtin_prefetch(gn);
+      __builtin_prefetch(gn + sizeof(float) * (size_t)(j1 - j0) - 1);
+    }
     double t0 = timed ? pd_blas_now() : 0;
     for (int64_t q = 0; q < 3; q++)
       for (int64_t r0 = 0; r0 < nact; r0 += mr) {
@@ -233,8 +237,7 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
     for (int64_t b = 0; b < s->batch; b++) {
       float *g = s->g + b * GH, *h = s->h + b * H, *y = s->y + b * s->ldy, *ex = s->ex + b * H;
       const float *hp = s->hp + b * H;
-      if (!pd_rnn_active_float(s, b))
-        gru_frozen_units_float(s, b, j0, j1);
+      if (!pd_rnn_active_float(s, b)) gru_frozen_units_float(s, b, j0, j1);
 #ifdef PD_X86
       else if (avx2) {
         gru_rz_row_avx2(g, ex, hp, rbn, s->bound, H, j0, j1, 1);

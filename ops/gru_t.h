@@ -8,9 +8,9 @@
  * rbn: NULL for none), without it ex = r * h_prev, n's product's input.
  * variant is a constant where it is inlined, so each case's loop
  * vectorises. */
-static inline __attribute__((always_inline)) void PD_T(gru_rz_row)(T *restrict g, T *restrict ex,
-                                                                   const T *restrict hp, const T *rbn, T bound,
-                                                                   int64_t H, int64_t j0, int64_t j1, int variant) {
+static inline __attribute__((always_inline)) void PD_T(gru_rz_row)(T *restrict g, T *restrict ex, const T *restrict hp,
+                                                                   const T *rbn, T bound, int64_t H, int64_t j0,
+                                                                   int64_t j1, int variant) {
   for (int64_t j = j0; j < j1; j++) {
     T r = PD_T(pd_rnn_sigmoid)(PD_T(pd_rnn_bound)(g[j], bound));
     T z = PD_T(pd_rnn_sigmoid)(PD_T(pd_rnn_bound)(g[H + j], bound));
@@ -27,8 +27,8 @@ static inline __attribute__((always_inline)) void PD_T(gru_rz_row)(T *restrict g
 /* One row's h from z and n, units j0 .. j1-1; act_n: n's activation first
  * (without linear_before_reset, once n's product is in). */
 static inline __attribute__((always_inline)) void PD_T(gru_h_row)(T *restrict g, T *restrict h, T *restrict y,
-                                                                  const T *restrict hp, T bound, int64_t H,
-                                                                  int64_t j0, int64_t j1, bool act_n) {
+                                                                  const T *restrict hp, T bound, int64_t H, int64_t j0,
+                                                                  int64_t j1, bool act_n) {
   for (int64_t j = j0; j < j1; j++) {
     T z = g[H + j], n = g[2 * H + j];
     if (act_n) {
@@ -98,11 +98,9 @@ static inline void PD_T(gru_fwd)(PD_T(pd_rnn_step) * s) { PD_T(gru_fwd_with)(s, 
  * then), units j0 .. j1-1: dh from step p+1 in, its share through z out
  * (the products add the rest); dex, the gradient of ex (0 without
  * linear_before_reset). As gru_rz_row, per case of variant. */
-static inline __attribute__((always_inline)) void PD_T(gru_bwd_row)(const T *restrict g, const T *restrict hp,
-                                                                    const T *restrict ex, const T *restrict dy,
-                                                                    T *restrict dg, T *restrict dh, T *restrict dex,
-                                                                    const T *bounds, int64_t H, int64_t j0,
-                                                                    int64_t j1, int variant) {
+static inline __attribute__((always_inline)) void
+PD_T(gru_bwd_row)(const T *restrict g, const T *restrict hp, const T *restrict ex, const T *restrict dy, T *restrict dg,
+                  T *restrict dh, T *restrict dex, const T *bounds, int64_t H, int64_t j0, int64_t j1, int variant) {
   const T lo_s = bounds[0], hi_s = bounds[1], lo_t = bounds[2], hi_t = bounds[3];
   for (int64_t j = j0; j < j1; j++) {
     T r = g[j], z = g[H + j], n = g[2 * H + j], dhv = dh[j] + dy[j];
