@@ -2,6 +2,31 @@
  * type T (base/tmpl.h): softmax_with_cross_entropy.c includes this file
  * once for float and once for double. */
 
+/* A row's max and sum over 8 running lanes (the loops vectorise; one
+ * running value waits on each element's compare or add). A NaN in z[0]
+ * gives a NaN max, one elsewhere is passed over (and reaches the sum
+ * through exp). */
+static inline T PD_T(swce_max)(const T *z, int64_t k) {
+  T lane[8];
+  int64_t j = 0;
+  for (int l = 0; l < 8; l++) lane[l] = z[0];
+  for (; j + 8 <= k; j += 8)
+    for (int l = 0; l < 8; l++) lane[l] = z[j + l] > lane[l] ? z[j + l] : lane[l];
+  T m = lane[0];
+  for (int l = 1; l < 8; l++) m = lane[l] > m ? lane[l] : m;
+  for (; j < k; j++) m = z[j] > m ? z[j] : m;
+  return m;
+}
+static inline T PD_T(swce_sum)(const T *s, int64_t k) {
+  T lane[8] = {0};
+  int64_t j = 0;
+  for (; j + 8 <= k; j += 8)
+    for (int l = 0; l < 8; l++) lane[l] += s[j + l];
+  T sum = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+  for (; j < k; j++) sum += s[j];
+  return sum;
+}
+
 /* Per row: Softmax, and Loss from lse - Z[j] = (m - Z[j]) + log(sum), which keeps
  * the big terms apart (m and Z[j] cancel exactly; log(sum) is in [0, log C]). */
 static pd_status PD_T(forward)(pd_ctx *c) {
@@ -18,12 +43,10 @@ static pd_status PD_T(forward)(pd_ctx *c) {
   const T *z = PD_DATA(zt, T);
   T *s = PD_DATA(pd_out(c, SOFTMAX), T), *loss = PD_DATA(pd_out(c, LOSS), T);
   for (int64_t i = 0; i < n; i++, z += k, s += k) {
-    T m = z[0], sum = 0;
-    for (int64_t j = 1; j < k; j++) m = z[j] > m ? z[j] : m;
-    for (int64_t j = 0; j < k; j++) {
-      s[j] = exp(z[j] - m);
-      sum += s[j];
-    }
+    T m = PD_T(swce_max)(z, k);
+    for (int64_t j = 0; j < k; j++) s[j] = z[j] - m;
+    PD_T(swce_exp)(s, k);
+    T sum = PD_T(swce_sum)(s, k);
     T log_sum = log(sum), inv = 1 / sum;
     for (int64_t j = 0; j < k; j++) s[j] *= inv;
     if (!soft) {

@@ -1,4 +1,4 @@
-/* vmath.c — float sigmoid and tanh over arrays (vmath.h). */
+/* vmath.c — float exp, sigmoid and tanh over arrays (vmath.h). */
 #include "cpu/vmath.h"
 
 #include <math.h>
@@ -19,6 +19,13 @@ static float sigmoid1(float x) {
 #define PD_SIGMOID_MAX 87.0f
 #define PD_TANH_MAX 43.0f
 #define PD_TANH_POLY 0.625f /* below, tanh's own polynomial: 1 - 2/(e+1) would cancel */
+#define PD_EXP_MAX 87.0f    /* beyond, exp's result overflows or is subnormal */
+
+__attribute__((target("avx2,fma"))) static inline __m256 exp8(__m256 x, int *ok) {
+  __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  *ok = _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(PD_EXP_MAX), _CMP_LE_OQ));
+  return pd_exp8(x);
+}
 
 __attribute__((target("avx2,fma"))) static inline __m256 sigmoid8(__m256 x, int *ok) {
   const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
@@ -69,11 +76,22 @@ __attribute__((target("avx2,fma"))) static inline __m256 tanh8(__m256 x, int *ok
     }                                                                          \
   } while (0)
 
+__attribute__((target("avx2,fma"))) static void exp_avx2(const float *x, float *y, int64_t n) { VLOOP(exp8, expf); }
 __attribute__((target("avx2,fma"))) static void sigmoid_avx2(const float *x, float *y, int64_t n) {
   VLOOP(sigmoid8, sigmoid1);
 }
 __attribute__((target("avx2,fma"))) static void tanh_avx2(const float *x, float *y, int64_t n) { VLOOP(tanh8, tanhf); }
 #endif
+
+void pd_vexp_f32(const float *x, float *y, int64_t n) {
+#ifdef PD_X86
+  if (pd_cpu_avx2_fma()) {
+    exp_avx2(x, y, n);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; i++) y[i] = expf(x[i]);
+}
 
 void pd_vsigmoid_f32(const float *x, float *y, int64_t n) {
 #ifdef PD_X86

@@ -1,6 +1,7 @@
-/* vmath.h — float sigmoid and tanh over arrays, 8 elements at a time on
- * AVX2 with FMA (the activation ops and fc's fused activation), and the
- * 8-wide exp those and the fused recurrent cells share.
+/* vmath.h — float exp, sigmoid and tanh over arrays, 8 elements at a time
+ * on AVX2 with FMA (softmax_with_cross_entropy, the activation ops and fc's
+ * fused activation), and the 8-wide exp those and the fused recurrent
+ * cells share.
  *
  * libm's expf and tanhf are a call per element: the activation ops spent
  * ~20 ns an element in them, as long as the whole fc before them. Here an
@@ -13,8 +14,9 @@
  * 2^24 values over the whole range against float64 libm). An element's
  * value depends on its input only, never on its position, n or the thread
  * split: lanes whose input lies outside the polynomial's range (|x| > 87
- * for sigmoid, > 43 for tanh: results 0, 1 or -1, or underflowing to
- * subnormals) or is a NaN are computed by libm, one element at a time. On
+ * for exp and sigmoid, > 43 for tanh: results 0, 1 or -1, overflowing, or
+ * underflowing to subnormals) or is a NaN are computed by libm, one element
+ * at a time. On
  * a CPU without AVX2 and FMA every element goes to libm. */
 #ifndef PD_VMATH_H
 #define PD_VMATH_H
@@ -27,7 +29,8 @@
 extern "C" {
 #endif
 
-/* y[i] = sigmoid(x[i]), y[i] = tanh(x[i]); y may be x. */
+/* y[i] = exp(x[i]), sigmoid(x[i]), tanh(x[i]); y may be x. */
+void pd_vexp_f32(const float *x, float *y, int64_t n);
 void pd_vsigmoid_f32(const float *x, float *y, int64_t n);
 void pd_vtanh_f32(const float *x, float *y, int64_t n);
 

@@ -1,5 +1,6 @@
-/* test_vmath.c — the float sigmoid and tanh of lib/cpu/vmath.h (the
- * activation ops' and fc's on the CPU) against float64 libm:
+/* test_vmath.c — the float exp, sigmoid and tanh of lib/cpu/vmath.h
+ * (softmax_with_cross_entropy's, the activation ops' and fc's on the CPU)
+ * against float64 libm:
  *   - every 256th float bit pattern (2^24 values: both signs, subnormals,
  *     infinities, NaNs) is within 3 ulp of the exact value (an ulp of a
  *     float of the exact value's size; subnormal results 2^-149);
@@ -29,6 +30,7 @@ static double ulps(float y, double r) {
   if (isnan(r)) return isnan(y) ? 0 : INFINITY;
   if (isinf(r)) return (double)y == r ? 0 : INFINITY;
   double a = fabs(r), ulp;
+  if (a >= 0x1.ffffffp127) return isinf(y) && (y > 0) == (r > 0) ? 0 : INFINITY; /* rounds past FLT_MAX */
   if (a < FLT_MIN) {
     ulp = ldexp(1, -149);
   } else {
@@ -66,6 +68,11 @@ static void test_sigmoid_ulp(void **state) {
   sweep("sigmoid", pd_vsigmoid_f32, ref_sigmoid);
 }
 
+static void test_exp_ulp(void **state) {
+  (void)state;
+  sweep("exp", pd_vexp_f32, exp);
+}
+
 static void test_tanh_ulp(void **state) {
   (void)state;
   sweep("tanh", pd_vtanh_f32, tanh);
@@ -78,18 +85,22 @@ static void test_special(void **state) {
                      -0.625f,    0.62499994f, 43.0f,    -43.0f,    43.000004f, 87.0f,  -87.0f,
                      -87.00001f, 88.7f,       -88.7f,   -103.0f,   -104.0f,    1e-30f, -1e-40f};
   const int n = (int)(sizeof v / sizeof v[0]);
-  float ys[32], yt[32];
+  float ys[32], yt[32], ye[32];
   pd_vsigmoid_f32(v, ys, n);
   pd_vtanh_f32(v, yt, n);
+  pd_vexp_f32(v, ye, n);
   for (int i = 0; i < n; i++) {
     double x = (double)v[i];
     if (isnan(x)) {
-      assert_true(isnan(ys[i]) && isnan(yt[i]));
+      assert_true(isnan(ys[i]) && isnan(yt[i]) && isnan(ye[i]));
       continue;
     }
     if (!(ulps(ys[i], ref_sigmoid(x)) <= MAX_ULP)) fail_msg("sigmoid(%.9g) = %.9g", x, (double)ys[i]);
     if (!(ulps(yt[i], tanh(x)) <= MAX_ULP)) fail_msg("tanh(%.9g) = %.9g", x, (double)yt[i]);
+    if (!(ulps(ye[i], exp(x)) <= MAX_ULP)) fail_msg("exp(%.9g) = %.9g", x, (double)ye[i]);
   }
+  assert_true(ye[2] == INFINITY && ye[3] == 0.0f && ye[4] == 1.0f && ye[5] == 1.0f);
+  assert_true(ye[18] == 0.0f); /* exp(-104) rounds to 0 */
   assert_true(ys[2] == 1.0f && ys[3] == 0.0f && yt[2] == 1.0f && yt[3] == -1.0f);
   assert_true(ys[4] == 0.5f && ys[5] == 0.5f);
   assert_true(yt[4] == 0.0f && !signbit(yt[4]) && yt[5] == 0.0f && signbit(yt[5]));
@@ -100,15 +111,15 @@ static void test_special(void **state) {
 static void test_position(void **state) {
   (void)state;
   enum { N = 64 };
-  float x[N], whole[2][N];
+  float x[N], whole[3][N];
   uint64_t s = 7;
   for (int i = 0; i < N; i++) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
     x[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 20 - 10); /* [-10, 10) */
   }
-  x[5] = NAN, x[9] = 60.0f, x[13] = -100.0f; /* lanes libm computes */
-  vfun *fs[2] = {pd_vsigmoid_f32, pd_vtanh_f32};
-  for (int k = 0; k < 2; k++) {
+  x[5] = NAN, x[9] = 60.0f, x[13] = -100.0f, x[17] = 88.0f; /* lanes libm computes */
+  vfun *fs[3] = {pd_vsigmoid_f32, pd_vtanh_f32, pd_vexp_f32};
+  for (int k = 0; k < 3; k++) {
     fs[k](x, whole[k], N);
     for (int off = 0; off < 9; off++)
       for (int n = 1; n <= 40 && off + n <= N; n++) {
@@ -126,10 +137,8 @@ static void test_position(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sigmoid_ulp),
-      cmocka_unit_test(test_tanh_ulp),
-      cmocka_unit_test(test_special),
-      cmocka_unit_test(test_position),
+      cmocka_unit_test(test_sigmoid_ulp), cmocka_unit_test(test_tanh_ulp), cmocka_unit_test(test_exp_ulp),
+      cmocka_unit_test(test_special),     cmocka_unit_test(test_position),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
