@@ -157,6 +157,7 @@ void pd_ukr_float(pd_ukr *u) {
   u->mr = (int64_t)bli_cntx_get_blksz_max_dt(BLIS_FLOAT, BLIS_MR, cntx); /* the packing sizes */
   u->nr = (int64_t)bli_cntx_get_blksz_max_dt(BLIS_FLOAT, BLIS_NR, cntx);
   u->fn = (void (*)(void))bli_cntx_get_l3_nat_ukr_dt(BLIS_FLOAT, BLIS_GEMM_UKR, cntx);
+  u->cntx = cntx;
 }
 
 void pd_ukr_run_ex_float(const pd_ukr *u, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
@@ -167,7 +168,7 @@ void pd_ukr_run_ex_float(const pd_ukr *u, int64_t m, int64_t n, int64_t k, const
   bli_auxinfo_set_next_a((void *)a, &aux);
   bli_auxinfo_set_next_b((void *)b, &aux);
   sgemm_ukr_ft fn = (sgemm_ukr_ft)(void (*)(void))u->fn;
-  fn(m, n, k, &one, (float *)a, (float *)b, &beta, c, rs, cs, &aux, bli_gks_query_cntx());
+  fn(m, n, k, &one, (float *)a, (float *)b, &beta, c, rs, cs, &aux, (cntx_t *)u->cntx);
 }
 
 void pd_ukr_run_float(const pd_ukr *u, int64_t k, const float *a, const float *b, float *c) {

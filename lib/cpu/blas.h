@@ -39,6 +39,7 @@ void pd_gemm_ep_double(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
 typedef struct pd_ukr {
   int64_t mr, nr;
   void (*fn)(void); /* BLIS's sgemm_ukr_ft */
+  void *cntx;       /* BLIS's context it came from (asked once: a call a tile costs) */
 } pd_ukr;
 void pd_ukr_float(pd_ukr *u);
 void pd_ukr_run_float(const pd_ukr *u, int64_t k, const float *a, const float *b, float *c);
