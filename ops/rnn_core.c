@@ -180,6 +180,36 @@ static void rnn_step_bwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s) {
 }
 static void rnn_step_bwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s) { cell->bwd_double(s); }
 
+/* Column sums of a [rows, n] matrix (ld) into out, rows in order (so a
+ * sum's bits do not depend on the vector width); float's on AVX2 where
+ * there is one. */
+static inline __attribute__((always_inline)) void rnn_colsum_body(float *restrict out, const float *restrict a,
+                                                                  int64_t rows, int64_t n, int64_t ld) {
+  for (int64_t j = 0; j < n; j++) out[j] = 0;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < n; j++) out[j] += a[i * ld + j];
+}
+#ifdef PD_X86
+__attribute__((target("avx2"))) static void rnn_colsum_avx2(float *restrict out, const float *restrict a, int64_t rows,
+                                                            int64_t n, int64_t ld) {
+  rnn_colsum_body(out, a, rows, n, ld);
+}
+#endif
+static void rnn_colsum_float(float *restrict out, const float *restrict a, int64_t rows, int64_t n, int64_t ld) {
+#ifdef PD_X86
+  if (pd_rnn_avx2()) {
+    rnn_colsum_avx2(out, a, rows, n, ld);
+    return;
+  }
+#endif
+  rnn_colsum_body(out, a, rows, n, ld);
+}
+static void rnn_colsum_double(double *restrict out, const double *restrict a, int64_t rows, int64_t n, int64_t ld) {
+  for (int64_t j = 0; j < n; j++) out[j] = 0;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < n; j++) out[j] += a[i * ld + j];
+}
+
 #define T float
 #include "rnn_core_t.h"
 #undef T

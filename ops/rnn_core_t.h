@@ -112,13 +112,6 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
   return PD_OK;
 }
 
-/* Column sums of a [rows, n] matrix (ld) into out, rows in order. */
-static void PD_T(rnn_colsum)(T *restrict out, const T *restrict a, int64_t rows, int64_t n, int64_t ld) {
-  for (int64_t j = 0; j < n; j++) out[j] = 0;
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = 0; j < n; j++) out[j] += a[i * ld + j];
-}
-
 /* The weight gradients of direction k of layer l, as products over all
  * T*B rows, once its step loop has filled dG (and dEx). */
 static void PD_T(rnn_weight_grads)(pd_ctx *c, const pd_rnn_cell *cell, const rnn_dims *d, int64_t l, int64_t k,
@@ -143,7 +136,8 @@ static void PD_T(rnn_weight_grads)(pd_ctx *c, const pd_rnn_cell *cell, const rnn
   if (db_t) {
     T *db = PD_DATA(db_t, T) + k * 2 * GH;
     PD_T(rnn_colsum)(db, dg, M, GH, GH);
-    PD_T(rnn_colsum)(db + GH, dg, M, sp, GH);
+    /* Rb's gradient of the rows before split is Wb's: the same sums */
+    memcpy(db + GH, db, sizeof(T) * (size_t)sp);
     if (sp < GH) PD_T(rnn_colsum)(db + GH + sp, ta, M, GH - sp, tlda);
   }
 }
