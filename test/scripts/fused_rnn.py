@@ -15,7 +15,9 @@
 #      in float64, the weights copied as docs/netdesc.md says;
 #   4. the final state written into the very variable the initial state is
 #      read from gives the same values as into a variable of its own;
-#   5. training on 2 threads gives the same bytes twice, and the values of 1 thread.
+#   5. training on 2 threads gives the same bytes twice, and the values of 1 thread;
+#   6. float32's gradients (its packed and vectorised steps) equal float64's
+#      to 1e-4.
 import os, subprocess, sys
 import numpy as np
 
@@ -290,6 +292,50 @@ for kind, variant in (("lstm", 0), ("gru", 0), ("gru", 1), ("rnn", 0)):
             assert np.allclose(a, b, rtol=1e-5, atol=1e-6), (kind, f, np.abs(a - b).max())
 print("lstm, gru (both variants), rnn: two training steps on 2 threads save the same bytes twice, "
       "on 1 thread the same values")
+
+# ---- 6. float32's gradients against float64's ------------------------------------------
+# The gradcheck above runs in float64; float32 with 4 steps or more takes
+# other code: R packed once a call with AVX2 gate passes (lstm, gru with
+# linear_before_reset 1), or BLIS products around AVX2 gate passes (gru 0).
+# One SGD step of lr 1000 on the same values in both types: each
+# parameter's change (-1000 x its gradient, large next to its value, so
+# float32's rounding of the new value stays ~1e-7 of it) agrees to 1e-4 of
+# its largest element. Unsorted lengths, both directions, initial states,
+# a hidden size with vector tails (19) and a part panel of rows (7).
+B6, T6, I6, H6 = 7, 6, 5, 19
+np.save("len6.npy", np.array([6, 2, 5, 6, 1, 3, 4], np.int64))
+for kind, variant in (("lstm", 0), ("gru", 0), ("gru", 1), ("rnn", 0)):
+    onnx = random_onnx(kind, I6, H6, 1, 2, False)
+    x, h0, c0 = rng.normal(size=(B6, T6, I6)), rng.normal(size=(2, B6, H6)), rng.normal(size=(2, B6, H6))
+    delta = {}
+    for dt, DT in ((np.float32, "FLOAT32"), (np.float64, "FLOAT64")):
+        net = (f'var {{ name: "x" shape: [-1, {T6}, {I6}] dtype: {DT} }}\n'
+               'var { name: "len" shape: [-1] dtype: INT64 }\n'
+               f'var {{ name: "h0" kind: PARAM shape: [2, {B6}, {H6}] dtype: {DT} }}\n'
+               + (f'var {{ name: "c0" kind: PARAM shape: [2, {B6}, {H6}] dtype: {DT} }}\n' if kind == "lstm" else "")
+               + op_text(kind, H6, 1, "bidirectional", False, 0, variant, True, kind == "lstm")
+               + 'op { type: "mean" inputs: "y" outputs: "l1" }\n'
+               'op { type: "mean" inputs: "hT" outputs: "l2" }\n'
+               'op { type: "sum" inputs: ["l1", "l2"] outputs: "avg_loss" }\n'
+               f'train {{ loss: "avg_loss" batch_size: {B6} epochs: 1 seed: 1 shuffle: false '
+               'optimizer { type: "sgd" lr: 1000 } '
+               f'data {{ var: "x" file: "x6_{DT}.npy" }} data {{ var: "len" file: "len6.npy" }} }}\n')
+        open("f6.pbtxt", "w").write(net)
+        subprocess.run(["rm", "-rf", "p6", "s6"])
+        save_ours(kind, onnx, H6, 1, "p6", dt)
+        np.save(f"x6_{DT}.npy", x.astype(dt)), np.save("p6/h0.npy", h0.astype(dt))
+        if kind == "lstm":
+            np.save("p6/c0.npy", c0.astype(dt))
+        run("train", "f6.pbtxt", "--params", "p6", "--iterations", "1", "--save", "s6")
+        names = [f[:-4] for f in os.listdir("p6") if f.endswith(".npy")]
+        delta[DT] = {n: np.load(f"s6/latest/{n}.npy").astype(np.float64) - np.load(f"p6/{n}.npy") for n in names}
+    worst = 0.0
+    for n, d64 in delta["FLOAT64"].items():
+        err = np.abs(delta["FLOAT32"][n] - d64).max() / np.abs(d64).max()
+        assert err <= 1e-4, f"{kind} variant {variant}: {n}'s float32 gradient off by {err:.2e} of its largest element"
+        worst = max(worst, err)
+    print(f"{kind}" + (f" variant {variant}" if kind == "gru" else "") + ", bidirectional, unsorted lengths: "
+          f"float32's gradients of {', '.join(sorted(delta['FLOAT64']))} agree with float64's (worst {worst:.1e})")
 
 # ---- 3. against PyTorch in float64 ---------------------------------------------
 try:
