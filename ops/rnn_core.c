@@ -180,19 +180,22 @@ static void rnn_step_bwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s) {
 }
 static void rnn_step_bwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s) { cell->bwd_double(s); }
 
-/* Column sums of a [rows, n] matrix (ld) into out, rows in order (so a
- * sum's bits do not depend on the vector width); float's on AVX2 where
- * there is one. */
-static inline __attribute__((always_inline)) void rnn_colsum_body(float *restrict out, const float *restrict a,
-                                                                  int64_t rows, int64_t n, int64_t ld) {
-  for (int64_t j = 0; j < n; j++) out[j] = 0;
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = 0; j < n; j++) out[j] += a[i * ld + j];
-}
+/* Column sums (rnn_core_t.h's rnn_colsum_rows): float's on AVX2 where
+ * there is one, after the template. */
+static void rnn_colsum_float(float *restrict out, const float *restrict a, int64_t rows, int64_t n, int64_t ld);
+static void rnn_colsum_double(double *restrict out, const double *restrict a, int64_t rows, int64_t n, int64_t ld);
+
+#define T float
+#include "rnn_core_t.h"
+#undef T
+#define T double
+#include "rnn_core_t.h"
+#undef T
+
 #ifdef PD_X86
 __attribute__((target("avx2"))) static void rnn_colsum_avx2(float *restrict out, const float *restrict a, int64_t rows,
                                                             int64_t n, int64_t ld) {
-  rnn_colsum_body(out, a, rows, n, ld);
+  rnn_colsum_rows_float(out, a, rows, n, ld);
 }
 #endif
 static void rnn_colsum_float(float *restrict out, const float *restrict a, int64_t rows, int64_t n, int64_t ld) {
@@ -202,20 +205,11 @@ static void rnn_colsum_float(float *restrict out, const float *restrict a, int64
     return;
   }
 #endif
-  rnn_colsum_body(out, a, rows, n, ld);
+  rnn_colsum_rows_float(out, a, rows, n, ld);
 }
 static void rnn_colsum_double(double *restrict out, const double *restrict a, int64_t rows, int64_t n, int64_t ld) {
-  for (int64_t j = 0; j < n; j++) out[j] = 0;
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = 0; j < n; j++) out[j] += a[i * ld + j];
+  rnn_colsum_rows_double(out, a, rows, n, ld);
 }
-
-#define T float
-#include "rnn_core_t.h"
-#undef T
-#define T double
-#include "rnn_core_t.h"
-#undef T
 
 /* ---- shapes ---- */
 

@@ -112,6 +112,16 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
   return PD_OK;
 }
 
+/* Column sums of a [rows, n] matrix (ld) into out, rows in order (so a
+ * sum's bits do not depend on the vector width); rnn_core.c's rnn_colsum
+ * calls it, float's compiled for AVX2 too. */
+static inline __attribute__((always_inline)) void PD_T(rnn_colsum_rows)(T *restrict out, const T *restrict a,
+                                                                        int64_t rows, int64_t n, int64_t ld) {
+  for (int64_t j = 0; j < n; j++) out[j] = 0;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < n; j++) out[j] += a[i * ld + j];
+}
+
 /* The weight gradients of direction k of layer l, as products over all
  * T*B rows, once its step loop has filled dG (and dEx). */
 static void PD_T(rnn_weight_grads)(pd_ctx *c, const pd_rnn_cell *cell, const rnn_dims *d, int64_t l, int64_t k,
