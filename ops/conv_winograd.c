@@ -43,13 +43,19 @@ const pd_wino_form *pd_wino_form_get(int m, int r) {
 #define CHUNK_TILES 128
 
 /* One run's sizes and scratch: U [a a][ldu] (shared), then per part V
- * [a a][C][ld], Z [a a][M][ld] and, backward, dU [a a][ldu] and dBias [M]. */
+ * [a a][C][ld], Z [a a][M][ld], backward dU [a a][ldu] and dBias [M], then
+ * the chunk's images padded so that every tile lies inside: the input
+ * [imgs][C][hp][wp] (zeros around), backward also dInput's sums in the same
+ * shape and dOutput [imgs][M][hq][wq] (zeros past the output). */
 typedef struct wplan {
   const pd_conv_geom *g;
   const pd_wino_form *f;
   int parts;
   int64_t tw, tiles; /* tile columns, tiles per image */
   int64_t chunk, ld, ldu;
+  int64_t imgs;           /* most images a chunk's tiles touch */
+  int64_t hp, wp, hq, wq; /* padded input and output planes */
+  int64_t pad_off;        /* where a part's padded images start (elements) */
   void *u;
   void *part[64];
 } wplan;
@@ -68,7 +74,14 @@ static pd_status make_wplan(pd_ctx *c, const pd_conv_geom *g, const pd_wino_form
   p->ld = p->chunk;
   if (((size_t)p->ld * elem) % 2048 == 0) p->ld += ln; /* rows 2 KiB apart share cache sets */
   p->ldu = round_up(g->m * g->c, ln);
-  const int64_t part_n = round_up(aa * (g->c + g->m) * p->ld + (backward ? aa * p->ldu + g->m : 0), ln);
+  const int64_t th = (g->ho + f->m - 1) / f->m;
+  p->hq = th * f->m, p->wq = p->tw * f->m;
+  p->hp = p->hq + f->r - 1, p->wp = p->wq + f->r - 1;
+  p->imgs = (p->chunk + p->tiles - 2) / p->tiles + 1;
+  if (p->imgs > g->n) p->imgs = g->n;
+  p->pad_off = round_up(aa * (g->c + g->m) * p->ld + (backward ? aa * p->ldu + g->m : 0), ln);
+  const int64_t xpad = p->imgs * g->c * p->hp * p->wp, dypad = p->imgs * g->m * p->hq * p->wq;
+  const int64_t part_n = round_up(p->pad_off + xpad + (backward ? xpad + dypad : 0), ln);
   const int64_t total = aa * p->ldu + part_n * p->parts + ln;
   pd_tensor *t = &c->op->work[0];
   t->dtype = elem == 4 ? PD_F32 : PD_F64;

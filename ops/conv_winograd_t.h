@@ -61,14 +61,20 @@ typedef void (*PD_T(wx_fn))(const T *, int64_t, T *, int64_t);
                                                                                           T *out, int64_t os) {    \
     PD_T(wx_body)(MX, R, S, TR, in, is, out, os);                                                                  \
   }
+#define WX_256(name, MX, R, S, TR)                                                                    \
+  __attribute__((target("avx2,fma"))) static void PD_T(name##_256)(const T *in, int64_t is, T *out, int64_t os) { \
+    PD_T(wx_body)(MX, R, S, TR, in, is, out, os);                                                                 \
+  }
 #else
 #define WX_512(name, MX, R, S, TR)
+#define WX_256(name, MX, R, S, TR)
 #endif
 #define WX(name, MX, R, S, TR)                                                 \
   static void PD_T(name##_base)(const T *in, int64_t is, T *out, int64_t os) { \
     PD_T(wx_body)(MX, R, S, TR, in, is, out, os);                              \
   }                                                                            \
-  WX_512(name, MX, R, S, TR)
+  WX_512(name, MX, R, S, TR)                                                   \
+  WX_256(name, MX, R, S, TR)
 #define WX_FORM(id, AT, G, BT, M, R, A) \
   WX(id##_bf, BT, A, A, false)          \
   WX(id##_bt, BT, A, A, true)           \
@@ -91,13 +97,14 @@ typedef struct PD_T(wxset) {
 static const PD_T(wxset) PD_T(wx_sets)[][2] = {
     {WX_SET(w23, base), WX_SET(w43, base)},
 #ifdef PD_X86
+    {WX_SET(w23, 256), WX_SET(w43, 256)},
     {WX_SET(w23, 512), WX_SET(w43, 512)},
 #endif
 };
 static const PD_T(wxset) * PD_T(wx_pick)(const pd_wino_form *f) {
   int isa = 0;
 #ifdef PD_X86
-  isa = pd_cpu_avx512f();
+  isa = pd_cpu_avx512f() ? 2 : pd_cpu_avx2_fma() ? 1 : 0;
 #endif
   return &PD_T(wx_sets)[isa][f->m == 4];
 }
@@ -134,110 +141,197 @@ static void PD_T(filter_grad)(const wplan *p, const T *du, T *dw) {
   }
 }
 
-/* V's columns t0 .. t0 + nt (chunk tiles from global tile tg) of channel-major
- * planes: V[xi][ch][t] = (BT d BT^T)[xi] for the input tiles of src
- * ([N, C, H, W]) */
-static void PD_T(input_xform)(const wplan *p, const PD_T(wxset) * ws, const T *src, int64_t tg, int64_t nt, T *v) {
+/* The images n0 .. n1 of x [N, C, H, W] into xp [.][C][hp][wp], zeros
+ * around (ph rows and pw columns before, the rest after). */
+static void PD_T(pad_input)(const wplan *p, const T *x, int64_t n0, int64_t n1, T *xp) {
   const pd_conv_geom *g = p->g;
-  const pd_wino_form *f = p->f;
-  const int a = f->a, m = f->m;
-  const int64_t H = g->h, W = g->w, C = g->c;
-  T d[6 * 6 * LN];
-  for (int64_t t0 = 0; t0 < nt; t0 += LN)
-    for (int64_t ch = 0; ch < C; ch++) {
-      for (int l = 0; l < LN; l++) {
-        const int64_t t = tg + t0 + l;
-        if (t0 + l >= nt) {
-          for (int k = 0; k < a * a; k++) d[k * LN + l] = 0;
-          continue;
-        }
-        const int64_t n = t / p->tiles, tt = t % p->tiles;
-        const int64_t r0 = tt / p->tw * m - g->ph, c0 = tt % p->tw * m - g->pw;
-        const T *x = src + (n * C + ch) * H * W;
-        if (r0 >= 0 && c0 >= 0 && r0 + a <= H && c0 + a <= W) {
-          for (int i = 0; i < a; i++)
-            for (int j = 0; j < a; j++) d[(i * a + j) * LN + l] = x[(r0 + i) * W + c0 + j];
-        } else {
-          for (int i = 0; i < a; i++)
-            for (int j = 0; j < a; j++) {
-              const int64_t rr = r0 + i, cc = c0 + j;
-              d[(i * a + j) * LN + l] = rr >= 0 && rr < H && cc >= 0 && cc < W ? x[rr * W + cc] : 0;
-            }
-        }
+  const int64_t H = g->h, W = g->w, hp = p->hp, wp = p->wp, ph = g->ph, pw = g->pw;
+  for (int64_t n = n0; n <= n1; n++)
+    for (int64_t ch = 0; ch < g->c; ch++) {
+      const T *s = x + (n * g->c + ch) * H * W;
+      T *d = xp + ((n - n0) * g->c + ch) * hp * wp;
+      memset(d, 0, sizeof(T) * (size_t)(ph * wp));
+      for (int64_t i = 0; i < H; i++) {
+        T *row = d + (ph + i) * wp;
+        memset(row, 0, sizeof(T) * (size_t)pw);
+        memcpy(row + pw, s + i * W, sizeof(T) * (size_t)W);
+        memset(row + pw + W, 0, sizeof(T) * (size_t)(wp - pw - W));
       }
-      ws->bf(d, LN, v + ch * p->ld + t0, C * p->ld);
+      memset(d + (ph + H) * wp, 0, sizeof(T) * (size_t)((hp - ph - H) * wp));
     }
 }
 
-/* y (or, with tr, the adjoint: Z from dy): the m x m output tiles of tiles
- * t0 .. t0 + nt */
-static void PD_T(output_xform)(const wplan *p, const PD_T(wxset) * ws, const T *z, int64_t tg, int64_t nt, const T *b,
-                               T *y) {
+/* dx (images n0 .. n1) += the inside of the padded sums dxp */
+static void PD_T(unpad_add)(const wplan *p, const T *dxp, int64_t n0, int64_t n1, T *dx) {
   const pd_conv_geom *g = p->g;
-  const pd_wino_form *f = p->f;
-  const int m = f->m;
+  const int64_t H = g->h, W = g->w, hp = p->hp, wp = p->wp;
+  for (int64_t n = n0; n <= n1; n++)
+    for (int64_t ch = 0; ch < g->c; ch++) {
+      const T *s = dxp + ((n - n0) * g->c + ch) * hp * wp + g->ph * wp + g->pw;
+      T *d = dx + (n * g->c + ch) * H * W;
+      for (int64_t i = 0; i < H; i++)
+        for (int64_t j = 0; j < W; j++) d[i * W + j] += s[i * wp + j];
+    }
+}
+
+/* The images n0 .. n1 of dy [N, M, Ho, Wo] into dyp [.][M][hq][wq], zeros
+ * past the output */
+static void PD_T(pad_doutput)(const wplan *p, const T *dy, int64_t n0, int64_t n1, T *dyp) {
+  const pd_conv_geom *g = p->g;
+  const int64_t Ho = g->ho, Wo = g->wo, hq = p->hq, wq = p->wq;
+  for (int64_t n = n0; n <= n1; n++)
+    for (int64_t k = 0; k < g->m; k++) {
+      const T *s = dy + (n * g->m + k) * Ho * Wo;
+      T *d = dyp + ((n - n0) * g->m + k) * hq * wq;
+      for (int64_t i = 0; i < Ho; i++) {
+        memcpy(d + i * wq, s + i * Wo, sizeof(T) * (size_t)Wo);
+        memset(d + i * wq + Wo, 0, sizeof(T) * (size_t)(wq - Wo));
+      }
+      memset(d + Ho * wq, 0, sizeof(T) * (size_t)((hq - Ho) * wq));
+    }
+}
+
+/* Each lane's tile of the group t0 .. t0 + LN (global tiles from tg) in a
+ * padded plane of row stride rs, images of istride from image n0: the
+ * offset of its top-left element (lanes past nt: 0, their values unused). */
+static void PD_T(lanes)(const wplan *p, int64_t tg, int64_t t0, int64_t nt, int64_t n0, int64_t rs, int64_t istride,
+                        int64_t off[LN]) {
+  const int m = p->f->m;
+  int64_t t = tg + t0, n = t / p->tiles, tt = t % p->tiles;
+  for (int l = 0; l < LN; l++, tt++) {
+    if (tt == p->tiles) tt = 0, n++;
+    off[l] = t0 + l < nt ? (n - n0) * istride + tt / p->tw * m * rs + tt % p->tw * m : 0;
+  }
+}
+
+/* V's columns t0 .. t0 + nt (chunk tiles from global tile tg) of channel-major
+ * planes: V[xi][ch][t] = (BT d BT^T)[xi] for the input tiles, from the
+ * chunk's padded images xp (the first is image n0) */
+static inline __attribute__((always_inline)) void PD_T(input_xform_a)(const wplan *p, const PD_T(wxset) * ws,
+                                                                       const T *xp, int64_t n0, int64_t tg, int64_t nt,
+                                                                       T *v, const int a) {
+  const int64_t C = p->g->c, wp = p->wp, plane = p->hp * p->wp;
+  T d[6 * 6 * LN];
+  int64_t off[LN];
+  for (int64_t t0 = 0; t0 < nt; t0 += LN) {
+    PD_T(lanes)(p, tg, t0, nt, n0, wp, C * plane, off);
+    for (int64_t ch = 0; ch < C; ch++) {
+      for (int l = 0; l < LN; l++) {
+        const T *x = xp + ch * plane + off[l];
+#pragma GCC unroll 8
+        for (int i = 0; i < a; i++)
+#pragma GCC unroll 8
+          for (int j = 0; j < a; j++) d[(i * a + j) * LN + l] = x[i * wp + j];
+      }
+      ws->bf(d, LN, v + ch * p->ld + t0, C * p->ld);
+    }
+  }
+}
+static void PD_T(input_xform)(const wplan *p, const PD_T(wxset) * ws, const T *xp, int64_t n0, int64_t tg, int64_t nt,
+                              T *v) {
+  if (p->f->a == 4)
+    PD_T(input_xform_a)(p, ws, xp, n0, tg, nt, v, 4);
+  else
+    PD_T(input_xform_a)(p, ws, xp, n0, tg, nt, v, 6);
+}
+
+/* y: the m x m output tiles of tiles t0 .. t0 + nt, clipped to the output */
+static inline __attribute__((always_inline)) void PD_T(output_xform_m)(const wplan *p, const PD_T(wxset) * ws,
+                                                                        const T *z, int64_t tg, int64_t nt,
+                                                                        const T *b, T *y, const int m) {
+  const pd_conv_geom *g = p->g;
   const int64_t M = g->m, Ho = g->ho, Wo = g->wo;
   T o[4 * 4 * LN];
-  for (int64_t t0 = 0; t0 < nt; t0 += LN)
+  int64_t off[LN];
+  int ur[LN], uc[LN];
+  for (int64_t t0 = 0; t0 < nt; t0 += LN) {
+    PD_T(lanes)(p, tg, t0, nt, 0, Wo, M * Ho * Wo, off);
+    for (int l = 0; l < LN; l++) {
+      const int64_t tt = (tg + t0 + l) % p->tiles, r0 = tt / p->tw * m, c0 = tt % p->tw * m;
+      ur[l] = Ho - r0 < m ? (int)(Ho - r0) : m, uc[l] = Wo - c0 < m ? (int)(Wo - c0) : m;
+    }
     for (int64_t k = 0; k < M; k++) {
       ws->af(z + k * p->ld + t0, M * p->ld, o, LN);
       const T bk = b ? b[k] : 0;
       for (int l = 0; l < LN && t0 + l < nt; l++) {
-        const int64_t t = tg + t0 + l, n = t / p->tiles, tt = t % p->tiles;
-        const int64_t r0 = tt / p->tw * m, c0 = tt % p->tw * m;
-        T *yo = y + (n * M + k) * Ho * Wo;
-        const int ur = Ho - r0 < m ? (int)(Ho - r0) : m, uc = Wo - c0 < m ? (int)(Wo - c0) : m;
-        for (int u = 0; u < ur; u++)
-          for (int q = 0; q < uc; q++) yo[(r0 + u) * Wo + c0 + q] = o[(u * m + q) * LN + l] + bk;
+        T *yo = y + k * Ho * Wo + off[l];
+        if (ur[l] == m && uc[l] == m) {
+#pragma GCC unroll 4
+          for (int u = 0; u < m; u++)
+#pragma GCC unroll 4
+            for (int q = 0; q < m; q++) yo[u * Wo + q] = o[(u * m + q) * LN + l] + bk;
+        } else
+          for (int u = 0; u < ur[l]; u++)
+            for (int q = 0; q < uc[l]; q++) yo[u * Wo + q] = o[(u * m + q) * LN + l] + bk;
       }
     }
+  }
+}
+static void PD_T(output_xform)(const wplan *p, const PD_T(wxset) * ws, const T *z, int64_t tg, int64_t nt, const T *b,
+                               T *y) {
+  if (p->f->m == 2)
+    PD_T(output_xform_m)(p, ws, z, tg, nt, b, y, 2);
+  else
+    PD_T(output_xform_m)(p, ws, z, tg, nt, b, y, 4);
 }
 
-/* Z[xi][k][t] = (AT^T dy AT)[xi], dy's m x m tile (zeros past the output) */
-static void PD_T(doutput_xform)(const wplan *p, const PD_T(wxset) * ws, const T *dy, int64_t tg, int64_t nt, T *z) {
-  const pd_conv_geom *g = p->g;
-  const pd_wino_form *f = p->f;
-  const int m = f->m;
-  const int64_t M = g->m, Ho = g->ho, Wo = g->wo;
+/* Z[xi][k][t] = (AT^T dy AT)[xi] of dy's m x m tiles, from the chunk's
+ * padded dOutput dyp (the first is image n0) */
+static inline __attribute__((always_inline)) void PD_T(doutput_xform_m)(const wplan *p, const PD_T(wxset) * ws,
+                                                                         const T *dyp, int64_t n0, int64_t tg,
+                                                                         int64_t nt, T *z, const int m) {
+  const int64_t M = p->g->m, wq = p->wq, plane = p->hq * p->wq;
   T o[4 * 4 * LN];
-  for (int64_t t0 = 0; t0 < nt; t0 += LN)
+  int64_t off[LN];
+  for (int64_t t0 = 0; t0 < nt; t0 += LN) {
+    PD_T(lanes)(p, tg, t0, nt, n0, wq, M * plane, off);
     for (int64_t k = 0; k < M; k++) {
       for (int l = 0; l < LN; l++) {
-        const int64_t t = tg + t0 + l, n = t / p->tiles, tt = t % p->tiles;
-        const int64_t r0 = tt / p->tw * m, c0 = tt % p->tw * m;
-        const T *gy = dy + (n * M + k) * Ho * Wo;
+        const T *gy = dyp + k * plane + off[l];
+#pragma GCC unroll 4
         for (int u = 0; u < m; u++)
-          for (int q = 0; q < m; q++)
-            o[(u * m + q) * LN + l] = t0 + l < nt && r0 + u < Ho && c0 + q < Wo ? gy[(r0 + u) * Wo + c0 + q] : 0;
+#pragma GCC unroll 4
+          for (int q = 0; q < m; q++) o[(u * m + q) * LN + l] = gy[u * wq + q];
       }
       ws->at(o, LN, z + k * p->ld + t0, M * p->ld);
     }
+  }
+}
+static void PD_T(doutput_xform)(const wplan *p, const PD_T(wxset) * ws, const T *dyp, int64_t n0, int64_t tg,
+                                int64_t nt, T *z) {
+  if (p->f->m == 2)
+    PD_T(doutput_xform_m)(p, ws, dyp, n0, tg, nt, z, 2);
+  else
+    PD_T(doutput_xform_m)(p, ws, dyp, n0, tg, nt, z, 4);
 }
 
-/* dx += BT^T V BT of each tile, the a x a patch clipped to the image */
-static void PD_T(dinput_xform)(const wplan *p, const PD_T(wxset) * ws, const T *v, int64_t tg, int64_t nt, T *dx) {
-  const pd_conv_geom *g = p->g;
-  const pd_wino_form *f = p->f;
-  const int a = f->a, m = f->m;
-  const int64_t H = g->h, W = g->w, C = g->c;
+/* dxp += BT^T V BT of each tile, into the chunk's padded sums (image n0 first) */
+static inline __attribute__((always_inline)) void PD_T(dinput_xform_a)(const wplan *p, const PD_T(wxset) * ws,
+                                                                        const T *v, int64_t n0, int64_t tg, int64_t nt,
+                                                                        T *dxp, const int a) {
+  const int64_t C = p->g->c, wp = p->wp, plane = p->hp * p->wp;
   T d[6 * 6 * LN];
-  for (int64_t t0 = 0; t0 < nt; t0 += LN)
+  int64_t off[LN];
+  for (int64_t t0 = 0; t0 < nt; t0 += LN) {
+    PD_T(lanes)(p, tg, t0, nt, n0, wp, C * plane, off);
     for (int64_t ch = 0; ch < C; ch++) {
       ws->bt(v + ch * p->ld + t0, C * p->ld, d, LN);
       for (int l = 0; l < LN && t0 + l < nt; l++) {
-        const int64_t t = tg + t0 + l, n = t / p->tiles, tt = t % p->tiles;
-        const int64_t r0 = tt / p->tw * m - g->ph, c0 = tt % p->tw * m - g->pw;
-        T *x = dx + (n * C + ch) * H * W;
-        for (int i = 0; i < a; i++) {
-          const int64_t rr = r0 + i;
-          if (rr < 0 || rr >= H) continue;
-          for (int j = 0; j < a; j++) {
-            const int64_t cc = c0 + j;
-            if (cc >= 0 && cc < W) x[rr * W + cc] += d[(i * a + j) * LN + l];
-          }
-        }
+        T *x = dxp + ch * plane + off[l];
+#pragma GCC unroll 8
+        for (int i = 0; i < a; i++)
+#pragma GCC unroll 8
+          for (int j = 0; j < a; j++) x[i * wp + j] += d[(i * a + j) * LN + l];
       }
     }
+  }
+}
+static void PD_T(dinput_xform)(const wplan *p, const PD_T(wxset) * ws, const T *v, int64_t n0, int64_t tg, int64_t nt,
+                               T *dxp) {
+  if (p->f->a == 4)
+    PD_T(dinput_xform_a)(p, ws, v, n0, tg, nt, dxp, 4);
+  else
+    PD_T(dinput_xform_a)(p, ws, v, n0, tg, nt, dxp, 6);
 }
 
 /* sum of n values in 16 interleaved partial sums (vectorised, fixed order) */
@@ -263,13 +357,15 @@ static void PD_T(forward_part)(void *arg, int t, int nt) {
   const wplan *p = j->p;
   const pd_conv_geom *g = p->g;
   const int64_t aa = (int64_t)p->f->a * p->f->a, M = g->m, C = g->c;
-  T *v = (T *)p->part[t], *z = v + aa * C * p->ld;
+  T *v = (T *)p->part[t], *z = v + aa * C * p->ld, *xp = (T *)p->part[t] + p->pad_off;
   const PD_T(wxset) *ws = PD_T(wx_pick)(p->f);
   int64_t lo, hi;
   pd_parallel_range(g->n, t, nt, &lo, &hi);
   for (int64_t t0 = lo * p->tiles; t0 < hi * p->tiles; t0 += p->chunk) {
     const int64_t cnt = hi * p->tiles - t0 < p->chunk ? hi * p->tiles - t0 : p->chunk;
-    PD_T(input_xform)(p, ws, j->x, t0, cnt, v);
+    const int64_t n0 = t0 / p->tiles, n1 = (t0 + cnt - 1) / p->tiles;
+    PD_T(pad_input)(p, j->x, n0, n1, xp);
+    PD_T(input_xform)(p, ws, xp, n0, t0, cnt, v);
     for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
     (false, false, M, cnt, C, 1, j->u + xi * p->ldu, C, v + xi * C * p->ld, p->ld, 0, z + xi * M * p->ld, p->ld);
     PD_T(output_xform)(p, ws, z, t0, cnt, j->b, j->y);
@@ -282,6 +378,8 @@ static void PD_T(backward_part)(void *arg, int t, int nt) {
   const pd_conv_geom *g = p->g;
   const int64_t aa = (int64_t)p->f->a * p->f->a, M = g->m, C = g->c;
   T *v = (T *)p->part[t], *z = v + aa * C * p->ld, *du = z + aa * M * p->ld, *db = du + aa * p->ldu;
+  const int64_t xpad = p->imgs * C * p->hp * p->wp;
+  T *xp = (T *)p->part[t] + p->pad_off, *dxp = xp + xpad, *dyp = dxp + xpad;
   const PD_T(wxset) *ws = PD_T(wx_pick)(p->f);
   int64_t lo, hi;
   pd_parallel_range(g->n, t, nt, &lo, &hi);
@@ -295,16 +393,21 @@ static void PD_T(backward_part)(void *arg, int t, int nt) {
   if (j->dx) memset(j->dx + lo * C * g->h * g->w, 0, sizeof(T) * (size_t)((hi - lo) * C * g->h * g->w));
   for (int64_t t0 = lo * p->tiles; t0 < hi * p->tiles; t0 += p->chunk) {
     const int64_t cnt = hi * p->tiles - t0 < p->chunk ? hi * p->tiles - t0 : p->chunk;
-    PD_T(doutput_xform)(p, ws, j->dy, t0, cnt, z);
+    const int64_t n0 = t0 / p->tiles, n1 = (t0 + cnt - 1) / p->tiles;
+    PD_T(pad_doutput)(p, j->dy, n0, n1, dyp);
+    PD_T(doutput_xform)(p, ws, dyp, n0, t0, cnt, z);
     if (j->dw) {
-      PD_T(input_xform)(p, ws, j->x, t0, cnt, v);
+      PD_T(pad_input)(p, j->x, n0, n1, xp);
+      PD_T(input_xform)(p, ws, xp, n0, t0, cnt, v);
       for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
       (false, true, M, C, cnt, 1, z + xi * M * p->ld, p->ld, v + xi * C * p->ld, p->ld, 1, du + xi * p->ldu, C);
     }
     if (j->dx) {
       for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
       (true, false, C, cnt, M, 1, j->u + xi * p->ldu, C, z + xi * M * p->ld, p->ld, 0, v + xi * C * p->ld, p->ld);
-      PD_T(dinput_xform)(p, ws, v, t0, cnt, j->dx);
+      memset(dxp, 0, sizeof(T) * (size_t)((n1 - n0 + 1) * C * p->hp * p->wp));
+      PD_T(dinput_xform)(p, ws, v, n0, t0, cnt, dxp);
+      PD_T(unpad_add)(p, dxp, n0, n1, j->dx);
     }
   }
 }
