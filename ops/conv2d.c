@@ -111,13 +111,15 @@ static pd_status infer(pd_ctx *c) {
   geom g;
   pd_status st = get_geom(c, x, &g);
   const pd_conv_algo algo = pd_conv_algo_get();
-  if (!st && (algo == PD_CONV_WINOGRAD2 || algo == PD_CONV_WINOGRAD4) && !pd_wino_fits(&g, 3))
+  const bool fits3 = !st && pd_wino_fits(&g, 3), fits5 = !st && pd_wino_fits(&g, 5);
+  if (!st && ((algo == PD_CONV_WINOGRAD2 && !fits3 && !fits5) || (algo == PD_CONV_WINOGRAD4 && !fits3)))
     return pd_ctx_fail(c, PD_ERR_INPUT,
-                       "--conv-algo %s needs a 3x3 kernel with stride 1, dilation 1 and one group; this layer has a "
+                       "--conv-algo %s needs a %s kernel with stride 1, dilation 1 and one group; this layer has a "
                        "%lldx%lld kernel, strides [%lld, %lld], dilations [%lld, %lld] and %lld groups (--conv-algo "
-                       "auto takes im2col for it)",
-                       pd_conv_algo_name(algo), (long long)g.kh, (long long)g.kw, (long long)g.sh, (long long)g.sw,
-                       (long long)g.dh, (long long)g.dw, (long long)g.groups);
+                       "auto picks what fits each layer)",
+                       pd_conv_algo_name(algo), algo == PD_CONV_WINOGRAD2 ? "3x3 or 5x5" : "3x3", (long long)g.kh,
+                       (long long)g.kw, (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw,
+                       (long long)g.groups);
   if (!st) st = pd_ctx_param_shape(c, FILTER, x->dtype, 4, (int64_t[]){g.m, g.cg, g.kh, g.kw});
   if (!st && pd_in(c, BIAS)) st = pd_ctx_param_shape(c, BIAS, x->dtype, 1, &g.m);
   if (st) return st;
@@ -215,29 +217,30 @@ static int conv_parts(const geom *g) {
 }
 
 /* The Winograd form a layer runs with (NULL: im2col and the AVX-512 paths),
- * per --conv-algo. auto takes F(4x4, 3x3) where a 3x3 layer has at least
- * WINO_MIN_CHANNELS input and output channels: on fashion_cnn3 (batch 64,
- * one thread, loaded machine, median of 3 paired runs, forward / backward ms)
- * 32->32 at 28x28: im2col 35.1 / 85.3, F(4x4) 35.7 / 66.2, F(2x2) 71.6 / 107.7;
- * 64->64 at 14x14: 33.6 / 68.2, 27.7 / 51.0, 37.7 / 72.6; with one input
- * channel F(4x4) is 11x slower (the products have K = 1). F(2x2, 3x3) was
- * slower than im2col on every layer measured, so only --conv-algo picks it.
- * 5x5 stays on im2col: F(2x2, 5x5) on fashion_cnn's 32->64 at 14x14 gave
- * 57.8 / 107.2 ms against im2col's 61.0 / 108.4, within the noise. */
+ * per --conv-algo. auto takes F(4x4, 3x3) for 3x3 layers and F(2x2, 5x5)
+ * for 5x5 ones where the layer has at least WINO_MIN_CHANNELS input and
+ * output channels (with one input channel the products have K = 1 and F(4x4)
+ * was 11x slower than im2col). Measured on the Zen 3 machine (docs/training.md
+ * has the table), batch 64, one thread, forward / backward ms: fashion_cnn3's
+ * 32->32 at 28x28: im2col 14.3 / 32.4, F(4x4) 11.1 / 21.9, F(2x2) 15.4 /
+ * 32.4; 64->64 at 14x14: 13.8 / 28.7, 8.7 / 18.7, 10.6 / 23.1; fashion_cnn's
+ * 32->64 5x5 at 14x14: im2col 22.4 / 49.4, F(2x2, 5x5) 14.5 / 29.8. F(2x2,
+ * 3x3) is slower than F(4x4) on every 3x3 layer measured, so only
+ * --conv-algo picks it. */
 #define WINO_MIN_CHANNELS 16
 static const pd_wino_form *wino_form(const geom *g) {
   switch (pd_conv_algo_get()) {
   case PD_CONV_IM2COL:
     return NULL;
   case PD_CONV_WINOGRAD2:
-    return pd_wino_fits(g, 3) ? pd_wino_form_get(2, 3) : NULL;
+    return pd_wino_fits(g, 3) ? pd_wino_form_get(2, 3) : pd_wino_fits(g, 5) ? pd_wino_form_get(2, 5) : NULL;
   case PD_CONV_WINOGRAD4:
     return pd_wino_fits(g, 3) ? pd_wino_form_get(4, 3) : NULL;
   case PD_CONV_AUTO:
     break;
   }
-  if (!pd_wino_fits(g, 3) || g->c < WINO_MIN_CHANNELS || g->m < WINO_MIN_CHANNELS) return NULL;
-  return pd_wino_form_get(4, 3);
+  if (g->c < WINO_MIN_CHANNELS || g->m < WINO_MIN_CHANNELS) return NULL;
+  return pd_wino_fits(g, 3) ? pd_wino_form_get(4, 3) : pd_wino_fits(g, 5) ? pd_wino_form_get(2, 5) : NULL;
 }
 
 /* floats taken by the packed path's tap offsets (int64), a 64-byte multiple */

@@ -84,6 +84,7 @@ typedef void (*PD_T(wx_fn))(const T *, int64_t, T *, int64_t);
   WX(id##_gt, G, A, R, true)
 WX_FORM(w23, at2, g2, bt2, 2, 3, 4)
 WX_FORM(w43, at4, g4, bt4, 4, 3, 6)
+WX_FORM(w25, at25, g25, bt4, 2, 5, 6)
 
 /* a form's transforms: BT d BT^T and its adjoint, AT z AT^T and its adjoint, G w G^T and its adjoint */
 typedef struct PD_T(wxset) {
@@ -94,11 +95,11 @@ typedef struct PD_T(wxset) {
     PD_T(id##_bf_##sfx), PD_T(id##_bt_##sfx), PD_T(id##_af_##sfx), PD_T(id##_at_##sfx), PD_T(id##_gf_##sfx), \
         PD_T(id##_gt_##sfx)                                                                                  \
   }
-static const PD_T(wxset) PD_T(wx_sets)[][2] = {
-    {WX_SET(w23, base), WX_SET(w43, base)},
+static const PD_T(wxset) PD_T(wx_sets)[][3] = {
+    {WX_SET(w23, base), WX_SET(w43, base), WX_SET(w25, base)},
 #ifdef PD_X86
-    {WX_SET(w23, 256), WX_SET(w43, 256)},
-    {WX_SET(w23, 512), WX_SET(w43, 512)},
+    {WX_SET(w23, 256), WX_SET(w43, 256), WX_SET(w25, 256)},
+    {WX_SET(w23, 512), WX_SET(w43, 512), WX_SET(w25, 512)},
 #endif
 };
 static const PD_T(wxset) * PD_T(wx_pick)(const pd_wino_form *f) {
@@ -106,7 +107,7 @@ static const PD_T(wxset) * PD_T(wx_pick)(const pd_wino_form *f) {
 #ifdef PD_X86
   isa = pd_cpu_avx512f() ? 2 : pd_cpu_avx2_fma() ? 1 : 0;
 #endif
-  return &PD_T(wx_sets)[isa][f->m == 4];
+  return &PD_T(wx_sets)[isa][f->r == 5 ? 2 : f->m == 4];
 }
 #undef WX_SET
 #undef WX_FORM

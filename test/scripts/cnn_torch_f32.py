@@ -1,6 +1,7 @@
 # cnn_torch_f32.py — the convolutional nets compute what PyTorch computes
 # (issue 24): bench/compare_torch.py builds netdescs/fashion_cnn.pbtxt
-# (5x5, im2col) and netdescs/fashion_cnn3.pbtxt (3x3: Winograd F(4x4, 3x3)
+# (5x5: F(2x2, 5x5) for the 32-channel layer under --conv-algo auto, and
+# again with im2col forced) and netdescs/fashion_cnn3.pbtxt (3x3: Winograd F(4x4, 3x3)
 # under --conv-algo auto for the layers with 32 and 64 input channels, and
 # again with F(2x2, 3x3) forced) in PyTorch from the initial values
 # paddle-run's initializer gave, feeds the same batches of 64 (Fashion-MNIST
@@ -85,7 +86,7 @@ def check(label, a, b, steps=STEPS):
 
 px = torch.from_numpy(ct.read_idx(ct.DATA + "train-images-idx3-ubyte.gz").copy())
 lb = torch.from_numpy(ct.read_idx(ct.DATA + "train-labels-idx1-ubyte.gz").astype("int64"))
-for name, model, algos in (("fashion_cnn", "cnn", ("auto",)), ("fashion_cnn3", "cnn3", ("auto", "winograd2"))):
+for name, model, algos in (("fashion_cnn", "cnn", ("auto", "im2col")), ("fashion_cnn3", "cnn3", ("auto", "winograd2"))):
     nets = variants(name)
     p = init_params(nets["adam"], model + "_init")
     if model == "cnn3":  # the forward pass from the initializer's values, then the biases off ReLU's step
