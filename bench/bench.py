@@ -342,10 +342,11 @@ def product_flops(macs, first_has_dx=False):
 
 def nudge_conv_biases(d, names, value=0.01):
     """Sets the biases NAME.b.npy in the parameter directory d to `value`. With the initializer's zero biases,
-    fashion_cnn3's pre-activations are exactly 0 over the images' blank background, where ReLU's gradient
-    steps; Winograd F(4x4, 3x3) leaves ~1e-9 there (its transforms' rounding), which opens the gate, and the
-    biases' first gradients differ by up to ~25% of their largest from PyTorch's (the loss by 7e-5 at step 2
-    with Adam, 2e-3 by step 4). Away from the step, both sides compute the same (Adam: 2e-7 to step 4)."""
+    the CNNs' pre-activations are exactly 0 over the images' blank background, where ReLU's gradient
+    steps; Winograd F(4x4, 3x3) and F(4x4, 5x5) leave ~1e-9 there (their transforms' rounding), which opens
+    the gate, and the biases' first gradients differ by up to ~25% of their largest from PyTorch's (the loss
+    by 7e-5 at step 2 with Adam, 2e-3 by step 4). Away from the step, both sides compute the same (Adam: 2e-7
+    to step 4)."""
     import numpy as np
     for n in names:
         b = np.load(os.path.join(d, f"{n}.b.npy"))
@@ -1180,8 +1181,7 @@ class Bench:
             with open(mom, "w") as g:  # as compare_torch.py's --optimizer momentum: lr 0.01, momentum 0.9
                 g.write(nodrop.replace(adam_line, 'type: "momentum" lr: 0.01 momentum: 0.9'))
             init = self.initial_params(net, model)  # the same layers, so the same parameters serve both
-            if model == "cnn3":
-                nudge_conv_biases(init, ("c11", "c12", "c21", "c22"))
+            nudge_conv_biases(init, ("c11", "c12", "c21", "c22") if model == "cnn3" else ("conv1", "conv2"))
             for opt, p in (("adam", net), ("momentum", mom)):
                 self.cnn_one(opt, p, init, name, model, macs)
 
@@ -1674,12 +1674,13 @@ class Bench:
                   "runs the identical net in PyTorch: conv 5x5 (32 then 64 filters, padding 2, stride 1, with "
                   "bias), relu, max pool 2x2 stride 2, flatten, fc 3136x256 + relu, dropout, fc 256x10, "
                   "softmax cross-entropy plus the softmax and accuracy each step, Adam with lr 0.002 on the "
-                  "file's cosine schedule. The same for netdescs/fashion_cnn3.pbtxt and `--model cnn3`: four 3x3 "
+                  "file's cosine schedule (ours: the second convolution by Winograd F(4x4, 5x5), which "
+                  "`--conv-algo auto` picks). The same for netdescs/fashion_cnn3.pbtxt and `--model cnn3`: four 3x3 "
                   "convolutions (32, 32, then 64, 64 filters, padding 1, with bias, each with relu, a max pool 2x2 "
                   "after each pair; ours take Winograd F(4x4, 3x3) where `--conv-algo auto` picks it) and the same "
-                  "layers from flatten on, started with its convolutions' biases at 0.01 rather than the initializer's 0 "
-                  "(bench.py's nudge_conv_biases says why); its `% of peak` counts the convolutions as direct "
-                  "products. Each net "
+                  "layers from flatten on. Both nets start with their convolutions' biases at 0.01 rather than the "
+                  "initializer's 0 (bench.py's nudge_conv_biases says why); `% of peak` counts the convolutions as "
+                  "direct products. Each net "
                   "in every peer configuration (see 0; `nhwc` puts model and input in "
                   "channels-last), timed over the same steps. All of it is run twice: with the file's Adam, and "
                   "with momentum SGD on both sides (the file with `type: \"momentum\" lr: 0.01 momentum: 0.9`, "

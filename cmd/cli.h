@@ -76,8 +76,8 @@ enum { PD_OPT_DEVICE, PD_OPT_TF32, PD_OPT_NO_GRAPH, PD_OPT_CONV_ALGO, PD_N_DEVIC
   "                        the step captured as a CUDA graph\n"                           \
   "  --conv-algo A         CPU convolutions: auto (per layer), im2col, winograd2\n"      \
   "                        (Winograd F(2x2, 3x3) or F(2x2, 5x5)) or winograd4\n"         \
-  "                        (F(4x4, 3x3)) for every one; a layer the forced one\n"        \
-  "                        cannot do is an error (docs/training.md)\n"
+  "                        (F(4x4, 3x3) or F(4x4, 5x5)) for every one; a layer the\n"    \
+  "                        forced one cannot do is an error (docs/training.md)\n"
 /* Parses the place options at opts[first..] and opens the GPU when one is
  * asked for. Returns 0, or (after printing why) the exit code: 2 for a bad
  * value, a build without CUDA, no driver or no device. */

@@ -112,12 +112,12 @@ static pd_status infer(pd_ctx *c) {
   pd_status st = get_geom(c, x, &g);
   const pd_conv_algo algo = pd_conv_algo_get();
   const bool fits3 = !st && pd_wino_fits(&g, 3), fits5 = !st && pd_wino_fits(&g, 5);
-  if (!st && ((algo == PD_CONV_WINOGRAD2 && !fits3 && !fits5) || (algo == PD_CONV_WINOGRAD4 && !fits3)))
+  if (!st && (algo == PD_CONV_WINOGRAD2 || algo == PD_CONV_WINOGRAD4) && !fits3 && !fits5)
     return pd_ctx_fail(c, PD_ERR_INPUT,
                        "--conv-algo %s needs a %s kernel with stride 1, dilation 1 and one group; this layer has a "
                        "%lldx%lld kernel, strides [%lld, %lld], dilations [%lld, %lld] and %lld groups (--conv-algo "
                        "auto picks what fits each layer)",
-                       pd_conv_algo_name(algo), algo == PD_CONV_WINOGRAD2 ? "3x3 or 5x5" : "3x3", (long long)g.kh,
+                       pd_conv_algo_name(algo), "3x3 or 5x5", (long long)g.kh,
                        (long long)g.kw, (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw,
                        (long long)g.groups);
   if (!st) st = pd_ctx_param_shape(c, FILTER, x->dtype, 4, (int64_t[]){g.m, g.cg, g.kh, g.kw});
@@ -217,16 +217,17 @@ static int conv_parts(const geom *g) {
 }
 
 /* The Winograd form a layer runs with (NULL: im2col and the AVX-512 paths),
- * per --conv-algo. auto takes F(4x4, 3x3) for 3x3 layers and F(2x2, 5x5)
+ * per --conv-algo. auto takes F(4x4, 3x3) for 3x3 layers and F(4x4, 5x5)
  * for 5x5 ones where the layer has at least WINO_MIN_CHANNELS input and
  * output channels (with one input channel the products have K = 1 and F(4x4)
  * was 11x slower than im2col). Measured on the Zen 3 machine (docs/training.md
  * has the table), batch 64, one thread, forward / backward ms: fashion_cnn3's
  * 32->32 at 28x28: im2col 14.3 / 32.4, F(4x4) 11.1 / 21.9, F(2x2) 15.4 /
  * 32.4; 64->64 at 14x14: 13.8 / 28.7, 8.7 / 18.7, 10.6 / 23.1; fashion_cnn's
- * 32->64 5x5 at 14x14: im2col 22.4 / 49.4, F(2x2, 5x5) 14.5 / 29.8. F(2x2,
- * 3x3) is slower than F(4x4) on every 3x3 layer measured, so only
- * --conv-algo picks it. */
+ * 32->64 5x5 at 14x14: im2col 22.4 / 49.4, F(2x2, 5x5) 14.5 / 29.8, F(4x4,
+ * 5x5) 10.1 / 18.9 (its 4x4 tiles cover 16x16 for the 14x14 output and
+ * still win). The 2x2 forms are slower than the 4x4 ones on every layer
+ * measured, so only --conv-algo picks them. */
 #define WINO_MIN_CHANNELS 16
 static const pd_wino_form *wino_form(const geom *g) {
   switch (pd_conv_algo_get()) {
@@ -235,12 +236,12 @@ static const pd_wino_form *wino_form(const geom *g) {
   case PD_CONV_WINOGRAD2:
     return pd_wino_fits(g, 3) ? pd_wino_form_get(2, 3) : pd_wino_fits(g, 5) ? pd_wino_form_get(2, 5) : NULL;
   case PD_CONV_WINOGRAD4:
-    return pd_wino_fits(g, 3) ? pd_wino_form_get(4, 3) : NULL;
+    return pd_wino_fits(g, 3) ? pd_wino_form_get(4, 3) : pd_wino_fits(g, 5) ? pd_wino_form_get(4, 5) : NULL;
   case PD_CONV_AUTO:
     break;
   }
   if (g->c < WINO_MIN_CHANNELS || g->m < WINO_MIN_CHANNELS) return NULL;
-  return pd_wino_fits(g, 3) ? pd_wino_form_get(4, 3) : pd_wino_fits(g, 5) ? pd_wino_form_get(2, 5) : NULL;
+  return pd_wino_fits(g, 3) ? pd_wino_form_get(4, 3) : pd_wino_fits(g, 5) ? pd_wino_form_get(4, 5) : NULL;
 }
 
 /* floats taken by the packed path's tap offsets (int64), a 64-byte multiple */

@@ -1,7 +1,7 @@
 /* conv_winograd.h — Winograd minimal filtering for conv2d's CPU kernels
  * (conv_winograd.c): 3x3 and 5x5 kernels with stride 1, dilation 1 and one
  * group, any padding, in output tiles of 2x2 (F(2x2, 3x3), F(2x2, 5x5)) or
- * 4x4 (F(4x4, 3x3)).
+ * 4x4 (F(4x4, 3x3), F(4x4, 5x5)).
  * Private to conv2d's CPU files. */
 #ifndef PD_OPS_CONV_WINOGRAD_H
 #define PD_OPS_CONV_WINOGRAD_H

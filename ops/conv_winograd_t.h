@@ -17,14 +17,14 @@
 static inline __attribute__((always_inline)) void
 PD_T(wx_body)(const double *mx, int R, int S, bool tr, const T *restrict in, int64_t is, T *restrict out, int64_t os) {
   const int E = tr ? S : R, D = tr ? R : S;
-  T tmp[6 * 6 * LN];
-#pragma GCC unroll 6
+  T tmp[8 * 8 * LN];
+#pragma GCC unroll 8
   for (int p = 0; p < E; p++)
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int j = 0; j < D; j++) {
       T acc[LN];
       for (int l = 0; l < LN; l++) acc[l] = 0;
-#pragma GCC unroll 6
+#pragma GCC unroll 8
       for (int i = 0; i < D; i++) {
         const double cf = tr ? mx[i * S + p] : mx[p * S + i];
         if (cf == 0) continue;
@@ -33,13 +33,13 @@ PD_T(wx_body)(const double *mx, int R, int S, bool tr, const T *restrict in, int
       }
       for (int l = 0; l < LN; l++) tmp[(p * D + j) * LN + l] = acc[l];
     }
-#pragma GCC unroll 6
+#pragma GCC unroll 8
   for (int p = 0; p < E; p++)
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int q = 0; q < E; q++) {
       T acc[LN];
       for (int l = 0; l < LN; l++) acc[l] = 0;
-#pragma GCC unroll 6
+#pragma GCC unroll 8
       for (int j = 0; j < D; j++) {
         const double cf = tr ? mx[j * S + q] : mx[q * S + j];
         if (cf == 0) continue;
@@ -85,6 +85,7 @@ typedef void (*PD_T(wx_fn))(const T *, int64_t, T *, int64_t);
 WX_FORM(w23, at2, g2, bt2, 2, 3, 4)
 WX_FORM(w43, at4, g4, bt4, 4, 3, 6)
 WX_FORM(w25, at25, g25, bt4, 2, 5, 6)
+WX_FORM(w45, at45, g45, bt45, 4, 5, 8)
 
 /* a form's transforms: BT d BT^T and its adjoint, AT z AT^T and its adjoint, G w G^T and its adjoint */
 typedef struct PD_T(wxset) {
@@ -95,11 +96,11 @@ typedef struct PD_T(wxset) {
     PD_T(id##_bf_##sfx), PD_T(id##_bt_##sfx), PD_T(id##_af_##sfx), PD_T(id##_at_##sfx), PD_T(id##_gf_##sfx), \
         PD_T(id##_gt_##sfx)                                                                                  \
   }
-static const PD_T(wxset) PD_T(wx_sets)[][3] = {
-    {WX_SET(w23, base), WX_SET(w43, base), WX_SET(w25, base)},
+static const PD_T(wxset) PD_T(wx_sets)[][4] = {
+    {WX_SET(w23, base), WX_SET(w43, base), WX_SET(w25, base), WX_SET(w45, base)},
 #ifdef PD_X86
-    {WX_SET(w23, 256), WX_SET(w43, 256), WX_SET(w25, 256)},
-    {WX_SET(w23, 512), WX_SET(w43, 512), WX_SET(w25, 512)},
+    {WX_SET(w23, 256), WX_SET(w43, 256), WX_SET(w25, 256), WX_SET(w45, 256)},
+    {WX_SET(w23, 512), WX_SET(w43, 512), WX_SET(w25, 512), WX_SET(w45, 512)},
 #endif
 };
 static const PD_T(wxset) * PD_T(wx_pick)(const pd_wino_form *f) {
@@ -107,7 +108,7 @@ static const PD_T(wxset) * PD_T(wx_pick)(const pd_wino_form *f) {
 #ifdef PD_X86
   isa = pd_cpu_avx512f() ? 2 : pd_cpu_avx2_fma() ? 1 : 0;
 #endif
-  return &PD_T(wx_sets)[isa][f->r == 5 ? 2 : f->m == 4];
+  return &PD_T(wx_sets)[isa][(f->r == 5) * 2 + (f->m == 4)];
 }
 #undef WX_SET
 #undef WX_FORM
@@ -212,7 +213,7 @@ static inline __attribute__((always_inline)) void PD_T(input_xform_a)(const wpla
                                                                        const T *xp, int64_t n0, int64_t tg, int64_t nt,
                                                                        T *v, const int a) {
   const int64_t C = p->g->c, wp = p->wp, plane = p->hp * p->wp;
-  T d[6 * 6 * LN];
+  T d[8 * 8 * LN];
   int64_t off[LN];
   for (int64_t t0 = 0; t0 < nt; t0 += LN) {
     PD_T(lanes)(p, tg, t0, nt, n0, wp, C * plane, off);
@@ -232,8 +233,10 @@ static void PD_T(input_xform)(const wplan *p, const PD_T(wxset) * ws, const T *x
                               T *v) {
   if (p->f->a == 4)
     PD_T(input_xform_a)(p, ws, xp, n0, tg, nt, v, 4);
-  else
+  else if (p->f->a == 6)
     PD_T(input_xform_a)(p, ws, xp, n0, tg, nt, v, 6);
+  else
+    PD_T(input_xform_a)(p, ws, xp, n0, tg, nt, v, 8);
 }
 
 /* y: the m x m output tiles of tiles t0 .. t0 + nt, clipped to the output */
@@ -311,7 +314,7 @@ static inline __attribute__((always_inline)) void PD_T(dinput_xform_a)(const wpl
                                                                         const T *v, int64_t n0, int64_t tg, int64_t nt,
                                                                         T *dxp, const int a) {
   const int64_t C = p->g->c, wp = p->wp, plane = p->hp * p->wp;
-  T d[6 * 6 * LN];
+  T d[8 * 8 * LN];
   int64_t off[LN];
   for (int64_t t0 = 0; t0 < nt; t0 += LN) {
     PD_T(lanes)(p, tg, t0, nt, n0, wp, C * plane, off);
@@ -331,8 +334,10 @@ static void PD_T(dinput_xform)(const wplan *p, const PD_T(wxset) * ws, const T *
                                T *dxp) {
   if (p->f->a == 4)
     PD_T(dinput_xform_a)(p, ws, v, n0, tg, nt, dxp, 4);
-  else
+  else if (p->f->a == 6)
     PD_T(dinput_xform_a)(p, ws, v, n0, tg, nt, dxp, 6);
+  else
+    PD_T(dinput_xform_a)(p, ws, v, n0, tg, nt, dxp, 8);
 }
 
 /* sum of n values in 16 interleaved partial sums (vectorised, fixed order) */
