@@ -69,11 +69,11 @@ enum { PD_OPT_DEVICE, PD_OPT_TF32, PD_OPT_NO_GRAPH, PD_OPT_CONV_ALGO, PD_N_DEVIC
   [(first) + PD_OPT_DEVICE] = {.name = "--device", .has_value = true}, [(first) + PD_OPT_TF32] = {.name = "--tf32"}, \
              [(first) + PD_OPT_NO_GRAPH] = {.name = "--no-cuda-graph"},                                              \
              [(first) + PD_OPT_CONV_ALGO] = {.name = "--conv-algo", .has_value = true}
-#define PD_DEVICE_HELP                                                                    \
-  "  --device cpu|gpu[:N]  where to run (default cpu); gpu needs a CUDA build and GPU\n"  \
-  "  --tf32                let cuBLAS use TF32 tensor cores on a GPU (default off)\n"     \
-  "  --no-cuda-graph       on a GPU, launch every op each step instead of replaying\n"    \
-  "                        the step captured as a CUDA graph\n"                           \
+#define PD_DEVICE_HELP                                                                   \
+  "  --device cpu|gpu[:N]  where to run (default cpu); gpu needs a CUDA build and GPU\n" \
+  "  --tf32                let cuBLAS use TF32 tensor cores on a GPU (default off)\n"    \
+  "  --no-cuda-graph       on a GPU, launch every op each step instead of replaying\n"   \
+  "                        the step captured as a CUDA graph\n"                          \
   "  --conv-algo A         CPU convolutions: auto (per layer), im2col, winograd2\n"      \
   "                        (Winograd F(2x2, 3x3) or F(2x2, 5x5)) or winograd4\n"         \
   "                        (F(4x4, 3x3) or F(4x4, 5x5)) for every one; a layer the\n"    \

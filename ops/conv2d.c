@@ -114,12 +114,12 @@ static pd_status infer(pd_ctx *c) {
   const bool fits3 = !st && pd_wino_fits(&g, 3), fits5 = !st && pd_wino_fits(&g, 5);
   if (!st && (algo == PD_CONV_WINOGRAD2 || algo == PD_CONV_WINOGRAD4) && !fits3 && !fits5)
     return pd_ctx_fail(c, PD_ERR_INPUT,
-                       "--conv-algo %s needs a %s kernel with stride 1, dilation 1 and one group; this layer has a "
+                       "--conv-algo %s needs a 3x3 or 5x5 kernel with stride 1, dilation 1 and one group; this "
+                       "layer has a "
                        "%lldx%lld kernel, strides [%lld, %lld], dilations [%lld, %lld] and %lld groups (--conv-algo "
                        "auto picks what fits each layer)",
-                       pd_conv_algo_name(algo), "3x3 or 5x5", (long long)g.kh,
-                       (long long)g.kw, (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw,
-                       (long long)g.groups);
+                       pd_conv_algo_name(algo), (long long)g.kh, (long long)g.kw, (long long)g.sh, (long long)g.sw,
+                       (long long)g.dh, (long long)g.dw, (long long)g.groups);
   if (!st) st = pd_ctx_param_shape(c, FILTER, x->dtype, 4, (int64_t[]){g.m, g.cg, g.kh, g.kw});
   if (!st && pd_in(c, BIAS)) st = pd_ctx_param_shape(c, BIAS, x->dtype, 1, &g.m);
   if (st) return st;

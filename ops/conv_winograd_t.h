@@ -51,30 +51,157 @@ PD_T(wx_body)(const double *mx, int R, int S, bool tr, const T *restrict in, int
     }
 }
 
+/* The 4x4-tile forms' input and output transforms written out with their
+ * common terms shared (the pairs of rows for the points +-p are the sum and
+ * the difference of the same even and odd parts), about a third of wx_body's
+ * operations. One 1-D transform over LN lanes: y(k) = y + k ys from x(k) =
+ * x + k xs, each LN lanes held as one vector (GCC splits it into the
+ * target's registers). */
+typedef T PD_T(vec) __attribute__((vector_size(64)));
+#define V PD_T(vec)
+#define XK(k)                           \
+  __extension__({                       \
+    V v_;                               \
+    memcpy(&v_, x + (k)*xs, sizeof v_); \
+    v_;                                 \
+  })
+#define YK(k, v)                        \
+  do {                                  \
+    const V v_ = (v);                   \
+    memcpy(y + (k)*ys, &v_, sizeof v_); \
+  } while (0)
+/* BT of F(4x4, 3x3) (and F(2x2, 5x5)), 6 points, and its transpose */
+static inline __attribute__((always_inline)) void PD_T(bt6)(const T *restrict x, int64_t xs, T *restrict y,
+                                                            int64_t ys) {
+  const V d0 = XK(0), d1 = XK(1), d2 = XK(2), d3 = XK(3), d4 = XK(4), d5 = XK(5);
+  const V t1 = d4 - (T)4 * d2, t2 = d3 - (T)4 * d1, t3 = d4 - d2, t4 = (T)2 * (d3 - d1);
+  YK(0, (T)4 * d0 - (T)5 * d2 + d4);
+  YK(1, t1 + t2);
+  YK(2, t1 - t2);
+  YK(3, t3 + t4);
+  YK(4, t3 - t4);
+  YK(5, (T)4 * d1 - (T)5 * d3 + d5);
+}
+static inline __attribute__((always_inline)) void PD_T(bt6t)(const T *restrict x, int64_t xs, T *restrict y,
+                                                             int64_t ys) {
+  const V v0 = XK(0), v1 = XK(1), v2 = XK(2), v3 = XK(3), v4 = XK(4), v5 = XK(5);
+  const V s12 = v1 + v2, d21 = v2 - v1, s34 = v3 + v4, d43 = v4 - v3;
+  YK(0, (T)4 * v0);
+  YK(1, (T)4 * d21 + (T)2 * d43 + (T)4 * v5);
+  YK(2, -(T)5 * v0 - (T)4 * s12 - s34);
+  YK(3, -(d21 + (T)2 * d43) - (T)5 * v5);
+  YK(4, v0 + s12 + s34);
+  YK(5, v5);
+}
+/* AT of F(4x4, 3x3) [4, 6] and its transpose */
+static inline __attribute__((always_inline)) void PD_T(at46)(const T *restrict x, int64_t xs, T *restrict y,
+                                                             int64_t ys) {
+  const V s12 = XK(1) + XK(2), d12 = XK(1) - XK(2), s34 = XK(3) + XK(4), d34 = XK(3) - XK(4);
+  YK(0, XK(0) + s12 + s34);
+  YK(1, d12 + (T)2 * d34);
+  YK(2, s12 + (T)4 * s34);
+  YK(3, d12 + (T)8 * d34 + XK(5));
+}
+static inline __attribute__((always_inline)) void PD_T(at46t)(const T *restrict x, int64_t xs, T *restrict y,
+                                                              int64_t ys) {
+  const V y0 = XK(0), y1 = XK(1), y2 = XK(2), y3 = XK(3);
+  const V e1 = y0 + y2, o1 = y1 + y3, e2 = y0 + (T)4 * y2, o2 = (T)2 * y1 + (T)8 * y3;
+  YK(0, y0);
+  YK(1, e1 + o1);
+  YK(2, e1 - o1);
+  YK(3, e2 + o2);
+  YK(4, e2 - o2);
+  YK(5, y3);
+}
+/* BT of F(4x4, 5x5), 8 points, and its transpose */
+static inline __attribute__((always_inline)) void PD_T(bt8)(const T *restrict x, int64_t xs, T *restrict y,
+                                                            int64_t ys) {
+  const V d0 = XK(0), d1 = XK(1), d2 = XK(2), d3 = XK(3), d4 = XK(4), d5 = XK(5), d6 = XK(6), d7 = XK(7);
+  const V e1 = d2 - (T)4.25 * d4 + d6, o1 = d1 - (T)4.25 * d3 + d5;
+  const V e2 = (T)0.25 * d2 - (T)1.25 * d4 + d6, o2 = (T)0.5 * d1 - (T)2.5 * d3 + (T)2 * d5;
+  const V e3 = (T)4 * d2 - (T)5 * d4 + d6, o3 = (T)2 * d1 - (T)2.5 * d3 + (T)0.5 * d5;
+  YK(0, (d6 - d0) + (T)5.25 * (d2 - d4));
+  YK(1, e1 + o1);
+  YK(2, e1 - o1);
+  YK(3, e2 + o2);
+  YK(4, e2 - o2);
+  YK(5, e3 + o3);
+  YK(6, e3 - o3);
+  YK(7, (d7 - d1) + (T)5.25 * (d3 - d5));
+}
+static inline __attribute__((always_inline)) void PD_T(bt8t)(const T *restrict x, int64_t xs, T *restrict y,
+                                                             int64_t ys) {
+  const V v0 = XK(0), v7 = XK(7);
+  const V s12 = XK(1) + XK(2), d12 = XK(1) - XK(2), s34 = XK(3) + XK(4), d34 = XK(3) - XK(4);
+  const V s56 = XK(5) + XK(6), d56 = XK(5) - XK(6);
+  YK(0, -v0);
+  YK(1, d12 + (T)0.5 * d34 + (T)2 * d56 - v7);
+  YK(2, (T)5.25 * v0 + s12 + (T)0.25 * s34 + (T)4 * s56);
+  YK(3, -(T)4.25 * d12 - (T)2.5 * d34 - (T)2.5 * d56 + (T)5.25 * v7);
+  YK(4, -(T)5.25 * v0 - (T)4.25 * s12 - (T)1.25 * s34 - (T)5 * s56);
+  YK(5, d12 + (T)2 * d34 + (T)0.5 * d56 - (T)5.25 * v7);
+  YK(6, v0 + s12 + s34 + s56);
+  YK(7, v7);
+}
+/* AT of F(4x4, 5x5) [4, 8] and its transpose */
+static inline __attribute__((always_inline)) void PD_T(at48)(const T *restrict x, int64_t xs, T *restrict y,
+                                                             int64_t ys) {
+  const V s12 = XK(1) + XK(2), d12 = XK(1) - XK(2), s34 = XK(3) + XK(4), d34 = XK(3) - XK(4);
+  const V s56 = XK(5) + XK(6), d56 = XK(5) - XK(6);
+  YK(0, XK(0) + s12 + s34 + s56);
+  YK(1, d12 + (T)2 * d34 + (T)0.5 * d56);
+  YK(2, s12 + (T)4 * s34 + (T)0.25 * s56);
+  YK(3, d12 + (T)8 * d34 + (T)0.125 * d56 + XK(7));
+}
+static inline __attribute__((always_inline)) void PD_T(at48t)(const T *restrict x, int64_t xs, T *restrict y,
+                                                              int64_t ys) {
+  const V y0 = XK(0), y1 = XK(1), y2 = XK(2), y3 = XK(3);
+  const V e1 = y0 + y2, o1 = y1 + y3, e2 = y0 + (T)4 * y2, o2 = (T)2 * y1 + (T)8 * y3;
+  const V e3 = y0 + (T)0.25 * y2, o3 = (T)0.5 * y1 + (T)0.125 * y3;
+  YK(0, y0);
+  YK(1, e1 + o1);
+  YK(2, e1 - o1);
+  YK(3, e2 + o2);
+  YK(4, e2 - o2);
+  YK(5, e3 + o3);
+  YK(6, e3 - o3);
+  YK(7, y3);
+}
+#undef XK
+#undef YK
+#undef V
+
+/* out = X in X^T over LN lanes by a 1-D transform F of X [E, D]: down the
+ * columns of in [D, D] into tmp [E, D], then along tmp's rows into out
+ * [E, E]; element layout as wx_body's. */
+#define WX_SEP_BODY(F, D, E)                                                                                   \
+  do {                                                                                                         \
+    T tmp[8 * 8 * LN];                                                                                         \
+    _Pragma("GCC unroll 8") for (int j = 0; j < (D); j++) PD_T(F)(in + j * is, (D)*is, tmp + j * LN, (D)*LN);  \
+    _Pragma("GCC unroll 8") for (int p = 0; p < (E); p++) PD_T(F)(tmp + p * (D)*LN, LN, out + p * (E)*os, os); \
+  } while (0)
+
 /* wx_body for one matrix and direction: the coefficients are constants, so
  * the zero ones drop out and the loops unroll into straight vector code;
- * built for AVX-512 too where the CPU has it. */
+ * built for AVX2 and AVX-512 too where the CPU has them. */
 typedef void (*PD_T(wx_fn))(const T *, int64_t, T *, int64_t);
 #ifdef PD_X86
-#define WX_512(name, MX, R, S, TR)                                                                                 \
+#define WX_ISA(name, BODY)                                                                                         \
   __attribute__((target("avx512f,prefer-vector-width=512"))) static void PD_T(name##_512)(const T *in, int64_t is, \
                                                                                           T *out, int64_t os) {    \
-    PD_T(wx_body)(MX, R, S, TR, in, is, out, os);                                                                  \
-  }
-#define WX_256(name, MX, R, S, TR)                                                                    \
-  __attribute__((target("avx2,fma"))) static void PD_T(name##_256)(const T *in, int64_t is, T *out, int64_t os) { \
-    PD_T(wx_body)(MX, R, S, TR, in, is, out, os);                                                                 \
+    BODY;                                                                                                          \
+  }                                                                                                                \
+  __attribute__((target("avx2,fma"))) static void PD_T(name##_256)(const T *in, int64_t is, T *out, int64_t os) {  \
+    BODY;                                                                                                          \
   }
 #else
-#define WX_512(name, MX, R, S, TR)
-#define WX_256(name, MX, R, S, TR)
+#define WX_ISA(name, BODY)
 #endif
-#define WX(name, MX, R, S, TR)                                                 \
-  static void PD_T(name##_base)(const T *in, int64_t is, T *out, int64_t os) { \
-    PD_T(wx_body)(MX, R, S, TR, in, is, out, os);                              \
-  }                                                                            \
-  WX_512(name, MX, R, S, TR)                                                   \
-  WX_256(name, MX, R, S, TR)
+#define WX_ANY(name, BODY)                                                             \
+  static void PD_T(name##_base)(const T *in, int64_t is, T *out, int64_t os) { BODY; } \
+  WX_ISA(name, BODY)
+#define WX(name, MX, R, S, TR) WX_ANY(name, PD_T(wx_body)(MX, R, S, TR, in, is, out, os))
+#define WX_SEP(name, F, D, E) WX_ANY(name, WX_SEP_BODY(F, D, E))
 #define WX_FORM(id, AT, G, BT, M, R, A) \
   WX(id##_bf, BT, A, A, false)          \
   WX(id##_bt, BT, A, A, true)           \
@@ -82,10 +209,18 @@ typedef void (*PD_T(wx_fn))(const T *, int64_t, T *, int64_t);
   WX(id##_at, AT, M, A, true)           \
   WX(id##_gf, G, A, R, false)           \
   WX(id##_gt, G, A, R, true)
+/* the 4x4-tile forms: the filter's by wx_body (once a call), the rest by their 1-D transforms */
+#define WX_FORM4(id, G, R, A, BT1, BT1T, AT1, AT1T) \
+  WX_SEP(id##_bf, BT1, A, A)                        \
+  WX_SEP(id##_bt, BT1T, A, A)                       \
+  WX_SEP(id##_af, AT1, A, 4)                        \
+  WX_SEP(id##_at, AT1T, 4, A)                       \
+  WX(id##_gf, G, A, R, false)                       \
+  WX(id##_gt, G, A, R, true)
 WX_FORM(w23, at2, g2, bt2, 2, 3, 4)
-WX_FORM(w43, at4, g4, bt4, 4, 3, 6)
+WX_FORM4(w43, g4, 3, 6, bt6, bt6t, at46, at46t)
 WX_FORM(w25, at25, g25, bt4, 2, 5, 6)
-WX_FORM(w45, at45, g45, bt45, 4, 5, 8)
+WX_FORM4(w45, g45, 5, 8, bt8, bt8t, at48, at48t)
 
 /* a form's transforms: BT d BT^T and its adjoint, AT z AT^T and its adjoint, G w G^T and its adjoint */
 typedef struct PD_T(wxset) {
@@ -112,8 +247,12 @@ static const PD_T(wxset) * PD_T(wx_pick)(const pd_wino_form *f) {
 }
 #undef WX_SET
 #undef WX_FORM
+#undef WX_FORM4
 #undef WX
-#undef WX_512
+#undef WX_SEP
+#undef WX_SEP_BODY
+#undef WX_ANY
+#undef WX_ISA
 
 /* U [a a][ldu] (element (m, c) of plane xi at m C + c) = G w G^T */
 static void PD_T(filter_xform)(const wplan *p, const T *w, T *u) {
@@ -210,8 +349,8 @@ static void PD_T(lanes)(const wplan *p, int64_t tg, int64_t t0, int64_t nt, int6
  * planes: V[xi][ch][t] = (BT d BT^T)[xi] for the input tiles, from the
  * chunk's padded images xp (the first is image n0) */
 static inline __attribute__((always_inline)) void PD_T(input_xform_a)(const wplan *p, const PD_T(wxset) * ws,
-                                                                       const T *xp, int64_t n0, int64_t tg, int64_t nt,
-                                                                       T *v, const int a) {
+                                                                      const T *xp, int64_t n0, int64_t tg, int64_t nt,
+                                                                      T *v, const int a) {
   const int64_t C = p->g->c, wp = p->wp, plane = p->hp * p->wp;
   T d[8 * 8 * LN];
   int64_t off[LN];
@@ -241,8 +380,8 @@ static void PD_T(input_xform)(const wplan *p, const PD_T(wxset) * ws, const T *x
 
 /* y: the m x m output tiles of tiles t0 .. t0 + nt, clipped to the output */
 static inline __attribute__((always_inline)) void PD_T(output_xform_m)(const wplan *p, const PD_T(wxset) * ws,
-                                                                        const T *z, int64_t tg, int64_t nt,
-                                                                        const T *b, T *y, const int m) {
+                                                                       const T *z, int64_t tg, int64_t nt, const T *b,
+                                                                       T *y, const int m) {
   const pd_conv_geom *g = p->g;
   const int64_t M = g->m, Ho = g->ho, Wo = g->wo;
   T o[4 * 4 * LN];
@@ -282,8 +421,8 @@ static void PD_T(output_xform)(const wplan *p, const PD_T(wxset) * ws, const T *
 /* Z[xi][k][t] = (AT^T dy AT)[xi] of dy's m x m tiles, from the chunk's
  * padded dOutput dyp (the first is image n0) */
 static inline __attribute__((always_inline)) void PD_T(doutput_xform_m)(const wplan *p, const PD_T(wxset) * ws,
-                                                                         const T *dyp, int64_t n0, int64_t tg,
-                                                                         int64_t nt, T *z, const int m) {
+                                                                        const T *dyp, int64_t n0, int64_t tg,
+                                                                        int64_t nt, T *z, const int m) {
   const int64_t M = p->g->m, wq = p->wq, plane = p->hq * p->wq;
   T o[4 * 4 * LN];
   int64_t off[LN];
@@ -311,8 +450,8 @@ static void PD_T(doutput_xform)(const wplan *p, const PD_T(wxset) * ws, const T 
 
 /* dxp += BT^T V BT of each tile, into the chunk's padded sums (image n0 first) */
 static inline __attribute__((always_inline)) void PD_T(dinput_xform_a)(const wplan *p, const PD_T(wxset) * ws,
-                                                                        const T *v, int64_t n0, int64_t tg, int64_t nt,
-                                                                        T *dxp, const int a) {
+                                                                       const T *v, int64_t n0, int64_t tg, int64_t nt,
+                                                                       T *dxp, const int a) {
   const int64_t C = p->g->c, wp = p->wp, plane = p->hp * p->wp;
   T d[8 * 8 * LN];
   int64_t off[LN];
