@@ -80,6 +80,8 @@ typedef struct wplan {
   int64_t imgs;           /* most images a chunk's tiles touch */
   int64_t hp, wp, hq, wq; /* padded input and output planes */
   int64_t pad_off;        /* where a part's padded images start (elements) */
+  int64_t xpad;           /* the padded input's size, with room for an 8-wide read past its last tile */
+  bool avx2;              /* float tiles of 6 or 8 gathered and scattered 8 lanes at a time */
   void *u;
   void *part[64];
 } wplan;
@@ -104,8 +106,14 @@ static pd_status make_wplan(pd_ctx *c, const pd_conv_geom *g, const pd_wino_form
   p->imgs = (p->chunk + p->tiles - 2) / p->tiles + 1;
   if (p->imgs > g->n) p->imgs = g->n;
   p->pad_off = round_up(aa * (g->c + g->m) * p->ld + (backward ? aa * p->ldu + g->m : 0), ln);
-  const int64_t xpad = p->imgs * g->c * p->hp * p->wp, dypad = p->imgs * g->m * p->hq * p->wq;
-  const int64_t part_n = round_up(p->pad_off + xpad + (backward ? xpad + dypad : 0), ln);
+  p->xpad = round_up(p->imgs * g->c * p->hp * p->wp + 8, ln);
+  const int64_t dypad = p->imgs * g->m * p->hq * p->wq;
+  const int64_t part_n = round_up(p->pad_off + p->xpad + (backward ? p->xpad + dypad : 0), ln);
+#ifdef PD_X86
+  p->avx2 = elem == 4 && f->a >= 6 && pd_cpu_avx2_fma();
+#else
+  p->avx2 = false;
+#endif
   const int64_t total = aa * p->ldu + part_n * p->parts + ln;
   pd_tensor *t = &c->op->work[0];
   t->dtype = elem == 4 ? PD_F32 : PD_F64;
@@ -117,6 +125,76 @@ static pd_status make_wplan(pd_ctx *c, const pd_conv_geom *g, const pd_wino_form
   for (int i = 0; i < p->parts; i++) p->part[i] = base + (aa * p->ldu + part_n * i) * (int64_t)elem;
   return PD_OK;
 }
+
+#ifdef PD_X86
+#include <immintrin.h>
+
+/* r[k][j] -> r[j][k], an 8x8 transpose */
+#define AVX2_INLINE __attribute__((target("avx2"), always_inline)) static inline
+AVX2_INLINE void tr8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* d[(i a + j) 16 + k] = base[k][i ws + j] for 8 lanes k and i, j < a (a <= 8;
+ * each row read 8 wide: the padded planes leave room past their ends) */
+AVX2_INLINE void gather8_a(const float *const base[8], int64_t ws, const int a, float *d) {
+#pragma GCC unroll 8
+  for (int i = 0; i < a; i++) {
+    __m256 r[8];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(base[k] + i * ws);
+    tr8(r);
+#pragma GCC unroll 8
+    for (int j = 0; j < a; j++) _mm256_storeu_ps(d + (i * a + j) * 16, r[j]);
+  }
+}
+__attribute__((target("avx2"))) static void gather8(const float *const base[8], int64_t ws, int a, float *d) {
+  if (a == 6)
+    gather8_a(base, ws, 6, d);
+  else
+    gather8_a(base, ws, 8, d);
+}
+
+/* base[k][i ws + j] += d[(i a + j) 16 + k]; each row 8 wide, the columns
+ * past a adding 0. Neighbouring lanes' windows overlap, so the even lanes
+ * go first, then the odd ones: a read of what the previous lane has just
+ * stored would wait for the store (a partial overlap is not forwarded). */
+AVX2_INLINE void scatter_add8_a(float *const base[8], int64_t ws, const int a, const float *d) {
+  __m256 r[8][8];
+#pragma GCC unroll 8
+  for (int i = 0; i < a; i++) {
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++) r[i][j] = j < a ? _mm256_loadu_ps(d + (i * a + j) * 16) : _mm256_setzero_ps();
+    tr8(r[i]);
+  }
+  for (int odd = 0; odd < 2; odd++)
+#pragma GCC unroll 4
+    for (int k = odd; k < 8; k += 2)
+#pragma GCC unroll 8
+      for (int i = 0; i < a; i++) {
+        float *q = base[k] + i * ws;
+        _mm256_storeu_ps(q, _mm256_add_ps(_mm256_loadu_ps(q), r[i][k]));
+      }
+}
+__attribute__((target("avx2"))) static void scatter_add8(float *const base[8], int64_t ws, int a, const float *d) {
+  if (a == 6)
+    scatter_add8_a(base, ws, 6, d);
+  else
+    scatter_add8_a(base, ws, 8, d);
+}
+#undef AVX2_INLINE
+#endif
 
 #define T float
 #include "conv_winograd_t.h"

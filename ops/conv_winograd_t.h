@@ -357,6 +357,17 @@ static inline __attribute__((always_inline)) void PD_T(input_xform_a)(const wpla
   for (int64_t t0 = 0; t0 < nt; t0 += LN) {
     PD_T(lanes)(p, tg, t0, nt, n0, wp, C * plane, off);
     for (int64_t ch = 0; ch < C; ch++) {
+#ifdef PD_X86
+      if (sizeof(T) == 4 && p->avx2) {
+        for (int l0 = 0; l0 < LN; l0 += 8) {
+          const float *base[8];
+          for (int k = 0; k < 8; k++) base[k] = (const float *)(xp + ch * plane + off[l0 + k]);
+          gather8(base, wp, a, (float *)d + l0);
+        }
+        ws->bf(d, LN, v + ch * p->ld + t0, C * p->ld);
+        continue;
+      }
+#endif
       for (int l = 0; l < LN; l++) {
         const T *x = xp + ch * plane + off[l];
 #pragma GCC unroll 8
@@ -459,6 +470,16 @@ static inline __attribute__((always_inline)) void PD_T(dinput_xform_a)(const wpl
     PD_T(lanes)(p, tg, t0, nt, n0, wp, C * plane, off);
     for (int64_t ch = 0; ch < C; ch++) {
       ws->bt(v + ch * p->ld + t0, C * p->ld, d, LN);
+#ifdef PD_X86
+      if (sizeof(T) == 4 && p->avx2 && t0 + LN <= nt) {
+        for (int l0 = 0; l0 < LN; l0 += 8) {
+          float *base[8];
+          for (int k = 0; k < 8; k++) base[k] = (float *)(dxp + ch * plane + off[l0 + k]);
+          scatter_add8(base, wp, a, (const float *)d + l0);
+        }
+        continue;
+      }
+#endif
       for (int l = 0; l < LN && t0 + l < nt; l++) {
         T *x = dxp + ch * plane + off[l];
 #pragma GCC unroll 8
@@ -523,8 +544,7 @@ static void PD_T(backward_part)(void *arg, int t, int nt) {
   const pd_conv_geom *g = p->g;
   const int64_t aa = (int64_t)p->f->a * p->f->a, M = g->m, C = g->c;
   T *v = (T *)p->part[t], *z = v + aa * C * p->ld, *du = z + aa * M * p->ld, *db = du + aa * p->ldu;
-  const int64_t xpad = p->imgs * C * p->hp * p->wp;
-  T *xp = (T *)p->part[t] + p->pad_off, *dxp = xp + xpad, *dyp = dxp + xpad;
+  T *xp = (T *)p->part[t] + p->pad_off, *dxp = xp + p->xpad, *dyp = dxp + p->xpad;
   const PD_T(wxset) *ws = PD_T(wx_pick)(p->f);
   int64_t lo, hi;
   pd_parallel_range(g->n, t, nt, &lo, &hi);
