@@ -219,14 +219,15 @@ static int conv_parts(const geom *g) {
 /* The Winograd form a layer runs with (NULL: im2col and the AVX-512 paths),
  * per --conv-algo. auto takes F(4x4, 3x3) for 3x3 layers and F(4x4, 5x5)
  * for 5x5 ones where the layer has at least WINO_MIN_CHANNELS input and
- * output channels (with one input channel the products have K = 1 and F(4x4)
- * was 11x slower than im2col). Measured on the Zen 3 machine (docs/training.md
+ * output channels (with one input channel the products have K = 1:
+ * fashion_cnn3's 1->32 layer 4.8 / 5.4 against im2col's 1.4 / 1.3). Measured
+ * on the Zen 3 machine (docs/training.md
  * has the table), batch 64, one thread, forward / backward ms: fashion_cnn3's
- * 32->32 at 28x28: im2col 14.3 / 32.4, F(4x4) 11.1 / 21.9, F(2x2) 15.4 /
- * 32.4; 64->64 at 14x14: 13.8 / 28.7, 8.7 / 18.7, 10.6 / 23.1; fashion_cnn's
- * 32->64 5x5 at 14x14: im2col 22.4 / 49.4, F(2x2, 5x5) 14.5 / 29.8, F(4x4,
- * 5x5) 10.1 / 18.9 (its 4x4 tiles cover 16x16 for the 14x14 output and
- * still win). The 2x2 forms are slower than the 4x4 ones on every layer
+ * 32->32 at 28x28: im2col 17.3 / 38.1, F(4x4) 11.3 / 22.9, F(2x2) 18.2 /
+ * 37.4; 64->64 at 14x14: 15.4 / 33.7, 9.4 / 20.3, 12.1 / 27.1; fashion_cnn's
+ * 32->64 5x5 at 14x14: im2col 21.0 / 45.6, F(4x4, 5x5) 8.1 / 15.9, F(2x2,
+ * 5x5) 15.1 / 31.9 (F(4x4)'s tiles cover 16x16 of the 14x14 output and it
+ * still wins). The 2x2 forms are slower than the 4x4 ones on every layer
  * measured, so only --conv-algo picks them. */
 #define WINO_MIN_CHANNELS 16
 static const pd_wino_form *wino_form(const geom *g) {

@@ -471,7 +471,7 @@ static inline __attribute__((always_inline)) void PD_T(dinput_xform_a)(const wpl
     for (int64_t ch = 0; ch < C; ch++) {
       ws->bt(v + ch * p->ld + t0, C * p->ld, d, LN);
 #ifdef PD_X86
-      if (sizeof(T) == 4 && p->avx2 && t0 + LN <= nt) {
+      if (sizeof(T) == 4 && p->avx2 && p->f->m == 4 && t0 + LN <= nt) { /* even lanes' windows 8 apart */
         for (int l0 = 0; l0 < LN; l0 += 8) {
           float *base[8];
           for (int k = 0; k < 8; k++) base[k] = (float *)(dxp + ch * plane + off[l0 + k]);
