@@ -81,7 +81,8 @@ typedef struct wplan {
   int64_t hp, wp, hq, wq; /* padded input and output planes */
   int64_t pad_off;        /* where a part's padded images start (elements) */
   int64_t xpad;           /* the padded input's size, with room for an 8-wide read past its last tile */
-  bool avx2;              /* float tiles of 6 or 8 gathered and scattered 8 lanes at a time */
+  bool gather8;           /* float tiles of 6 or 8 gathered 8 lanes at a time (AVX2) */
+  bool scatter8;          /* and dInput's added back so: 4x4 tiles only, where even lanes' windows do not overlap */
   void *u;
   void *part[64];
 } wplan;
@@ -110,10 +111,11 @@ static pd_status make_wplan(pd_ctx *c, const pd_conv_geom *g, const pd_wino_form
   const int64_t dypad = p->imgs * g->m * p->hq * p->wq;
   const int64_t part_n = round_up(p->pad_off + p->xpad + (backward ? p->xpad + dypad : 0), ln);
 #ifdef PD_X86
-  p->avx2 = elem == 4 && f->a >= 6 && pd_cpu_avx2_fma();
+  p->gather8 = elem == 4 && f->a >= 6 && pd_cpu_avx2_fma();
 #else
-  p->avx2 = false;
+  p->gather8 = false;
 #endif
+  p->scatter8 = p->gather8 && f->m == 4;
   const int64_t total = aa * p->ldu + part_n * p->parts + ln;
   pd_tensor *t = &c->op->work[0];
   t->dtype = elem == 4 ? PD_F32 : PD_F64;

@@ -202,13 +202,16 @@ typedef void (*PD_T(wx_fn))(const T *, int64_t, T *, int64_t);
   WX_ISA(name, BODY)
 #define WX(name, MX, R, S, TR) WX_ANY(name, PD_T(wx_body)(MX, R, S, TR, in, is, out, os))
 #define WX_SEP(name, F, D, E) WX_ANY(name, WX_SEP_BODY(F, D, E))
+/* a form's output and filter transforms by wx_body */
+#define WX_AG(id, AT, G, M, R, A) \
+  WX(id##_af, AT, M, A, false)    \
+  WX(id##_at, AT, M, A, true)     \
+  WX(id##_gf, G, A, R, false)     \
+  WX(id##_gt, G, A, R, true)
 #define WX_FORM(id, AT, G, BT, M, R, A) \
   WX(id##_bf, BT, A, A, false)          \
   WX(id##_bt, BT, A, A, true)           \
-  WX(id##_af, AT, M, A, false)          \
-  WX(id##_at, AT, M, A, true)           \
-  WX(id##_gf, G, A, R, false)           \
-  WX(id##_gt, G, A, R, true)
+  WX_AG(id, AT, G, M, R, A)
 /* the 4x4-tile forms: the filter's by wx_body (once a call), the rest by their 1-D transforms */
 #define WX_FORM4(id, G, R, A, BT1, BT1T, AT1, AT1T) \
   WX_SEP(id##_bf, BT1, A, A)                        \
@@ -219,23 +222,26 @@ typedef void (*PD_T(wx_fn))(const T *, int64_t, T *, int64_t);
   WX(id##_gt, G, A, R, true)
 WX_FORM(w23, at2, g2, bt2, 2, 3, 4)
 WX_FORM4(w43, g4, 3, 6, bt6, bt6t, at46, at46t)
-WX_FORM(w25, at25, g25, bt4, 2, 5, 6)
+WX_AG(w25, at25, g25, 2, 5, 6) /* BT is F(4x4, 3x3)'s: w43's input transforms */
 WX_FORM4(w45, g45, 5, 8, bt8, bt8t, at48, at48t)
 
 /* a form's transforms: BT d BT^T and its adjoint, AT z AT^T and its adjoint, G w G^T and its adjoint */
 typedef struct PD_T(wxset) {
   PD_T(wx_fn) bf, bt, af, at, gf, gt;
 } PD_T(wxset);
-#define WX_SET(id, sfx)                                                                                      \
-  {                                                                                                          \
-    PD_T(id##_bf_##sfx), PD_T(id##_bt_##sfx), PD_T(id##_af_##sfx), PD_T(id##_at_##sfx), PD_T(id##_gf_##sfx), \
-        PD_T(id##_gt_##sfx)                                                                                  \
+/* bid: the form whose input transforms (BT) id shares */
+#define WX_SET(bid, id, sfx)                                                                                   \
+  {                                                                                                            \
+    PD_T(bid##_bf_##sfx), PD_T(bid##_bt_##sfx), PD_T(id##_af_##sfx), PD_T(id##_at_##sfx), PD_T(id##_gf_##sfx), \
+        PD_T(id##_gt_##sfx)                                                                                    \
   }
+#define WX_SETS(sfx) \
+  { WX_SET(w23, w23, sfx), WX_SET(w43, w43, sfx), WX_SET(w43, w25, sfx), WX_SET(w45, w45, sfx) }
 static const PD_T(wxset) PD_T(wx_sets)[][4] = {
-    {WX_SET(w23, base), WX_SET(w43, base), WX_SET(w25, base), WX_SET(w45, base)},
+    WX_SETS(base),
 #ifdef PD_X86
-    {WX_SET(w23, 256), WX_SET(w43, 256), WX_SET(w25, 256), WX_SET(w45, 256)},
-    {WX_SET(w23, 512), WX_SET(w43, 512), WX_SET(w25, 512), WX_SET(w45, 512)},
+    WX_SETS(256),
+    WX_SETS(512),
 #endif
 };
 static const PD_T(wxset) * PD_T(wx_pick)(const pd_wino_form *f) {
@@ -246,6 +252,8 @@ static const PD_T(wxset) * PD_T(wx_pick)(const pd_wino_form *f) {
   return &PD_T(wx_sets)[isa][(f->r == 5) * 2 + (f->m == 4)];
 }
 #undef WX_SET
+#undef WX_SETS
+#undef WX_AG
 #undef WX_FORM
 #undef WX_FORM4
 #undef WX
@@ -345,6 +353,42 @@ static void PD_T(lanes)(const wplan *p, int64_t tg, int64_t t0, int64_t nt, int6
   }
 }
 
+/* d (lane-ordered, element (i, j) at d[(i size + j) LN]) = the size x size
+ * window at x, row stride ws */
+static inline __attribute__((always_inline)) void PD_T(win_get)(const T *x, int64_t ws, const int size, T *d) {
+#pragma GCC unroll 8
+  for (int i = 0; i < size; i++)
+#pragma GCC unroll 8
+    for (int j = 0; j < size; j++) d[(i * size + j) * LN] = x[i * ws + j];
+}
+
+/* The LN lanes' a x a windows at plane + off[l] into d as win_get puts
+ * them, 8 lanes at a time (float with AVX2: wplan.gather8) */
+static inline void PD_T(gather)(const T *plane, const int64_t *off, int64_t ws, int a, T *d) {
+#ifdef PD_X86
+  for (int l0 = 0; l0 < LN; l0 += 8) {
+    const float *base[8];
+    for (int k = 0; k < 8; k++) base[k] = (const float *)(plane + off[l0 + k]);
+    gather8(base, ws, a, (float *)d + l0);
+  }
+#else
+  (void)plane, (void)off, (void)ws, (void)a, (void)d;
+#endif
+}
+/* and back: each lane's window at plane + off[l] += its values in d
+ * (wplan.scatter8) */
+static inline void PD_T(scatter)(T *plane, const int64_t *off, int64_t ws, int a, const T *d) {
+#ifdef PD_X86
+  for (int l0 = 0; l0 < LN; l0 += 8) {
+    float *base[8];
+    for (int k = 0; k < 8; k++) base[k] = (float *)(plane + off[l0 + k]);
+    scatter_add8(base, ws, a, (const float *)d + l0);
+  }
+#else
+  (void)plane, (void)off, (void)ws, (void)a, (void)d;
+#endif
+}
+
 /* V's columns t0 .. t0 + nt (chunk tiles from global tile tg) of channel-major
  * planes: V[xi][ch][t] = (BT d BT^T)[xi] for the input tiles, from the
  * chunk's padded images xp (the first is image n0) */
@@ -357,24 +401,10 @@ static inline __attribute__((always_inline)) void PD_T(input_xform_a)(const wpla
   for (int64_t t0 = 0; t0 < nt; t0 += LN) {
     PD_T(lanes)(p, tg, t0, nt, n0, wp, C * plane, off);
     for (int64_t ch = 0; ch < C; ch++) {
-#ifdef PD_X86
-      if (sizeof(T) == 4 && p->avx2) {
-        for (int l0 = 0; l0 < LN; l0 += 8) {
-          const float *base[8];
-          for (int k = 0; k < 8; k++) base[k] = (const float *)(xp + ch * plane + off[l0 + k]);
-          gather8(base, wp, a, (float *)d + l0);
-        }
-        ws->bf(d, LN, v + ch * p->ld + t0, C * p->ld);
-        continue;
-      }
-#endif
-      for (int l = 0; l < LN; l++) {
-        const T *x = xp + ch * plane + off[l];
-#pragma GCC unroll 8
-        for (int i = 0; i < a; i++)
-#pragma GCC unroll 8
-          for (int j = 0; j < a; j++) d[(i * a + j) * LN + l] = x[i * wp + j];
-      }
+      if (sizeof(T) == 4 && p->gather8)
+        PD_T(gather)(xp + ch * plane, off, wp, a, d);
+      else
+        for (int l = 0; l < LN; l++) PD_T(win_get)(xp + ch * plane + off[l], wp, a, d + l);
       ws->bf(d, LN, v + ch * p->ld + t0, C * p->ld);
     }
   }
@@ -440,13 +470,7 @@ static inline __attribute__((always_inline)) void PD_T(doutput_xform_m)(const wp
   for (int64_t t0 = 0; t0 < nt; t0 += LN) {
     PD_T(lanes)(p, tg, t0, nt, n0, wq, M * plane, off);
     for (int64_t k = 0; k < M; k++) {
-      for (int l = 0; l < LN; l++) {
-        const T *gy = dyp + k * plane + off[l];
-#pragma GCC unroll 4
-        for (int u = 0; u < m; u++)
-#pragma GCC unroll 4
-          for (int q = 0; q < m; q++) o[(u * m + q) * LN + l] = gy[u * wq + q];
-      }
+      for (int l = 0; l < LN; l++) PD_T(win_get)(dyp + k * plane + off[l], wq, m, o + l);
       ws->at(o, LN, z + k * p->ld + t0, M * p->ld);
     }
   }
@@ -470,16 +494,10 @@ static inline __attribute__((always_inline)) void PD_T(dinput_xform_a)(const wpl
     PD_T(lanes)(p, tg, t0, nt, n0, wp, C * plane, off);
     for (int64_t ch = 0; ch < C; ch++) {
       ws->bt(v + ch * p->ld + t0, C * p->ld, d, LN);
-#ifdef PD_X86
-      if (sizeof(T) == 4 && p->avx2 && p->f->m == 4 && t0 + LN <= nt) { /* even lanes' windows 8 apart */
-        for (int l0 = 0; l0 < LN; l0 += 8) {
-          float *base[8];
-          for (int k = 0; k < 8; k++) base[k] = (float *)(dxp + ch * plane + off[l0 + k]);
-          scatter_add8(base, wp, a, (const float *)d + l0);
-        }
+      if (sizeof(T) == 4 && p->scatter8 && t0 + LN <= nt) {
+        PD_T(scatter)(dxp + ch * plane, off, wp, a, d);
         continue;
       }
-#endif
       for (int l = 0; l < LN && t0 + l < nt; l++) {
         T *x = dxp + ch * plane + off[l];
 #pragma GCC unroll 8
