@@ -2,7 +2,7 @@
  * each m x m tile of the output is computed from an a x a tile of the input
  * (a = m + r - 1) with a a multiplications per input channel and filter
  * instead of m m r r, the element-wise products of all tiles done as one
- * BLIS product per tile position: [M x C] . [C x tiles]. The transforms are
+ * product per tile position: [M x C] . [C x tiles] (wgemm below). The transforms are
  * the standard ones for the points 0, 1, -1, 2, -2 and infinity (Lavin and
  * Gray, "Fast Algorithms for Convolutional Neural Networks", 2015). Written
  * once for float and double in conv_winograd_t.h. */
@@ -16,6 +16,7 @@
 #include "cpu/blas.h"
 #include "cpu/features.h"
 #include "cpu/parallel.h"
+#include "cpu/smallgemm.h"
 
 /* F(2x2, 3x3) */
 static const double at2[] = {1, 1, 1, 0, 0, 1, -1, -1};
@@ -197,6 +198,33 @@ __attribute__((target("avx2"))) static void scatter_add8(float *const base[8], i
 }
 #undef AVX2_INLINE
 #endif
+
+/* C = op(A) B, beta 0, for the products of a chunk (op(A): U or its
+ * transpose, B: V or Z as the transforms lay them out). Float takes
+ * cpu/smallgemm.c's kernel where it applies (it reads both operands where
+ * they lie; BLIS would pack both for each of these small products), timed
+ * into `paddle-run time`'s products profile as pd_gemm's are. Not on a CPU
+ * with AVX-512: measured only against BLIS's AVX2 kernels (Zen 3), and
+ * where BLIS runs its AVX-512 ones the 8-float kernel may lose. */
+static void wgemm_float(bool ta, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                        int64_t ldb, float *c, int64_t ldc) {
+  if (m % 4 == 0 && pd_sgemm_small_ok() && !pd_cpu_avx512f()) {
+    bool timed = pd_blas_profiling();
+    if (timed && pd_parallel_inside()) {
+      pd_blas_profile_count_in_part();
+      timed = false;
+    }
+    double t0 = timed ? pd_blas_now() : 0;
+    pd_sgemm_small(m, n, k, a, ta ? 1 : lda, ta ? lda : 1, b, ldb, c, ldc);
+    if (timed) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)m * (double)n * (double)k);
+    return;
+  }
+  pd_gemm_float(ta, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc);
+}
+static void wgemm_double(bool ta, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
+                         int64_t ldb, double *c, int64_t ldc) {
+  pd_gemm_double(ta, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc);
+}
 
 #define T float
 #include "conv_winograd_t.h"

@@ -550,8 +550,8 @@ static void PD_T(forward_part)(void *arg, int t, int nt) {
     const int64_t n0 = t0 / p->tiles, n1 = (t0 + cnt - 1) / p->tiles;
     PD_T(pad_input)(p, j->x, n0, n1, xp);
     PD_T(input_xform)(p, ws, xp, n0, t0, cnt, v);
-    for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
-    (false, false, M, cnt, C, 1, j->u + xi * p->ldu, C, v + xi * C * p->ld, p->ld, 0, z + xi * M * p->ld, p->ld);
+    for (int64_t xi = 0; xi < aa; xi++)
+      PD_T(wgemm)(false, M, cnt, C, j->u + xi * p->ldu, C, v + xi * C * p->ld, p->ld, z + xi * M * p->ld, p->ld);
     PD_T(output_xform)(p, ws, z, t0, cnt, j->b, j->y);
   }
 }
@@ -586,8 +586,8 @@ static void PD_T(backward_part)(void *arg, int t, int nt) {
       (false, true, M, C, cnt, 1, z + xi * M * p->ld, p->ld, v + xi * C * p->ld, p->ld, 1, du + xi * p->ldu, C);
     }
     if (j->dx) {
-      for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
-      (true, false, C, cnt, M, 1, j->u + xi * p->ldu, C, z + xi * M * p->ld, p->ld, 0, v + xi * C * p->ld, p->ld);
+      for (int64_t xi = 0; xi < aa; xi++)
+        PD_T(wgemm)(true, C, cnt, M, j->u + xi * p->ldu, C, z + xi * M * p->ld, p->ld, v + xi * C * p->ld, p->ld);
       memset(dxp, 0, sizeof(T) * (size_t)((n1 - n0 + 1) * C * p->hp * p->wp));
       PD_T(dinput_xform)(p, ws, v, n0, t0, cnt, dxp);
       PD_T(unpad_add)(p, dxp, n0, n1, j->dx);

@@ -54,6 +54,8 @@ void pd_blas_profile_add(double seconds, double flops) {
   g_prof_acc.calls++;
 }
 
+void pd_blas_profile_count_in_part(void) { __atomic_add_fetch(&g_prof_acc.calls_in_parts, 1, __ATOMIC_RELAXED); }
+
 double pd_blas_now(void) { return prof_now(); }
 
 /* c[0, :] = alpha op(A)[0, :] op(B) + beta c[0, :]. With B [k, n] (the fc

@@ -66,6 +66,8 @@ pd_blas_profile pd_blas_profile_stop(void);
  * one call. */
 bool pd_blas_profiling(void);
 void pd_blas_profile_add(double seconds, double flops);
+/* ... or one done inside a part of pd_parallel_run: counted, not timed. */
+void pd_blas_profile_count_in_part(void);
 double pd_blas_now(void); /* seconds, monotonic */
 
 #endif
