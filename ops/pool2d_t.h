@@ -20,6 +20,10 @@ static void PD_T(forward_part)(void *arg, int part, int nparts) {
   T *y = (T *)j->y + lo * g.ho * g.wo, *red = (T *)j->scratch + part * row_stride(&g);
   const bool max2x2 = is_max2x2(&g);
   for (int64_t pl = lo; pl < hi; pl++, x += g.h * g.w) {
+    if (max2x2 && PD_T(max2x2_plane)(x, g.w, g.ho, g.wo, y)) { /* AVX2, no NaN */
+      y += g.ho * g.wo;
+      continue;
+    }
     /* whether the plane holds a NaN (one vectorised pass, in cache for the pooling): the plain max is fast,
      * pd_max keeps NaN but its blend is slower */
     int nan = 0;
@@ -92,6 +96,7 @@ static void PD_T(backward_part)(void *arg, int part, int nparts) {
       if (max2x2) { /* the first of the 4 in row-major order that is largest takes dOut */
         const T *a = x + 2 * oh * g.w, *b = a + g.w;
         T *d = dx + 2 * oh * g.w;
+        if (g.wo >= 8 && PD_T(max2x2_grad_rows)(a, b, dy, g.w, g.wo, d, d + g.w)) continue; /* AVX2, no NaN */
         memset(d, 0, sizeof(T) * (size_t)(2 * g.w));
         int nan = 0; /* any NaN in the two rows (vectorised): the rare case has a loop of its own */
         for (int64_t iw = 0; iw < 2 * g.wo; iw++) nan |= (a[iw] != a[iw]) | (b[iw] != b[iw]);

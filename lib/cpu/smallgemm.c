@@ -15,15 +15,9 @@
 #ifdef PD_X86
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma")))
+#include "cpu/lanes8.h"
 
-/* the lanes below w of 8 as a mask for maskload / maskstore (w <= 0: none) */
-AVX2 static inline __m256i lanes_below(int64_t w) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(w < 0   ? 0
-                                                    : w > 8 ? 8
-                                                            : w)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
+#define AVX2 __attribute__((target("avx2,fma")))
 
 /* C[i0 .. i0+3][j0 .. j0+15] (w of the 16 columns: 16, or fewer through
  * the masks m0, m1) */
@@ -63,7 +57,7 @@ AVX2 static void run(int64_t m, int64_t n, int64_t k, const float *a, int64_t rs
     for (int64_t i = 0; i < m; i += 4)
       block(k, a + i * rsa, rsa, csa, b + j, ldb, c + i * ldc + j, ldc, true, all, all);
   if (j < n) {
-    __m256i m0 = lanes_below(n - j), m1 = lanes_below(n - j - 8);
+    __m256i m0 = pd_lanes_below8(n - j), m1 = pd_lanes_below8(n - j - 8);
     for (int64_t i = 0; i < m; i += 4) block(k, a + i * rsa, rsa, csa, b + j, ldb, c + i * ldc + j, ldc, false, m0, m1);
   }
 }

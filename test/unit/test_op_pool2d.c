@@ -12,6 +12,8 @@
  * max's gradient (the first maximum in row-major order takes it all). */
 #include "optest.h"
 
+#include <math.h>
+
 typedef struct cfg {
   int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
   bool avg, ceil, global, exclusive;
@@ -286,21 +288,20 @@ static void test_max_tie_rule(void **state) {
 
 /* The same rule on the path of its own that 2x2 windows at stride 2 take:
  * ties between every pair of positions of a window. */
-static void test_max_tie_rule_2x2(void **state) {
-  (void)state;
+static void tie_rule_2x2(pd_dtype dt) {
   static const double img[4][6] = {
       {0.5, 0.5, 0.1, 0.7, 0.1, 0.2}, /* windows: all equal | 1 = 2 | 2 = 3 */
       {0.5, 0.5, 0.7, 0.2, 0.9, 0.9},
       {0.1, 0.9, 0.3, 0.1, 0.6, 0.1}, /* 1 = 3 | 3 alone | 0 = 2 = 3 */
       {0.3, 0.9, 0.2, 0.8, 0.6, 0.6},
   };
-  pd_tensor *x = ot_tensor(PD_F64, 4, (int64_t[]){1, 1, 4, 6});
+  pd_tensor *x = ot_tensor(dt, 4, (int64_t[]){1, 1, 4, 6});
   for (int i = 0; i < 24; i++) pd_tensor_set(x, i, img[i / 6][i % 6]);
   const char *attrs[] = {"ksize", "ints: [2, 2]", "strides", "ints: [2, 2]", NULL};
-  pd_tensor *y = ot_out(), *dx = ot_out(), *dy = ot_tensor(PD_F64, 4, (int64_t[]){1, 1, 2, 3});
+  pd_tensor *y = ot_out(), *dx = ot_out(), *dy = ot_tensor(dt, 4, (int64_t[]){1, 1, 2, 3});
   ot_run("pool2d", attrs, (pd_tensor *[]){x}, NULL, (pd_tensor *[]){y}, NULL);
   double want_y[6] = {0.5, 0.7, 0.9, 0.9, 0.8, 0.6};
-  ot_assert_close(y, want_y, 6, 0);
+  ot_assert_close(y, want_y, 6, dt == PD_F32 ? 1e-7 : 0); /* 0.7 etc. rounded to float */
   for (int i = 0; i < 6; i++) pd_tensor_set(dy, i, 1 + i);
   ot_run("pool2d_grad", attrs, (pd_tensor *[]){x, y, dy}, NULL, (pd_tensor *[]){dx}, NULL);
   double want[24] = {0};
@@ -312,6 +313,45 @@ static void test_max_tie_rule_2x2(void **state) {
   want[2 * 6 + 4] = 6; /* window 5: (2, 4) before (3, 4) and (3, 5) */
   ot_assert_close(dx, want, 24, 0);
   ot_free(x), ot_free(y), ot_free(dy), ot_free(dx);
+}
+static void test_max_tie_rule_2x2(void **state) {
+  (void)state;
+  tie_rule_2x2(PD_F64);
+  tie_rule_2x2(PD_F32); /* float's AVX2 path (8 windows a vector; these 3 a row are its tail) */
+}
+
+/* Float's AVX2 2x2 path on rows of several vectors and a tail (37 columns:
+ * 18 windows, the last column in none), values on four levels so that
+ * every kind of tie occurs, +0 against -0 among them (the order of the
+ * operands of each max decides which sign survives): Out and dX bit for bit
+ * what the plain loops give in double (max and routing are exact). */
+static void test_max2x2_float_path(void **state) {
+  (void)state;
+  const int64_t dims[4] = {2, 3, 7, 37}, n = 2 * 3 * 7 * 37;
+  pd_tensor *x[2] = {ot_tensor(PD_F32, 4, dims), ot_tensor(PD_F64, 4, dims)};
+  for (int64_t i = 0; i < n; i++) {
+    static const double level[4] = {-0.5, 0.0, -0.0, 0.5}; /* few levels: ties everywhere, +0 against -0 too */
+    double v = level[((uint64_t)i * 2654435761u >> 11) % 4];
+    pd_tensor_set(x[0], i, v), pd_tensor_set(x[1], i, v);
+  }
+  const char *attrs[] = {"ksize", "ints: [2, 2]", "strides", "ints: [2, 2]", NULL};
+  pd_tensor *y[2], *dx[2], *dy[2];
+  for (int d = 0; d < 2; d++) {
+    y[d] = ot_out(), dx[d] = ot_out();
+    ot_run("pool2d", attrs, (pd_tensor *[]){x[d]}, NULL, (pd_tensor *[]){y[d]}, NULL);
+    ot_assert_dims(y[d], 2, 3, 3, 18);
+    dy[d] = ot_tensor(d ? PD_F64 : PD_F32, 4, y[d]->dims);
+    for (int64_t i = 0; i < 2 * 3 * 3 * 18; i++) pd_tensor_set(dy[d], i, 1 + (double)i);
+    ot_run("pool2d_grad", attrs, (pd_tensor *[]){x[d], y[d], dy[d]}, NULL, (pd_tensor *[]){dx[d]}, NULL);
+  }
+  for (int64_t i = 0; i < 2 * 3 * 3 * 18; i++) {
+    double a = pd_tensor_get(y[0], i), b = pd_tensor_get(y[1], i);
+    if (a != b || signbit(a) != signbit(b)) fail_msg("Out[%lld]: float %g, double %g", (long long)i, a, b);
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (pd_tensor_get(dx[0], i) != pd_tensor_get(dx[1], i))
+      fail_msg("dX[%lld]: float %g, double %g", (long long)i, pd_tensor_get(dx[0], i), pd_tensor_get(dx[1], i));
+  for (int d = 0; d < 2; d++) ot_free(x[d]), ot_free(y[d]), ot_free(dy[d]), ot_free(dx[d]);
 }
 
 /* The grad op overwrites dX: run twice into the same tensor, same result. */
@@ -351,7 +391,8 @@ int main(void) {
       cmocka_unit_test(test_forward),          cmocka_unit_test(test_infer_shapes),
       cmocka_unit_test(test_errors),           cmocka_unit_test(test_padding_never_wins),
       cmocka_unit_test(test_gradients),        cmocka_unit_test(test_max_tie_rule),
-      cmocka_unit_test(test_max_tie_rule_2x2), cmocka_unit_test(test_grad_overwrites),
+      cmocka_unit_test(test_max_tie_rule_2x2), cmocka_unit_test(test_max2x2_float_path),
+      cmocka_unit_test(test_grad_overwrites),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
