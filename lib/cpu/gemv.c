@@ -28,6 +28,8 @@
 #ifdef PD_X86
 #include <immintrin.h>
 
+#include "cpu/lanes8.h"
+
 #define PD_GEMV_BLOCKS 16
 #define PD_GEMV_MIN_ROWS 128 /* rows per block at least: fewer, and adding the partials shows */
 #define PD_GEMV_COLS 512     /* columns per pass: the partials (16 x 512 floats) stay in L1 */
@@ -150,11 +152,6 @@ __attribute__((target("avx512f"))) static void dots_1(const float *x, const floa
 
 /* ---- the same on AVX2 with FMA, 8 floats a vector ---- */
 
-/* the lanes below w of 8 as a mask for maskload / maskstore */
-__attribute__((target("avx2,fma"))) static inline __m256i mask8(int64_t w) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)w), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 #define PANEL8(U)                                                                                             \
   __attribute__((target("avx2,fma"))) static void panel8_##U(const float *x, int64_t incx, const float *b,    \
                                                              int64_t ldb, int64_t r0, int64_t r1, float *p) { \
@@ -174,7 +171,7 @@ PANEL8(1)
 
 __attribute__((target("avx2,fma"))) static void panel8_tail(const float *x, int64_t incx, const float *b, int64_t ldb,
                                                             int64_t r0, int64_t r1, int64_t w, float *p) {
-  const __m256i m = mask8(w);
+  const __m256i m = pd_lanes_below8(w);
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = r0; i < r1; i++)
     acc = _mm256_fmadd_ps(_mm256_set1_ps(x[i * incx]), _mm256_maskload_ps(b + i * ldb, m), acc);
@@ -194,7 +191,7 @@ __attribute__((target("avx2,fma"))) static void combine8(const float *p, int64_t
                                                          float *c) {
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
   for (int64_t j = 0; j < w; j += 8) {
-    const __m256i m = mask8(w - j);
+    const __m256i m = pd_lanes_below8(w - j);
     __m256 s = _mm256_setzero_ps();
     for (int64_t q = 0; q < nb; q++) s = _mm256_add_ps(s, _mm256_maskload_ps(p + q * PD_GEMV_COLS + j, m));
     s = _mm256_mul_ps(va, s);
@@ -217,7 +214,7 @@ __attribute__((target("avx2,fma"))) static void dots8_8(const float *x, const fl
         _mm256_fmadd_ps(_mm256_loadu_ps(b + r * ldb + i), xv, acc[r]);
   }
   if (i < k) {
-    const __m256i m = mask8(k - i);
+    const __m256i m = pd_lanes_below8(k - i);
     const __m256 xv = _mm256_maskload_ps(x + i, m);
     _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) acc[r] =
         _mm256_fmadd_ps(_mm256_maskload_ps(b + r * ldb + i, m), xv, acc[r]);
@@ -237,7 +234,7 @@ __attribute__((target("avx2,fma"))) static void dots8_1(const float *x, const fl
   int64_t i = 0;
   for (; i + 8 <= k; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(b + i), _mm256_loadu_ps(x + i), acc);
   if (i < k) {
-    const __m256i m = mask8(k - i);
+    const __m256i m = pd_lanes_below8(k - i);
     acc = _mm256_fmadd_ps(_mm256_maskload_ps(b + i, m), _mm256_maskload_ps(x + i, m), acc);
   }
   const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
