@@ -155,8 +155,9 @@ static bool is_max2x2(const geom *g) {
  * 0.76-1.0 -> 0.51-0.55 ms, its gradient 1.6-1.8 -> 0.9-1.1). Masked
  * stores are slow on AMD: tails are stored from a copy. Both return false
  * where the rows hold a NaN (found on the way: the callers then run the
- * plain loops, which handle it) or the CPU has no AVX2; the gradient also
- * for rows of fewer than 8 windows, where its plain loop was faster. */
+ * plain loops, which handle it) or the CPU has no AVX2. pool2d_t.h calls
+ * the gradient's only for rows of at least 8 windows: on shorter ones the
+ * plain loop was faster. */
 #ifdef PD_X86
 #include <immintrin.h>
 
@@ -207,7 +208,6 @@ AVX2 static bool max2x2_plane(const float *x, int64_t w, int64_t ho, int64_t wo,
 AVX2 static bool max2x2_grad_rows(const float *a, const float *b, const float *dy, int64_t w, int64_t wo, float *d0,
                                   float *d1) {
   __m256 nan = _mm256_setzero_ps();
-  if (wo < 8) return false; /* no whole vector: the plain loop is faster */
   for (int64_t ow = 0; ow < wo; ow += 8) {
     const int64_t n = wo - ow < 8 ? wo - ow : 8;
     __m256 a0, a1, b0, b1, g;
