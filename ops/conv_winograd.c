@@ -68,7 +68,8 @@ const pd_wino_form *pd_wino_form_get(int m, int r) {
 #define CHUNK_TILES 128
 
 /* One run's sizes and scratch: U [a a][ldu] (shared), then per part V
- * [a a][C][ld], Z [a a][M][ld], backward dU [a a][ldu] and dBias [M], then
+ * [a a][C][ld], Z [a a][M][ld], backward dU [a a][ldu], dBias [M] and
+ * room for a V^T [ld][C] (wgemm_nt), then
  * the chunk's images padded so that every tile lies inside: the input
  * [imgs][C][hp][wp] (zeros around), backward also dInput's sums in the same
  * shape and dOutput [imgs][M][hq][wq] (zeros past the output). */
@@ -107,7 +108,8 @@ static pd_status make_wplan(pd_ctx *c, const pd_conv_geom *g, const pd_wino_form
   p->hp = p->hq + f->r - 1, p->wp = p->wq + f->r - 1;
   p->imgs = (p->chunk + p->tiles - 2) / p->tiles + 1;
   if (p->imgs > g->n) p->imgs = g->n;
-  p->pad_off = round_up(aa * (g->c + g->m) * p->ld + (backward ? aa * p->ldu + g->m : 0), ln);
+  p->pad_off =
+      round_up(aa * (g->c + g->m) * p->ld + (backward ? aa * p->ldu + round_up(g->m, ln) + p->ld * g->c : 0), ln);
   p->xpad = round_up(p->imgs * g->c * p->hp * p->wp + 8, ln);
   const int64_t dypad = p->imgs * g->m * p->hq * p->wq;
   const int64_t part_n = round_up(p->pad_off + p->xpad + (backward ? p->xpad + dypad : 0), ln);
@@ -132,22 +134,9 @@ static pd_status make_wplan(pd_ctx *c, const pd_conv_geom *g, const pd_wino_form
 #ifdef PD_X86
 #include <immintrin.h>
 
-/* r[k][j] -> r[j][k], an 8x8 transpose */
+#include "cpu/lanes8.h"
+
 #define AVX2_INLINE __attribute__((target("avx2"), always_inline)) static inline
-AVX2_INLINE void tr8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
 
 /* d[(i a + j) 16 + k] = base[k][i ws + j] for 8 lanes k and i, j < a (a <= 8;
  * each row read 8 wide: the padded planes leave room past their ends) */
@@ -157,7 +146,7 @@ AVX2_INLINE void gather8_a(const float *const base[8], int64_t ws, const int a, 
     __m256 r[8];
 #pragma GCC unroll 8
     for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(base[k] + i * ws);
-    tr8(r);
+    pd_tr8(r);
 #pragma GCC unroll 8
     for (int j = 0; j < a; j++) _mm256_storeu_ps(d + (i * a + j) * 16, r[j]);
   }
@@ -179,7 +168,7 @@ AVX2_INLINE void scatter_add8_a(float *const base[8], int64_t ws, const int a, c
   for (int i = 0; i < a; i++) {
 #pragma GCC unroll 8
     for (int j = 0; j < 8; j++) r[i][j] = j < a ? _mm256_loadu_ps(d + (i * a + j) * 16) : _mm256_setzero_ps();
-    tr8(r[i]);
+    pd_tr8(r[i]);
   }
   for (int odd = 0; odd < 2; odd++)
 #pragma GCC unroll 4
@@ -199,24 +188,35 @@ __attribute__((target("avx2"))) static void scatter_add8(float *const base[8], i
 #undef AVX2_INLINE
 #endif
 
+/* A product done here rather than by pd_gemm, timed into `paddle-run
+ * time`'s products profile as pd_gemm's are (inside a parallel part only
+ * counted); own_begin's 0 means not timed. */
+static double own_begin(void) {
+  if (!pd_blas_profiling()) return 0;
+  if (pd_parallel_inside()) {
+    pd_blas_profile_count_in_part();
+    return 0;
+  }
+  return pd_blas_now();
+}
+static void own_end(double t0, int64_t m, int64_t n, int64_t k) {
+  if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)m * (double)n * (double)k);
+}
+/* Where cpu/smallgemm.c's kernels serve: float, AVX2 with FMA, and not a
+ * CPU with AVX-512 (measured only against BLIS's AVX2 kernels, on Zen 3;
+ * where BLIS runs its AVX-512 ones the 8-float kernels may lose). They read
+ * both operands where they lie; BLIS packs both for each of these small
+ * products. */
+static bool own_products(void) { return pd_sgemm_small_ok() && !pd_cpu_avx512f(); }
+
 /* C = op(A) B, beta 0, for the products of a chunk (op(A): U or its
- * transpose, B: V or Z as the transforms lay them out). Float takes
- * cpu/smallgemm.c's kernel where it applies (it reads both operands where
- * they lie; BLIS would pack both for each of these small products), timed
- * into `paddle-run time`'s products profile as pd_gemm's are. Not on a CPU
- * with AVX-512: measured only against BLIS's AVX2 kernels (Zen 3), and
- * where BLIS runs its AVX-512 ones the 8-float kernel may lose. */
+ * transpose, B: V or Z as the transforms lay them out). */
 static void wgemm_float(bool ta, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                         int64_t ldb, float *c, int64_t ldc) {
-  if (m % 4 == 0 && pd_sgemm_small_ok() && !pd_cpu_avx512f()) {
-    bool timed = pd_blas_profiling();
-    if (timed && pd_parallel_inside()) {
-      pd_blas_profile_count_in_part();
-      timed = false;
-    }
-    double t0 = timed ? pd_blas_now() : 0;
+  if (m % 4 == 0 && own_products()) {
+    const double t0 = own_begin();
     pd_sgemm_small(m, n, k, a, ta ? 1 : lda, ta ? lda : 1, b, ldb, c, ldc);
-    if (timed) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)m * (double)n * (double)k);
+    own_end(t0, m, n, k);
     return;
   }
   pd_gemm_float(ta, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc);
@@ -224,6 +224,24 @@ static void wgemm_float(bool ta, int64_t m, int64_t n, int64_t k, const float *a
 static void wgemm_double(bool ta, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
                          int64_t ldb, double *c, int64_t ldc) {
   pd_gemm_double(ta, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc);
+}
+/* C += A B^T (the filter gradient's dU += Z V^T, k the chunk's tiles); t:
+ * room for k n elements the float kernel lays B^T out in. Single products
+ * (m, n, k) = (32, 32, 128), 1 thread, Zen 3: BLIS 45-57 GFLOP/s. */
+static void wgemm_nt_float(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                           float *c, int64_t ldc, float *t) {
+  if (m % 4 == 0 && n % 8 == 0 && own_products()) {
+    const double t0 = own_begin();
+    pd_sgemm_small_nt_add(m, n, k, a, lda, b, ldb, c, ldc, t);
+    own_end(t0, m, n, k);
+    return;
+  }
+  pd_gemm_float(false, true, m, n, k, 1, a, lda, b, ldb, 1, c, ldc);
+}
+static void wgemm_nt_double(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b, int64_t ldb,
+                            double *c, int64_t ldc, double *t) {
+  (void)t;
+  pd_gemm_double(false, true, m, n, k, 1, a, lda, b, ldb, 1, c, ldc);
 }
 
 #define T float

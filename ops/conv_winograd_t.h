@@ -562,6 +562,7 @@ static void PD_T(backward_part)(void *arg, int t, int nt) {
   const pd_conv_geom *g = p->g;
   const int64_t aa = (int64_t)p->f->a * p->f->a, M = g->m, C = g->c;
   T *v = (T *)p->part[t], *z = v + aa * C * p->ld, *du = z + aa * M * p->ld, *db = du + aa * p->ldu;
+  T *vt = db + (M + LN - 1) / LN * LN;
   T *xp = (T *)p->part[t] + p->pad_off, *dxp = xp + p->xpad, *dyp = dxp + p->xpad;
   const PD_T(wxset) *ws = PD_T(wx_pick)(p->f);
   int64_t lo, hi;
@@ -582,8 +583,8 @@ static void PD_T(backward_part)(void *arg, int t, int nt) {
     if (j->dw) {
       PD_T(pad_input)(p, j->x, n0, n1, xp);
       PD_T(input_xform)(p, ws, xp, n0, t0, cnt, v);
-      for (int64_t xi = 0; xi < aa; xi++) PD_T(pd_gemm)
-      (false, true, M, C, cnt, 1, z + xi * M * p->ld, p->ld, v + xi * C * p->ld, p->ld, 1, du + xi * p->ldu, C);
+      for (int64_t xi = 0; xi < aa; xi++)
+        PD_T(wgemm_nt)(M, C, cnt, z + xi * M * p->ld, p->ld, v + xi * C * p->ld, p->ld, du + xi * p->ldu, C, vt);
     }
     if (j->dx) {
       for (int64_t xi = 0; xi < aa; xi++)

@@ -17,6 +17,15 @@
 bool pd_sgemm_small(int64_t m, int64_t n, int64_t k, const float *a, int64_t rsa, int64_t csa, const float *b,
                     int64_t ldb, float *c, int64_t ldc);
 
+/* C += A B^T for A [m, k] rows lda apart, B [n, k] rows ldb apart and C
+ * [m, n] rows ldc apart, through t (room for k n floats, overwritten: B^T
+ * is laid out there first). Each element is C's value with its k products
+ * added in order p = 0 .. k-1 by fused multiply-adds. m a multiple of 4, n
+ * of 8; false, with nothing done, otherwise or where pd_sgemm_small would
+ * not run. */
+bool pd_sgemm_small_nt_add(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                           float *c, int64_t ldc, float *t);
+
 /* Whether pd_sgemm_small runs on this CPU (for m a multiple of 4). */
 bool pd_sgemm_small_ok(void);
 
