@@ -45,9 +45,9 @@ void pd_vtanh_f32(const float *x, float *y, int64_t n);
  * +-88 are taken as +-88 and a NaN stays NaN. FMA rounds once where a
  * scalar version would round twice. */
 __attribute__((target("avx2,fma"))) static inline __m256 pd_exp8(__m256 x) {
+  /* min and max return their second operand where one is NaN: a NaN x
+   * goes through as NaN, and so does every value made from it */
   __m256 v = _mm256_max_ps(_mm256_set1_ps(-88.0f), _mm256_min_ps(_mm256_set1_ps(88.0f), x));
-  __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-  v = _mm256_andnot_ps(nan, v);
   __m256 fn = _mm256_round_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f)),
                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), v);
@@ -60,8 +60,7 @@ __attribute__((target("avx2,fma"))) static inline __m256 pd_exp8(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
   p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
   __m256i n = _mm256_add_epi32(_mm256_cvtps_epi32(fn), _mm256_set1_epi32(127));
-  __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(n, 23)));
-  return _mm256_blendv_ps(e, x, nan);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(n, 23)));
 }
 #endif
 
