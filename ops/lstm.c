@@ -56,34 +56,64 @@ static const pd_attr_def attrs[] = {PD_RNN_COMMON_ATTRS};
 /* ---- float steps on packed R (rnn_core.h, pd_rnn_packed) ---- */
 
 #ifdef PD_X86
-/* lstm_row without peepholes, 8 units at a time, the rest as lstm_row. */
-__attribute__((target("avx2,fma"))) static void lstm_row_avx2(float *restrict g, float *restrict h, float *restrict c,
-                                                              float *restrict y, const float *restrict cp, float bound,
-                                                              int64_t H, int64_t j0, int64_t j1) {
-  const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound);
-  int64_t j = j0;
-  for (; j + 8 <= j1; j += 8) {
-    __m256 i = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + j), b, nb));
-    __m256 f = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + H + j), b, nb));
-    __m256 gg = pd_rnn_tanh8(pd_rnn_bound8(_mm256_loadu_ps(g + 2 * H + j), b, nb));
-    __m256 o = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + 3 * H + j), b, nb));
+/* lstm_row without peepholes, 8 units at a time, the rest as lstm_row.
+ * Two passes: the four gates of every unit (independent chains of exp and
+ * division), then the cell (c, then tanh(c) and h). In one pass a unit's
+ * work is one chain of ~120 cycles, longer than the out-of-order window
+ * overlaps; apart, each pass's chains overlap (the same operations, so the
+ * same bits). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+lstm_row8(float *restrict g, float *restrict h, float *restrict c, float *restrict y, const float *restrict cp,
+          __m256 b, __m256 nb, int64_t H, int64_t j0, int64_t j1) {
+  for (int64_t j = j0; j < j1; j += 8) {
+    _mm256_storeu_ps(g + j, pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + j), b, nb)));
+    _mm256_storeu_ps(g + H + j, pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + H + j), b, nb)));
+    _mm256_storeu_ps(g + 2 * H + j, pd_rnn_tanh8(pd_rnn_bound8(_mm256_loadu_ps(g + 2 * H + j), b, nb)));
+    _mm256_storeu_ps(g + 3 * H + j, pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + 3 * H + j), b, nb)));
+  }
+  for (int64_t j = j0; j < j1; j += 8) {
+    __m256 i = _mm256_loadu_ps(g + j), f = _mm256_loadu_ps(g + H + j);
+    __m256 gg = _mm256_loadu_ps(g + 2 * H + j), o = _mm256_loadu_ps(g + 3 * H + j);
     __m256 cn = _mm256_fmadd_ps(f, _mm256_loadu_ps(cp + j), _mm256_mul_ps(i, gg));
-    _mm256_storeu_ps(g + j, i), _mm256_storeu_ps(g + H + j, f);
-    _mm256_storeu_ps(g + 2 * H + j, gg), _mm256_storeu_ps(g + 3 * H + j, o);
     _mm256_storeu_ps(c + j, cn);
     __m256 hv = _mm256_mul_ps(o, pd_rnn_tanh8(cn));
     _mm256_storeu_ps(h + j, hv), _mm256_storeu_ps(y + j, hv);
   }
-  if (j < j1) lstm_row_float(g, h, c, y, cp, NULL, bound, H, j, j1, false);
+}
+
+__attribute__((target("avx2,fma"))) static void lstm_row_avx2(float *restrict g, float *restrict h, float *restrict c,
+                                                              float *restrict y, const float *restrict cp, float bound,
+                                                              int64_t H, int64_t j0, int64_t j1) {
+  const int64_t jv = j0 + (j1 - j0) / 8 * 8;
+  lstm_row8(g, h, c, y, cp, _mm256_set1_ps(bound), _mm256_set1_ps(-bound), H, j0, jv);
+  if (jv < j1) lstm_row_float(g, h, c, y, cp, NULL, bound, H, jv, j1, false);
+}
+
+/* The forward gate pass of units j0 .. j1-1 of every row of a packed step
+ * without peepholes: one call a block, not one a row. */
+__attribute__((target("avx2,fma"))) static void lstm_rows_avx2(pd_rnn_step_float *s, int64_t j0, int64_t j1) {
+  const int64_t H = s->hidden, GH = s->gh, jv = j0 + (j1 - j0) / 8 * 8;
+  const __m256 b = _mm256_set1_ps(s->bound), nb = _mm256_set1_ps(-s->bound);
+  for (int64_t r = 0; r < s->batch; r++) {
+    float *g = s->g + r * GH, *h = s->h + r * H, *c = s->c + r * H, *y = s->y + r * s->ldy;
+    const float *cp = s->cp + r * H;
+    if (!pd_rnn_active_float(s, r)) {
+      for (int64_t j = j0; j < j1; j++) h[j] = s->hp[r * H + j], c[j] = cp[j], y[j] = 0;
+      continue;
+    }
+    lstm_row8(g, h, c, y, cp, b, nb, H, j0, jv);
+    if (jv < j1) lstm_row_float(g, h, c, y, cp, NULL, s->bound, H, jv, j1, false);
+  }
 }
 
 /* lstm_bwd_row without peepholes, 8 units at a time (tanh(c) by tanh8, as
  * the forward computed it), the rest as lstm_bwd_row. keep(a) is 0 where
- * the clip bounded a gate (a <= lo or a >= hi), as pd_rnn_keep. */
-__attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *restrict g, const float *restrict c,
-                                                                  const float *restrict cp, const float *restrict dy,
-                                                                  float *restrict dg, float *restrict dh,
-                                                                  float *restrict dc, const float *bounds, int64_t H) {
+ * the clip bounded a gate (a <= lo or a >= hi), as pd_rnn_keep; without a
+ * clip (CLIP false) it is 1 everywhere and left out: the same bits. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+lstm_bwd_row8(const float *restrict g, const float *restrict c, const float *restrict cp, const float *restrict dy,
+              float *restrict dg, float *restrict dh, float *restrict dc, const float *bounds, int64_t H,
+              const bool CLIP) {
   const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
   const __m256 lo_s = _mm256_set1_ps(bounds[0]), hi_s = _mm256_set1_ps(bounds[1]);
   const __m256 lo_t = _mm256_set1_ps(bounds[2]), hi_t = _mm256_set1_ps(bounds[3]);
@@ -93,16 +123,18 @@ __attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *r
     __m256 gg = _mm256_loadu_ps(g + 2 * H + j), o = _mm256_loadu_ps(g + 3 * H + j);
     __m256 tc = pd_rnn_tanh8(_mm256_loadu_ps(c + j)), cpv = _mm256_loadu_ps(cp + j);
     __m256 dhv = _mm256_add_ps(_mm256_loadu_ps(dh + j), _mm256_loadu_ps(dy + j));
-    __m256 dao = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dhv, tc), _mm256_mul_ps(o, _mm256_sub_ps(one, o))),
-                               pd_rnn_keep8(o, lo_s, hi_s));
+    __m256 dao = _mm256_mul_ps(_mm256_mul_ps(dhv, tc), _mm256_mul_ps(o, _mm256_sub_ps(one, o)));
     __m256 dcv = _mm256_add_ps(_mm256_loadu_ps(dc + j),
                                _mm256_mul_ps(_mm256_mul_ps(dhv, o), _mm256_sub_ps(one, _mm256_mul_ps(tc, tc))));
-    __m256 dai = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, gg), _mm256_mul_ps(i, _mm256_sub_ps(one, i))),
-                               pd_rnn_keep8(i, lo_s, hi_s));
-    __m256 daf = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, cpv), _mm256_mul_ps(f, _mm256_sub_ps(one, f))),
-                               pd_rnn_keep8(f, lo_s, hi_s));
-    __m256 dag = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dcv, i), _mm256_sub_ps(one, _mm256_mul_ps(gg, gg))),
-                               pd_rnn_keep8(gg, lo_t, hi_t));
+    __m256 dai = _mm256_mul_ps(_mm256_mul_ps(dcv, gg), _mm256_mul_ps(i, _mm256_sub_ps(one, i)));
+    __m256 daf = _mm256_mul_ps(_mm256_mul_ps(dcv, cpv), _mm256_mul_ps(f, _mm256_sub_ps(one, f)));
+    __m256 dag = _mm256_mul_ps(_mm256_mul_ps(dcv, i), _mm256_sub_ps(one, _mm256_mul_ps(gg, gg)));
+    if (CLIP) {
+      dao = _mm256_mul_ps(dao, pd_rnn_keep8(o, lo_s, hi_s));
+      dai = _mm256_mul_ps(dai, pd_rnn_keep8(i, lo_s, hi_s));
+      daf = _mm256_mul_ps(daf, pd_rnn_keep8(f, lo_s, hi_s));
+      dag = _mm256_mul_ps(dag, pd_rnn_keep8(gg, lo_t, hi_t));
+    }
     _mm256_storeu_ps(dc + j, _mm256_mul_ps(dcv, f));
     _mm256_storeu_ps(dg + j, dai), _mm256_storeu_ps(dg + H + j, daf);
     _mm256_storeu_ps(dg + 2 * H + j, dag), _mm256_storeu_ps(dg + 3 * H + j, dao);
@@ -117,6 +149,17 @@ __attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *r
     for (int q = 0; q < 4; q++)
       for (int64_t u = 0; u < n; u++) dg[q * H + j + u] = tdg[q * n + u];
   }
+}
+
+__attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *restrict g, const float *restrict c,
+                                                                  const float *restrict cp, const float *restrict dy,
+                                                                  float *restrict dg, float *restrict dh,
+                                                                  float *restrict dc, const float *bounds, int64_t H,
+                                                                  bool clip) {
+  if (clip)
+    lstm_bwd_row8(g, c, cp, dy, dg, dh, dc, bounds, H, true);
+  else
+    lstm_bwd_row8(g, c, cp, dy, dg, dh, dc, bounds, H, false);
 }
 #endif
 
@@ -140,6 +183,13 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
         pd_ukr_run_ex_float(&pk->uk, nact - r0 < mr ? nact - r0 : mr, j1 - j0, H, a + r0 / mr * pk->as,
                             pk->b + (hb * 4 + q) * pk->bs, 1, s->g + r0 * GH + q * H + j0, GH, 1);
     if (timed) spent += pd_blas_now() - t0;
+#ifdef PD_X86
+    if (avx2 && !s->peep) {
+      lstm_rows_avx2(s, j0, j1);
+      pd_rnn_packed_h(s, j0, j1);
+      continue;
+    }
+#endif
     for (int64_t b = 0; b < s->batch; b++) {
       float *g = s->g + b * GH, *h = s->h + b * H, *c = s->c + b * H, *y = s->y + b * s->ldy;
       const float *cp = s->cp + b * H;
@@ -147,10 +197,6 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
         for (int64_t j = j0; j < j1; j++) h[j] = s->hp[b * H + j], c[j] = cp[j], y[j] = 0;
       else if (s->peep)
         lstm_row_float(g, h, c, y, cp, s->peep, s->bound, H, j0, j1, true);
-#ifdef PD_X86
-      else if (avx2)
-        lstm_row_avx2(g, h, c, y, cp, s->bound, H, j0, j1);
-#endif
       else
         lstm_row_float(g, h, c, y, cp, s->hp, s->bound, H, j0, j1, false);
     }
@@ -184,7 +230,7 @@ static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
         pd_rnn_frozen_grad_float(s, b);
       else
         lstm_bwd_row_avx2(s->g + b * GH, s->c + b * H, s->cp + b * H, s->dy + b * s->ldy, s->dg + b * GH, s->dh + b * H,
-                          s->dc + b * H, bounds, H);
+                          s->dc + b * H, bounds, H, s->clip > 0);
     return;
   }
 #endif
