@@ -13,6 +13,11 @@
 #include "cpu/features.h"
 #include "cpu/parallel.h"
 #include "kmath.h"
+#ifdef PD_X86
+#include <immintrin.h>
+
+#include "cpu/lanes8.h"
+#endif
 
 const char *const pd_rnn_directions[] = {"forward", "reverse", "bidirectional", NULL};
 
@@ -155,6 +160,55 @@ void pd_rnn_packed_bwd_product(pd_rnn_step_float *s) {
   if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)s->nact * (double)s->gh * (double)s->hidden);
 }
 
+#ifdef PD_X86
+/* pd_rnn_pack's full panels of MR = 4, 6 or 8 rows, 8 columns at a time
+ * (MR a constant, so the eight vectors stay in registers): the columns done */
+__attribute__((target("avx2"), always_inline)) static inline int64_t
+rnn_pack8(float *restrict dst, const int MR, const float *restrict src, int64_t ld, int64_t n) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    __m256 r[8];
+    _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) r[i] =
+        i < MR ? _mm256_loadu_ps(src + i * ld + k) : _mm256_setzero_ps();
+    pd_tr8(r); /* r[c]: column k + c, rows 0..7 */
+    float *d = dst + k * MR;
+    _Pragma("GCC unroll 8") for (int c = 0; c < 8; c++) {
+      if (MR == 8)
+        _mm256_storeu_ps(d + c * MR, r[c]);
+      else
+        _mm_storeu_ps(d + c * MR, _mm256_castps256_ps128(r[c]));
+      if (MR == 6) _mm_storel_pi((__m64 *)(void *)(d + c * MR + 4), _mm256_extractf128_ps(r[c], 1));
+    }
+  }
+  return k;
+}
+__attribute__((target("avx2"))) static int64_t rnn_pack8_4(float *restrict d, const float *restrict s, int64_t ld,
+                                                           int64_t n) {
+  return rnn_pack8(d, 4, s, ld, n);
+}
+__attribute__((target("avx2"))) static int64_t rnn_pack8_6(float *restrict d, const float *restrict s, int64_t ld,
+                                                           int64_t n) {
+  return rnn_pack8(d, 6, s, ld, n);
+}
+__attribute__((target("avx2"))) static int64_t rnn_pack8_8(float *restrict d, const float *restrict s, int64_t ld,
+                                                           int64_t n) {
+  return rnn_pack8(d, 8, s, ld, n);
+}
+#endif
+
+void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int64_t ld, int64_t rows, int64_t n) {
+  int64_t k = 0;
+#ifdef PD_X86
+  if (rows == mr && pd_rnn_avx2())
+    k = mr == 6   ? rnn_pack8_6(dst, src, ld, n)
+        : mr == 8 ? rnn_pack8_8(dst, src, ld, n)
+        : mr == 4 ? rnn_pack8_4(dst, src, ld, n)
+                  : 0;
+#endif
+  for (; k < n; k++)
+    for (int64_t i = 0; i < rows; i++) dst[k * mr + i] = src[i * ld + k];
+}
+
 void pd_rnn_packed_h(pd_rnn_step_float *s, int64_t j0, int64_t j1) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, mr = pk->uk.mr;
@@ -184,6 +238,9 @@ static void rnn_step_bwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s) 
  * there is one, after the template. */
 static void rnn_colsum_float(float *restrict out, const float *restrict a, int64_t rows, int64_t n, int64_t ld);
 static void rnn_colsum_double(double *restrict out, const double *restrict a, int64_t rows, int64_t n, int64_t ld);
+/* The projection's bias epilogue (pd_gemm_ep's form) likewise. */
+static void rnn_bias_ep_float(void *arg, void *cv, int64_t ldc, int64_t r0, int64_t rows, int64_t c0, int64_t cols);
+static void rnn_bias_ep_double(void *arg, void *cv, int64_t ldc, int64_t r0, int64_t rows, int64_t c0, int64_t cols);
 
 #define T float
 #include "rnn_core_t.h"
@@ -209,6 +266,27 @@ static void rnn_colsum_float(float *restrict out, const float *restrict a, int64
 }
 static void rnn_colsum_double(double *restrict out, const double *restrict a, int64_t rows, int64_t n, int64_t ld) {
   rnn_colsum_rows_double(out, a, rows, n, ld);
+}
+
+#ifdef PD_X86
+__attribute__((target("avx2"))) static void rnn_bias_avx2(const rnn_bias_float *e, void *cv, int64_t ldc, int64_t rows,
+                                                          int64_t c0, int64_t cols) {
+  rnn_bias_rows_float(e, cv, ldc, rows, c0, cols);
+}
+#endif
+static void rnn_bias_ep_float(void *arg, void *cv, int64_t ldc, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
+  (void)r0;
+#ifdef PD_X86
+  if (pd_rnn_avx2()) {
+    rnn_bias_avx2(arg, cv, ldc, rows, c0, cols);
+    return;
+  }
+#endif
+  rnn_bias_rows_float(arg, cv, ldc, rows, c0, cols);
+}
+static void rnn_bias_ep_double(void *arg, void *cv, int64_t ldc, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
+  (void)r0;
+  rnn_bias_rows_double(arg, cv, ldc, rows, c0, cols);
 }
 
 /* ---- shapes ---- */

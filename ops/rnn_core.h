@@ -68,14 +68,10 @@ typedef struct pd_rnn_packed {
 bool pd_rnn_avx2(void);
 
 /* Columns [0, n) of rows [0, rows) of src (rows ld apart) into a packed
- * panel of mr rows: dst[k * mr + i] = src[i * ld + k]. The stores go in
- * order (a row's values one by one, mr floats apart, cost about twice as
- * much); rows of the panel past `rows` are left as they are. */
-static inline void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int64_t ld, int64_t rows,
-                               int64_t n) {
-  for (int64_t k = 0; k < n; k++)
-    for (int64_t i = 0; i < rows; i++) dst[k * mr + i] = src[i * ld + k];
-}
+ * panel of mr rows: dst[k * mr + i] = src[i * ld + k]; rows of the panel
+ * past `rows` are left as they are. A full panel of 4, 6 or 8 rows goes 8
+ * columns at a time through an 8 x 8 transpose on AVX2. */
+void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int64_t ld, int64_t rows, int64_t n);
 
 /* One step of one direction of one layer, as a cell sees it. Rows b with
  * len[b] <= p are frozen: their state is carried, their output is 0, their

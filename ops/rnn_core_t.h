@@ -10,9 +10,10 @@ typedef struct PD_T(rnn_bias) {
   int64_t fold;
 } PD_T(rnn_bias);
 
-static void PD_T(rnn_bias_ep)(void *arg, void *cv, int64_t ldc, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
-  const PD_T(rnn_bias) *e = arg;
-  (void)r0;
+/* the epilogue's body; rnn_core.c's rnn_bias_ep calls it (float's compiled
+ * for AVX2 too) */
+static inline __attribute__((always_inline)) void PD_T(rnn_bias_rows)(const PD_T(rnn_bias) * e, void *cv, int64_t ldc,
+                                                                      int64_t rows, int64_t c0, int64_t cols) {
   /* the columns before fold and after it in two plain loops the compiler
    * vectorises (one with a branch per element does not); the sums are the
    * same: wb + rb, and wb + 0 (which turns a -0 bias into +0, as it did) */
