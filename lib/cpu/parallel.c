@@ -56,10 +56,13 @@ typedef struct start {
  * microseconds here, longer than a whole batch-1 matrix-vector product; so a
  * worker that finished a job watches for the next one for PD_SPIN_NS before
  * it sleeps, and the caller watches for its workers likewise. Between the
- * ops of one step the next job comes well within that; an idle pool sleeps.
+ * ops of one step the next job comes well within that (a hand-written
+ * recurrent cell runs ~60 µs of small one-thread ops between its products:
+ * at 50 µs the workers slept through every such gap, and the first product
+ * of each step waited ~35 µs for one); an idle pool sleeps.
  * The spin yields the core on every turn, so a runnable thread (BLIS's
  * own, another process) is not kept from it. */
-#define PD_SPIN_NS 50000
+#define PD_SPIN_NS 200000
 /* How long a part waits for its worker before the caller takes it: a worker
  * watching for jobs claims its part within a microsecond or two. */
 #define PD_GRACE_NS 3000
