@@ -26,8 +26,8 @@ static void test_pack(void **state) {
           for (int64_t i = 0; i < mr; i++) {
             const float want = k < n && i < rows ? src[i * ld + k] : -7.5f, got = dst[k * mr + i];
             if (memcmp(&want, &got, sizeof want))
-              fail_msg("mr %lld rows %lld n %lld: dst[%lld * mr + %lld] = %g, want %g", (long long)mr,
-                       (long long)rows, (long long)n, (long long)k, (long long)i, got, want);
+              fail_msg("mr %lld rows %lld n %lld: dst[%lld * mr + %lld] = %g, want %g", (long long)mr, (long long)rows,
+                       (long long)n, (long long)k, (long long)i, got, want);
           }
       }
       free(src), free(dst);
