@@ -90,7 +90,11 @@ __attribute__((target("avx2,fma"))) static void lstm_row_avx2(float *restrict g,
 }
 
 /* The forward gate pass of units j0 .. j1-1 of every row of a packed step
- * without peepholes: one call a block, not one a row. */
+ * without peepholes: one call a block, not one a row. A block's c, h and y
+ * are a line (16 units) of each row, 512 bytes or more from the previous
+ * row's, in memory this step has not touched yet: fetched 4 rows ahead,
+ * the pass takes 4.7 µs a block of 64 rows on Zen 3, against 6.7 waiting
+ * for each line (fashion_lstm_fused). */
 __attribute__((target("avx2,fma"))) static void lstm_rows_avx2(pd_rnn_step_float *s, int64_t j0, int64_t j1) {
   const int64_t H = s->hidden, GH = s->gh, jv = j0 + (j1 - j0) / 8 * 8;
   const __m256 b = _mm256_set1_ps(s->bound), nb = _mm256_set1_ps(-s->bound);
@@ -100,6 +104,12 @@ __attribute__((target("avx2,fma"))) static void lstm_rows_avx2(pd_rnn_step_float
     if (!pd_rnn_active_float(s, r)) {
       for (int64_t j = j0; j < j1; j++) h[j] = s->hp[r * H + j], c[j] = cp[j], y[j] = 0;
       continue;
+    }
+    if (r + 4 < s->batch) { /* see above */
+      _mm_prefetch((const char *)(c + 4 * H + j0), _MM_HINT_T0);
+      _mm_prefetch((const char *)(h + 4 * H + j0), _MM_HINT_T0);
+      _mm_prefetch((const char *)(y + 4 * s->ldy + j0), _MM_HINT_T0);
+      _mm_prefetch((const char *)(cp + 4 * H + j0), _MM_HINT_T0);
     }
     lstm_row8(g, h, c, y, cp, b, nb, H, j0, jv);
     if (jv < j1) lstm_row_float(g, h, c, y, cp, NULL, s->bound, H, jv, j1, false);
@@ -112,13 +122,26 @@ __attribute__((target("avx2,fma"))) static void lstm_rows_avx2(pd_rnn_step_float
  * clip (CLIP false) it is 1 everywhere and left out: the same bits. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 lstm_bwd_row8(const float *restrict g, const float *restrict c, const float *restrict cp, const float *restrict dy,
-              float *restrict dg, float *restrict dh, float *restrict dc, const float *bounds, int64_t H,
-              const bool CLIP) {
+              float *restrict dg, float *restrict dh, float *restrict dc, const float *bounds, int64_t H, int64_t GH,
+              int64_t ldy, const bool CLIP) {
   const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
   const __m256 lo_s = _mm256_set1_ps(bounds[0]), hi_s = _mm256_set1_ps(bounds[1]);
   const __m256 lo_t = _mm256_set1_ps(bounds[2]), hi_t = _mm256_set1_ps(bounds[3]);
   int64_t j = 0;
   for (; j + 8 <= H; j += 8) {
+    if (!(j & 15)) { /* the next row's lines (GH, ldy: 0 for none) */
+      _mm_prefetch((const char *)(g + GH + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(g + GH + H + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(g + GH + 2 * H + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(g + GH + 3 * H + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(c + (GH ? H : 0) + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(cp + (GH ? H : 0) + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(dy + ldy + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(dg + GH + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(dg + GH + H + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(dg + GH + 2 * H + j), _MM_HINT_T0);
+      _mm_prefetch((const char *)(dg + GH + 3 * H + j), _MM_HINT_T0);
+    }
     __m256 i = _mm256_loadu_ps(g + j), f = _mm256_loadu_ps(g + H + j);
     __m256 gg = _mm256_loadu_ps(g + 2 * H + j), o = _mm256_loadu_ps(g + 3 * H + j);
     __m256 tc = pd_rnn_tanh8(_mm256_loadu_ps(c + j)), cpv = _mm256_loadu_ps(cp + j);
@@ -155,11 +178,11 @@ __attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *r
                                                                   const float *restrict cp, const float *restrict dy,
                                                                   float *restrict dg, float *restrict dh,
                                                                   float *restrict dc, const float *bounds, int64_t H,
-                                                                  bool clip) {
+                                                                  int64_t GH, int64_t ldy, bool clip) {
   if (clip)
-    lstm_bwd_row8(g, c, cp, dy, dg, dh, dc, bounds, H, true);
+    lstm_bwd_row8(g, c, cp, dy, dg, dh, dc, bounds, H, GH, ldy, true);
   else
-    lstm_bwd_row8(g, c, cp, dy, dg, dh, dc, bounds, H, false);
+    lstm_bwd_row8(g, c, cp, dy, dg, dh, dc, bounds, H, GH, ldy, false);
 }
 #endif
 
@@ -230,7 +253,8 @@ static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
         pd_rnn_frozen_grad_float(s, b);
       else
         lstm_bwd_row_avx2(s->g + b * GH, s->c + b * H, s->cp + b * H, s->dy + b * s->ldy, s->dg + b * GH, s->dh + b * H,
-                          s->dc + b * H, bounds, H, s->clip > 0);
+                          s->dc + b * H, bounds, H, b + 1 < s->batch ? GH : 0, b + 1 < s->batch ? s->ldy : 0,
+                          s->clip > 0);
     return;
   }
 #endif
