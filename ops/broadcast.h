@@ -36,6 +36,7 @@ pd_status pd_gpu_broadcast_bwd(pd_ctx *c);
 #include <string.h>
 
 #include "base/tmpl.h"
+#include "cpu/parallel.h"
 #include "kmath.h"
 
 static inline pd_bc_kind pd_bc_of(pd_ctx *c) { return *(const pd_bc_kind *)c->op->def->data; }

@@ -6,13 +6,39 @@
 
 /* X, Y and Out of one shape (a cell's gates times its states): dX and dY
  * written directly, a loop per kind (inlined with the kind a constant, so
- * the compiler vectorises it). */
+ * the compiler vectorises it), parts of the elements on the pool. */
 static inline void PD_T(pd_bc_grad_same)(pd_bc_kind k, T *restrict dx, T *restrict dy, const T *restrict g, const T *x,
                                          const T *y, int64_t n) {
   if (dx)
     for (int64_t j = 0; j < n; j++) dx[j] = PD_T(pd_bc_dx)(k, g[j], y[j]);
   if (dy)
     for (int64_t j = 0; j < n; j++) dy[j] = PD_T(pd_bc_dy)(k, g[j], x[j], y[j]);
+}
+
+typedef struct PD_T(pd_bc_grad_job) {
+  pd_bc_kind k;
+  T *dx, *dy;
+  const T *g, *x, *y;
+} PD_T(pd_bc_grad_job);
+
+static void PD_T(pd_bc_grad_range)(void *arg, int64_t lo, int64_t hi) {
+  const PD_T(pd_bc_grad_job) *j = arg;
+  T *dx = j->dx ? j->dx + lo : NULL, *dy = j->dy ? j->dy + lo : NULL;
+  const T *g = j->g + lo, *x = j->x + lo, *y = j->y + lo;
+  switch (j->k) {
+  case PD_BC_ADD:
+    PD_T(pd_bc_grad_same)(PD_BC_ADD, dx, dy, g, x, y, hi - lo);
+    break;
+  case PD_BC_SUB:
+    PD_T(pd_bc_grad_same)(PD_BC_SUB, dx, dy, g, x, y, hi - lo);
+    break;
+  case PD_BC_MUL:
+    PD_T(pd_bc_grad_same)(PD_BC_MUL, dx, dy, g, x, y, hi - lo);
+    break;
+  default:
+    PD_T(pd_bc_grad_same)(PD_BC_DIV, dx, dy, g, x, y, hi - lo);
+    break;
+  }
 }
 
 static pd_status PD_T(pd_bc_backward)(pd_ctx *c) {
@@ -23,20 +49,8 @@ static pd_status PD_T(pd_bc_backward)(pd_ctx *c) {
   pd_bc_kind k = pd_bc_of(c);
   int64_t n = pd_tensor_numel(ot);
   if (g && pd_tensor_numel(xt) == n && pd_tensor_numel(yt) == n) {
-    switch (k) {
-    case PD_BC_ADD:
-      PD_T(pd_bc_grad_same)(PD_BC_ADD, dx, dy, g, x, y, n);
-      break;
-    case PD_BC_SUB:
-      PD_T(pd_bc_grad_same)(PD_BC_SUB, dx, dy, g, x, y, n);
-      break;
-    case PD_BC_MUL:
-      PD_T(pd_bc_grad_same)(PD_BC_MUL, dx, dy, g, x, y, n);
-      break;
-    default:
-      PD_T(pd_bc_grad_same)(PD_BC_DIV, dx, dy, g, x, y, n);
-      break;
-    }
+    PD_T(pd_bc_grad_job) j = {k, dx, dy, g, x, y};
+    pd_parallel_for(n, PD_ELEMENTWISE_GRAIN, PD_T(pd_bc_grad_range), &j);
     return PD_OK;
   }
   if (dx) memset(dx, 0, (size_t)pd_tensor_numel(xt) * sizeof(T));

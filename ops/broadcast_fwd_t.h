@@ -20,11 +20,44 @@ static inline void PD_T(pd_bc_row)(pd_bc_kind k, T *restrict o, const T *x, int6
     for (int64_t j = 0; j < n; j++) o[j] = PD_T(pd_bc_op)(k, x[j * sx], y[j * sy]);
 }
 
+/* X, Y and Out of one shape: parts of the elements on the pool. */
+typedef struct PD_T(pd_bc_same_job) {
+  pd_bc_kind k;
+  T *o;
+  const T *x, *y;
+} PD_T(pd_bc_same_job);
+
+static void PD_T(pd_bc_same_range)(void *arg, int64_t lo, int64_t hi) {
+  const PD_T(pd_bc_same_job) *j = arg;
+  T *o = j->o + lo;
+  const T *x = j->x + lo, *y = j->y + lo;
+  switch (j->k) {
+  case PD_BC_ADD:
+    PD_T(pd_bc_row)(PD_BC_ADD, o, x, 1, y, 1, hi - lo);
+    break;
+  case PD_BC_SUB:
+    PD_T(pd_bc_row)(PD_BC_SUB, o, x, 1, y, 1, hi - lo);
+    break;
+  case PD_BC_MUL:
+    PD_T(pd_bc_row)(PD_BC_MUL, o, x, 1, y, 1, hi - lo);
+    break;
+  default:
+    PD_T(pd_bc_row)(PD_BC_DIV, o, x, 1, y, 1, hi - lo);
+    break;
+  }
+}
+
 static pd_status PD_T(pd_bc_forward)(pd_ctx *c) {
   pd_tensor *xt = pd_in(c, PD_BC_X), *yt = pd_in(c, PD_BC_Y), *ot = pd_out(c, PD_BC_OUT);
   const T *x = PD_DATA(xt, T), *y = PD_DATA(yt, T);
   T *o = PD_DATA(ot, T);
   pd_bc_kind k = pd_bc_of(c);
+  int64_t n = pd_tensor_numel(ot);
+  if (pd_tensor_numel(xt) == n && pd_tensor_numel(yt) == n) {
+    PD_T(pd_bc_same_job) j = {k, o, x, y};
+    pd_parallel_for(n, PD_ELEMENTWISE_GRAIN, PD_T(pd_bc_same_range), &j);
+    return PD_OK;
+  }
   pd_bc_walk w;
   pd_bc_walk_init(&w, xt, yt, ot);
   for (int64_t r = 0; r < w.rows; r++, pd_bc_walk_step(&w)) {

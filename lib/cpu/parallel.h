@@ -40,7 +40,7 @@ void pd_parallel_for(int64_t n, int64_t grain, pd_range_fn fn, void *arg);
 #define PD_UPDATE_GRAIN ((int64_t)1 << 15)
 /* Grain of the other elementwise kernels split on the pool (activations,
  * cast, scale): elements a part at least. */
-#define PD_ELEMENTWISE_GRAIN ((int64_t)1 << 16)
+#define PD_ELEMENTWISE_GRAIN ((int64_t)1 << 12)
 
 /* The range [*lo, *hi) of n items that part `part` of `nparts` takes. */
 static inline void pd_parallel_range(int64_t n, int part, int nparts, int64_t *lo, int64_t *hi) {

@@ -6,6 +6,7 @@
  * shapes at load with -1; errors; gradients (each operand's summed over its
  * repeated dims) by finite differences. */
 #include "optest.h"
+#include "cpu/parallel.h"
 
 static const char *const ops[] = {"broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div"};
 
@@ -121,12 +122,51 @@ static void test_gradients(void **state) {
   gradcheck(3, (int64_t[]){2, 3, 4}, 0, NULL);
 }
 
+/* Same shapes long enough to be split on the pool (parts of
+ * PD_ELEMENTWISE_GRAIN elements): Out and both gradients are the elementwise
+ * formulas exactly, on 1, 2 and 3 threads. */
+static void test_same_shape_parts(void **state) {
+  (void)state;
+  const int64_t d[2] = {7, 4099};
+  for (int t = 0; t < 2; t++) {
+    pd_dtype dt = t ? PD_F64 : PD_F32;
+    for (int op = 0; op < 4; op++)
+      for (int threads = 1; threads <= 3; threads++) {
+        pd_set_threads(threads);
+        pd_tensor *x = ot_rand(dt, 2, d, 3, -2, 2, 0), *y = ot_rand(dt, 2, d, 4, 0.5, 2, 0);
+        pd_tensor *g = ot_rand(dt, 2, d, 5, -1, 1, 0), *out = ot_out(), *dx = ot_out(), *dy = ot_out();
+        ot_run(ops[op], NULL, (pd_tensor *[]){x, y}, NULL, (pd_tensor *[]){out}, NULL);
+        char grad[32];
+        snprintf(grad, sizeof grad, "%s_grad", ops[op]);
+        ot_run(grad, NULL, (pd_tensor *[]){x, y, out, g}, NULL, (pd_tensor *[]){dx, dy}, NULL);
+        for (int64_t i = 0; i < d[0] * d[1]; i++) {
+          double a = pd_tensor_get(x, i), b = pd_tensor_get(y, i), e = pd_tensor_get(g, i), o, ga, gb;
+          if (dt == PD_F32) { /* each result rounded to float as the kernel computes it */
+            float af = (float)a, bf = (float)b, ef = (float)e;
+            o = op == 0 ? af + bf : op == 1 ? af - bf : op == 2 ? af * bf : af / bf;
+            ga = op == 0 || op == 1 ? ef : op == 2 ? ef * bf : ef / bf;
+            gb = op == 0 ? ef : op == 1 ? -ef : op == 2 ? ef * af : -ef * af / (bf * bf);
+          } else {
+            o = apply(op, a, b);
+            ga = op == 0 || op == 1 ? e : op == 2 ? e * b : e / b;
+            gb = op == 0 ? e : op == 1 ? -e : op == 2 ? e * a : -e * a / (b * b);
+          }
+          if (pd_tensor_get(out, i) != o || pd_tensor_get(dx, i) != ga || pd_tensor_get(dy, i) != gb)
+            fail_msg("%s, %d threads, element %lld: out %.17g dx %.17g dy %.17g, want %.17g %.17g %.17g", ops[op],
+                     threads, (long long)i, pd_tensor_get(out, i), pd_tensor_get(dx, i), pd_tensor_get(dy, i), o, ga,
+                     gb);
+        }
+        ot_free(x), ot_free(y), ot_free(g), ot_free(out), ot_free(dx), ot_free(dy);
+      }
+  }
+  pd_set_threads(0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shapes),
-      cmocka_unit_test(test_integers),
-      cmocka_unit_test(test_infer_and_errors),
-      cmocka_unit_test(test_gradients),
+      cmocka_unit_test(test_shapes),           cmocka_unit_test(test_integers),
+      cmocka_unit_test(test_infer_and_errors), cmocka_unit_test(test_gradients),
+      cmocka_unit_test(test_same_shape_parts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
