@@ -42,7 +42,7 @@ static pd_status PD_T(forward)(pd_ctx *c) {
            .bias = b ? PD_DATA(b, T) : NULL,
            .y = PD_DATA(pd_out(c, Y), T)};
   if (j.n.d == 0) return PD_OK;
-  pd_parallel_for(j.n.rows, PD_ELEMENTWISE_GRAIN / j.n.d + 1, PD_T(fwd_rows), &j);
+  pd_parallel_for(j.n.rows, PD_ROWS_GRAIN / j.n.d + 1, PD_T(fwd_rows), &j);
   return PD_OK;
 }
 
@@ -103,7 +103,7 @@ static pd_status PD_T(backward)(pd_ctx *c) {
   pd_status st = PD_OK;
   j.stats = scratch(c, 2 * (j.n.rows > 0 ? j.n.rows : 1), &st);
   if (st) return st;
-  pd_parallel_for(j.n.rows, PD_ELEMENTWISE_GRAIN / j.n.d + 1, PD_T(bwd_rows), &j);
-  if (ds || db) pd_parallel_for(j.n.d, PD_ELEMENTWISE_GRAIN / (j.n.rows + 1) + 1, PD_T(bwd_cols), &j);
+  pd_parallel_for(j.n.rows, PD_ROWS_GRAIN / j.n.d + 1, PD_T(bwd_rows), &j);
+  if (ds || db) pd_parallel_for(j.n.d, PD_ROWS_GRAIN / (j.n.rows + 1) + 1, PD_T(bwd_cols), &j);
   return PD_OK;
 }

@@ -20,7 +20,7 @@ static pd_status PD_T(forward)(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X);
   pd_pad_geom g = pd_pad_geom_of(c, x);
   job j = {&g, PD_DATA(x, T), PD_DATA(pd_out(c, OUT), T), pd_attr_f(c, A_VALUE)};
-  pd_parallel_for(g.numel_out, PD_ELEMENTWISE_GRAIN / 8, PD_T(fwd_range), &j);
+  pd_parallel_for(g.numel_out, PD_INDEXED_GRAIN, PD_T(fwd_range), &j);
   return PD_OK;
 }
 
@@ -29,6 +29,6 @@ static pd_status PD_T(backward)(pd_ctx *c) {
   if (!dx) return PD_OK;
   pd_pad_geom g = pd_pad_geom_of(c, dx);
   job j = {&g, PD_DATA(pd_in(c, G_DOUT), T), PD_DATA(dx, T), 0};
-  pd_parallel_for(g.numel_in, PD_ELEMENTWISE_GRAIN / 8, PD_T(bwd_range), &j);
+  pd_parallel_for(g.numel_in, PD_INDEXED_GRAIN, PD_T(bwd_range), &j);
   return PD_OK;
 }

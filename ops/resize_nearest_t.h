@@ -21,7 +21,7 @@ static pd_status PD_T(forward)(pd_ctx *c) {
   pd_tensor *x = pd_in(c, X);
   pd_rn_geom g = pd_rn_geom_of(c, x);
   job j = {&g, PD_DATA(x, T), PD_DATA(pd_out(c, OUT), T)};
-  pd_parallel_for(g.planes * g.ho * g.wo, PD_ELEMENTWISE_GRAIN / 8, PD_T(fwd_range), &j);
+  pd_parallel_for(g.planes * g.ho * g.wo, PD_INDEXED_GRAIN, PD_T(fwd_range), &j);
   return PD_OK;
 }
 
@@ -30,6 +30,6 @@ static pd_status PD_T(backward)(pd_ctx *c) {
   if (!dx) return PD_OK;
   pd_rn_geom g = pd_rn_geom_of(c, dx);
   job j = {&g, PD_DATA(pd_in(c, G_DOUT), T), PD_DATA(dx, T)};
-  pd_parallel_for(g.planes * g.h * g.w, PD_ELEMENTWISE_GRAIN / 8, PD_T(bwd_range), &j);
+  pd_parallel_for(g.planes * g.h * g.w, PD_INDEXED_GRAIN, PD_T(bwd_range), &j);
   return PD_OK;
 }

@@ -27,7 +27,7 @@ static pd_status PD_T(forward)(pd_ctx *c) {
   pd_status st = firsts(c, &g, STARTS, first);
   if (st) return st;
   job j = {&g, first, PD_DATA(x, T), PD_DATA(pd_out(c, OUT), T)};
-  pd_parallel_for(g.numel_out, PD_ELEMENTWISE_GRAIN / 8, PD_T(fwd_range), &j);
+  pd_parallel_for(g.numel_out, PD_INDEXED_GRAIN, PD_T(fwd_range), &j);
   return PD_OK;
 }
 
@@ -39,6 +39,6 @@ static pd_status PD_T(backward)(pd_ctx *c) {
   pd_status st = firsts(c, &g, G_STARTS, first);
   if (st) return st;
   job j = {&g, first, PD_DATA(pd_in(c, G_DOUT), T), PD_DATA(dx, T)};
-  pd_parallel_for(g.numel_in, PD_ELEMENTWISE_GRAIN / 8, PD_T(bwd_range), &j);
+  pd_parallel_for(g.numel_in, PD_INDEXED_GRAIN, PD_T(bwd_range), &j);
   return PD_OK;
 }

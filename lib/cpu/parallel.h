@@ -39,8 +39,15 @@ void pd_parallel_for(int64_t n, int64_t grain, pd_range_fn fn, void *arg);
 /* Grain of the optimizers' elementwise updates. */
 #define PD_UPDATE_GRAIN ((int64_t)1 << 15)
 /* Grain of the other elementwise kernels split on the pool (activations,
- * cast, scale): elements a part at least. */
+ * cast, scale, same-shape broadcast ops): elements a part at least. A part
+ * of 4096 pays while the workers watch for jobs (parallel.c's PD_SPIN_NS):
+ * a recurrent cell's [64, 128] gates go in two. */
 #define PD_ELEMENTWISE_GRAIN ((int64_t)1 << 12)
+/* Of the kernels that work out an index per element (pad, resize_nearest,
+ * slice). */
+#define PD_INDEXED_GRAIN ((int64_t)1 << 13)
+/* Of the kernels over whole rows (layer_norm): elements a part at least. */
+#define PD_ROWS_GRAIN ((int64_t)1 << 16)
 
 /* The range [*lo, *hi) of n items that part `part` of `nparts` takes. */
 static inline void pd_parallel_range(int64_t n, int part, int nparts, int64_t *lo, int64_t *hi) {
