@@ -20,6 +20,26 @@ static inline void PD_T(pd_bc_row)(pd_bc_kind k, T *restrict o, const T *x, int6
     for (int64_t j = 0; j < n; j++) o[j] = PD_T(pd_bc_op)(k, x[j * sx], y[j * sy]);
 }
 
+/* pd_bc_row with the kind a constant in each branch (so each inlined copy
+ * is a loop of its own kind). */
+static inline void PD_T(pd_bc_row_of)(pd_bc_kind k, T *restrict o, const T *x, int64_t sx, const T *y, int64_t sy,
+                                      int64_t n) {
+  switch (k) {
+  case PD_BC_ADD:
+    PD_T(pd_bc_row)(PD_BC_ADD, o, x, sx, y, sy, n);
+    break;
+  case PD_BC_SUB:
+    PD_T(pd_bc_row)(PD_BC_SUB, o, x, sx, y, sy, n);
+    break;
+  case PD_BC_MUL:
+    PD_T(pd_bc_row)(PD_BC_MUL, o, x, sx, y, sy, n);
+    break;
+  default:
+    PD_T(pd_bc_row)(PD_BC_DIV, o, x, sx, y, sy, n);
+    break;
+  }
+}
+
 /* X, Y and Out of one shape: parts of the elements on the pool. */
 typedef struct PD_T(pd_bc_same_job) {
   pd_bc_kind k;
@@ -29,22 +49,7 @@ typedef struct PD_T(pd_bc_same_job) {
 
 static void PD_T(pd_bc_same_range)(void *arg, int64_t lo, int64_t hi) {
   const PD_T(pd_bc_same_job) *j = arg;
-  T *o = j->o + lo;
-  const T *x = j->x + lo, *y = j->y + lo;
-  switch (j->k) {
-  case PD_BC_ADD:
-    PD_T(pd_bc_row)(PD_BC_ADD, o, x, 1, y, 1, hi - lo);
-    break;
-  case PD_BC_SUB:
-    PD_T(pd_bc_row)(PD_BC_SUB, o, x, 1, y, 1, hi - lo);
-    break;
-  case PD_BC_MUL:
-    PD_T(pd_bc_row)(PD_BC_MUL, o, x, 1, y, 1, hi - lo);
-    break;
-  default:
-    PD_T(pd_bc_row)(PD_BC_DIV, o, x, 1, y, 1, hi - lo);
-    break;
-  }
+  PD_T(pd_bc_row_of)(j->k, j->o + lo, j->x + lo, 1, j->y + lo, 1, hi - lo);
 }
 
 static pd_status PD_T(pd_bc_forward)(pd_ctx *c) {
@@ -60,23 +65,7 @@ static pd_status PD_T(pd_bc_forward)(pd_ctx *c) {
   }
   pd_bc_walk w;
   pd_bc_walk_init(&w, xt, yt, ot);
-  for (int64_t r = 0; r < w.rows; r++, pd_bc_walk_step(&w)) {
-    const T *xr = x + w.xo, *yr = y + w.yo;
-    T *orow = o + r * w.inner;
-    switch (k) {
-    case PD_BC_ADD:
-      PD_T(pd_bc_row)(PD_BC_ADD, orow, xr, w.sx, yr, w.sy, w.inner);
-      break;
-    case PD_BC_SUB:
-      PD_T(pd_bc_row)(PD_BC_SUB, orow, xr, w.sx, yr, w.sy, w.inner);
-      break;
-    case PD_BC_MUL:
-      PD_T(pd_bc_row)(PD_BC_MUL, orow, xr, w.sx, yr, w.sy, w.inner);
-      break;
-    default:
-      PD_T(pd_bc_row)(PD_BC_DIV, orow, xr, w.sx, yr, w.sy, w.inner);
-      break;
-    }
-  }
+  for (int64_t r = 0; r < w.rows; r++, pd_bc_walk_step(&w))
+    PD_T(pd_bc_row_of)(k, o + r * w.inner, x + w.xo, w.sx, y + w.yo, w.sy, w.inner);
   return PD_OK;
 }
