@@ -55,6 +55,14 @@ static const pd_attr_def attrs[] = {PD_RNN_COMMON_ATTRS};
 
 /* ---- float steps on packed R (rnn_core.h, pd_rnn_packed) ---- */
 
+/* Units j0 .. j1-1 of a row past its length (forward): h and c carried,
+ * y 0 (pd_rnn_frozen_float's, for one block of units). */
+static inline void lstm_frozen_cols(pd_rnn_step_float *s, int64_t r, int64_t j0, int64_t j1) {
+  const int64_t H = s->hidden;
+  for (int64_t j = j0; j < j1; j++)
+    s->h[r * H + j] = s->hp[r * H + j], s->c[r * H + j] = s->cp[r * H + j], s->y[r * s->ldy + j] = 0;
+}
+
 #ifdef PD_X86
 /* lstm_row without peepholes, 8 units at a time, the rest as lstm_row.
  * Two passes: the four gates of every unit (independent chains of exp and
@@ -102,7 +110,7 @@ __attribute__((target("avx2,fma"))) static void lstm_rows_avx2(pd_rnn_step_float
     float *g = s->g + r * GH, *h = s->h + r * H, *c = s->c + r * H, *y = s->y + r * s->ldy;
     const float *cp = s->cp + r * H;
     if (!pd_rnn_active_float(s, r)) {
-      for (int64_t j = j0; j < j1; j++) h[j] = s->hp[r * H + j], c[j] = cp[j], y[j] = 0;
+      lstm_frozen_cols(s, r, j0, j1);
       continue;
     }
     if (r + 4 < s->batch) { /* see above */
@@ -207,22 +215,20 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
                             pk->b + (hb * 4 + q) * pk->bs, 1, s->g + r0 * GH + q * H + j0, GH, 1);
     if (timed) spent += pd_blas_now() - t0;
 #ifdef PD_X86
-    if (avx2 && !s->peep) {
+    if (avx2 && !s->peep)
       lstm_rows_avx2(s, j0, j1);
-      pd_rnn_packed_h(s, j0, j1);
-      continue;
-    }
+    else
 #endif
-    for (int64_t b = 0; b < s->batch; b++) {
-      float *g = s->g + b * GH, *h = s->h + b * H, *c = s->c + b * H, *y = s->y + b * s->ldy;
-      const float *cp = s->cp + b * H;
-      if (!pd_rnn_active_float(s, b))
-        for (int64_t j = j0; j < j1; j++) h[j] = s->hp[b * H + j], c[j] = cp[j], y[j] = 0;
-      else if (s->peep)
-        lstm_row_float(g, h, c, y, cp, s->peep, s->bound, H, j0, j1, true);
-      else
-        lstm_row_float(g, h, c, y, cp, s->hp, s->bound, H, j0, j1, false);
-    }
+      for (int64_t b = 0; b < s->batch; b++) {
+        float *g = s->g + b * GH, *h = s->h + b * H, *c = s->c + b * H, *y = s->y + b * s->ldy;
+        const float *cp = s->cp + b * H;
+        if (!pd_rnn_active_float(s, b))
+          lstm_frozen_cols(s, b, j0, j1);
+        else if (s->peep)
+          lstm_row_float(g, h, c, y, cp, s->peep, s->bound, H, j0, j1, true);
+        else
+          lstm_row_float(g, h, c, y, cp, s->hp, s->bound, H, j0, j1, false);
+      }
     pd_rnn_packed_h(s, j0, j1);
   }
   if (timed) pd_blas_profile_add(spent, 2.0 * (double)nact * (double)GH * (double)H);
