@@ -15,13 +15,14 @@
 #include "io/params.h"
 #include "base/util.h"
 #include "core/optimizer.h"
+#include "cpu/parallel.h"
 
 static int run(int argc, char **argv);
 
 const pd_command pd_cmd_gradcheck = {
     "gradcheck", "check the gradients of a network against finite differences",
     "usage: paddle-run gradcheck NET.pbtxt [--data VAR=FILE]... [--params DIR] [--rows N]\n"
-    "                            [--elements N] [--seed N] [--tol F]\n"
+    "                            [--elements N] [--seed N] [--tol F] [--threads N]\n"
     "\n"
     "Loads NET.pbtxt in float64, adds the backward ops for train.loss, and\n"
     "compares each parameter's gradient with central finite differences on the\n"
@@ -32,24 +33,26 @@ const pd_command pd_cmd_gradcheck = {
     "  --params DIR   parameters to check at (default: initialised from the seed)\n"
     "  --seed N       seed for initialisation and element choice (default: the file's)\n"
     "  --tol F        largest relative error accepted (default 1e-6)\n"
+    "  --threads N    threads for the kernels (default: all cores)\n"
     "\n"
     "Exit 0 when every error is within the tolerance, 1 when not, 2 on bad input.\n",
     run};
 
 static int run(int argc, char **argv) {
-  enum { DATA, PARAMS, ROWS, ELEMS, SEED, TOL, NOPT };
+  enum { DATA, PARAMS, ROWS, ELEMS, SEED, TOL, THREADS, NOPT };
   pd_opt opts[NOPT] = {{.name = "--data", .has_value = true, .repeat = true},
                        {.name = "--params", .has_value = true},
                        {.name = "--rows", .has_value = true},
                        {.name = "--elements", .has_value = true},
                        {.name = "--seed", .has_value = true},
-                       {.name = "--tol", .has_value = true}};
+                       {.name = "--tol", .has_value = true},
+                       {.name = "--threads", .has_value = true}};
   char *pos[1];
   int code = 0;
   int npos = pd_cli_parse(&pd_cmd_gradcheck, argc, argv, opts, NOPT, pos, 1, &code);
   if (npos < 0) goto out;
   code = 2;
-  long long rows = 4, elems = 16;
+  long long rows = 4, elems = 16, threads = 0;
   uint64_t seed = 0;
   double tol = 1e-6;
   if (npos != 1) {
@@ -60,8 +63,11 @@ static int run(int argc, char **argv) {
       (opts[ELEMS].value && !pd_cli_int("gradcheck", "--elements", opts[ELEMS].value, 0, INT64_MAX, &elems)) ||
       (opts[SEED].value && !pd_cli_u64("gradcheck", "--seed", opts[SEED].value, &seed)) ||
       (opts[TOL].value && !pd_cli_double("gradcheck", "--tol", opts[TOL].value, &tol)) ||
+      (opts[THREADS].value &&
+       !pd_cli_int("gradcheck", "--threads", opts[THREADS].value, 1, PD_MAX_THREADS, &threads)) ||
       !pd_cli_unique_vars("gradcheck", &opts[DATA]))
     goto out;
+  pd_set_threads((int)threads);
   pd_error err = {0};
   pd_net_opts nopts = {.float_dtype = PD_F64};
   pd_net *net = NULL;

@@ -271,12 +271,15 @@ static void print_block_ops(const timing *tm) {
   for (int i = 0; i < net->nblocks; i++) {
     const pd_block *b = net->blocks[i];
     if (!b || !b->op_seconds || tm->iters <= 0) continue;
-    printf("\nblock \"%s\": its ops' time per iteration (the mean, summed over every run of the block)\n", b->name);
+    bool side = false;
+    for (int o = 0; o < b->net->nops; o++) side |= pd_block_side_by_side(b, o);
+    printf("\nblock \"%s\": its ops' time per iteration (the mean, summed over every run of the block)%s\n", b->name,
+           side ? ";\nthose marked \"side\" ran side by side with others, one thread each (their times overlap)" : "");
     for (int o = 0; o < b->net->nops; o++) {
       const pd_op *op = &b->net->ops[o];
       const char *out = op->out[0].n ? b->net->vars[op->out[0].vars[0]].name : "";
-      printf("%4d  %-32s %-24s %-8s %10.4f\n", o, op->def->type, out, o < b->net->n_forward ? "forward" : "backward",
-             b->op_seconds[o] / (double)tm->iters * 1e3);
+      printf("%4d  %-32s %-24s %-8s %10.4f%s\n", o, op->def->type, out, o < b->net->n_forward ? "forward" : "backward",
+             b->op_seconds[o] / (double)tm->iters * 1e3, pd_block_side_by_side(b, o) ? "  side" : "");
     }
   }
 }
@@ -310,7 +313,8 @@ static void print_totals_text(const timing *tm, const summary *s) {
     printf("data: %.4f ms a step (median) reading a batch of random rows, %.1f%% of data and ops\n", s->load_ms,
            100 * s->load_share);
   if (cpu && prof->calls_in_parts)
-    printf("  and %lld a step inside threads' parts (convolutions), counted in their ops' time only\n",
+    printf("  and %lld a step inside threads' parts (convolutions, step-block ops side by side), counted in their "
+           "ops' time only\n",
            (long long)(prof->calls_in_parts / tm->iters));
   if (cpu && (prof->calls || prof->calls_in_parts)) {
     const char *kernels = pd_blis_arch();

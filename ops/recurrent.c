@@ -23,7 +23,10 @@
  * step one after another, so the stack is the variable's slots as they
  * lie), giving the parameter's gradient summed over the steps as one
  * product with time * batch rows, where 28 steps of 64 rows were 28 small
- * products and 28 additions. */
+ * products and 28 additions. The deferred ops run together (on several
+ * threads side by side, pd_block_run_only: each packs its own stacked dOut
+ * once, where one product split over the threads had every part pack all of
+ * it). */
 #include "recurrent.h"
 
 #include <stdio.h>
@@ -632,28 +635,58 @@ static pd_status fill_seed(pd_ctx *c, steps *s, pd_tensor *g, int v, int64_t p, 
   return st;
 }
 
+/* Binds deferred op o's step inputs to their stacks and its outputs to
+ * the parameters' gradients (the others it gives are not wanted here). */
+static void bind_deferred(pd_block *b, steps *s, pd_tensor **bind, int o) {
+  const pd_op *op = &b->net->ops[o];
+  for (int sl = 0; sl < op->def->n_inputs; sl++)
+    for (int i = 0; i < op->in[sl].n; i++) {
+      int v = op->in[sl].vars[i];
+      if (v >= 0 && b->local[v]) bind[v] = &s->stk[v];
+    }
+  for (int sl = 0; sl < op->def->n_outputs; sl++)
+    for (int i = 0; i < op->out[sl].n; i++) {
+      int v = op->out[sl].vars[i];
+      if (v >= 0) bind[v] = s->defer_out[v] ? &s->g[v] : NULL;
+    }
+}
+
+/* Whether no deferred op writes a variable another reads (then all can be
+ * bound at once and run together: side by side on several threads, each
+ * one product over all the steps' rows). */
+static bool deferred_apart(pd_block *b, steps *s) {
+  for (int o = b->net->n_forward; o < b->net->nops; o++) {
+    if (!s->defer[o]) continue;
+    const pd_op *op = &b->net->ops[o];
+    for (int sl = 0; sl < op->def->n_outputs; sl++)
+      for (int i = 0; i < op->out[sl].n; i++)
+        for (int q = b->net->n_forward; q < b->net->nops && op->out[sl].vars[i] >= 0; q++) {
+          const pd_op *r = &b->net->ops[q];
+          for (int rs = 0; s->defer[q] && rs < r->def->n_inputs; rs++)
+            for (int k = 0; k < r->in[rs].n; k++)
+              if (r->in[rs].vars[k] == op->out[sl].vars[i]) return false;
+        }
+  }
+  return true;
+}
+
 /* The deferred gradient ops (see the top), once over every step's rows
  * stacked, then the parameters' gradients they give added to the outer
  * ones. */
 static pd_status run_deferred(pd_ctx *c, pd_block *b, steps *s) {
   pd_tensor **bind = b->bind;
   pd_status st = PD_OK;
-  for (int o = b->net->n_forward; o < b->net->nops && !st; o++) {
-    if (!s->defer[o]) continue;
-    const pd_op *op = &b->net->ops[o];
-    pd_block_bind_outer(b, c, G_OUTER, bind);
-    for (int sl = 0; sl < op->def->n_inputs; sl++)
-      for (int i = 0; i < op->in[sl].n; i++) {
-        int v = op->in[sl].vars[i];
-        if (v >= 0 && b->local[v]) bind[v] = &s->stk[v];
-      }
-    for (int sl = 0; sl < op->def->n_outputs; sl++)
-      for (int i = 0; i < op->out[sl].n; i++) {
-        int v = op->out[sl].vars[i];
-        if (v >= 0) bind[v] = s->defer_out[v] ? &s->g[v] : NULL;
-      }
-    st = pd_block_run(b, c, bind, o, o + 1, s->time);
-  }
+  pd_block_bind_outer(b, c, G_OUTER, bind);
+  if (deferred_apart(b, s)) {
+    for (int o = b->net->n_forward; o < b->net->nops; o++)
+      if (s->defer[o]) bind_deferred(b, s, bind, o);
+    st = pd_block_run_only(b, c, bind, b->net->n_forward, b->net->nops, s->defer, s->time);
+  } else
+    for (int o = b->net->n_forward; o < b->net->nops && !st; o++) {
+      if (!s->defer[o]) continue;
+      bind_deferred(b, s, bind, o);
+      st = pd_block_run(b, c, bind, o, o + 1, s->time);
+    }
   for (int i = 0; i < b->nouter && !st; i++) {
     int g = pd_block_want_grad(b, b->outer[i]);
     if (g < 0 || !s->defer_out[g]) continue;

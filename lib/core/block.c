@@ -5,6 +5,7 @@
  * its parent and on to the top level, as a step scope's does. */
 #include "core/block.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "base/rng.h"
 #include "base/util.h"
 #include "core/backward.h"
+#include "cpu/parallel.h"
 
 /* The op running a block: where its BLOCK attribute is. */
 typedef struct runner {
@@ -458,6 +460,8 @@ pd_status pd_blocks_check(pd_net *net, pd_error *err) {
 
 int pd_block_var(const pd_block *b, const char *name) { return pd_net_var(b->net, name); }
 
+static void plans_free(pd_block *b);
+
 void pd_block_free(pd_block *b) {
   if (!b) return;
   if (b->rt && b->rt_free) b->rt_free(b->rt);
@@ -466,6 +470,7 @@ void pd_block_free(pd_block *b) {
   pd_net_free(b->net);
   free(b->name), free(b->feed), free(b->outer), free(b->outer_parent), free(b->local), free(b->shapes);
   free(b->bind), free(b->op_seconds), free(b->seed), free(b->seed_grad), free(b->want), free(b->want_grad);
+  plans_free(b);
   free(b);
 }
 
@@ -671,31 +676,335 @@ pd_status pd_block_infer(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, in
   return st;
 }
 
+/* ---- ops side by side ----
+ *
+ * A step block runs its ops once per time step, and most of them are
+ * small: a hand-written LSTM cell at batch 64 is four products of
+ * 64 x 128 x 156 and ~25 elementwise ops of 8192 values a step. Split over
+ * the pool, each is a fork and a join for a few microseconds of work a
+ * thread, and the threads' shares of a product are too thin to run at the
+ * micro-kernel's rate. But such a cell's ops come in groups that do not
+ * depend on each other (the four gate products, their activations, their
+ * gradients): those run side by side, one op a thread, each on one thread
+ * as it would inside a pool part, and an op's weights stay in the cache of
+ * the core that ran it at the step before. Which ops go together is planned
+ * once per range of ops and thread count (pd_block_plan): each op's level,
+ * as early as its inputs allow (ASAP) or as late as its readers allow
+ * (ALAP), whichever plan a simple model of the time says is faster (each
+ * level: the ops side by side, in groups of `threads` by cost, the rest one
+ * at a time on all threads; a fork costs like a small op). Op o depends on
+ * an earlier op p when p writes a variable o reads or writes, or reads one o
+ * writes (a view's variable counts as the one it views). An op side by side
+ * runs as inside any pool part (its products whole, on one thread), which
+ * may round differently from the same op split over the threads, as
+ * products do between thread counts; but the plan depends on the net and
+ * the thread count only (made from the shapes at load), so a run is
+ * bit-identical to a rerun with the same --threads. */
+
+#define PLAN_MAX_THREADS 64 /* parts a level's ops are spread over at most */
+
+typedef struct pd_block_plan {
+  int begin, end, threads;
+  bool *only;       /* the ops of the range it is for (NULL: all) */
+  int *order;       /* the range's ops in the order they run: level by level */
+  int *part;        /* per place in order: the pool part that runs it, -1: alone, on every thread */
+  int nlevels, *at; /* level l: order[at[l] .. at[l + 1]); its ops with a part first */
+  int *side;        /* per level: how many run side by side (0: none) */
+  pd_error *errs;   /* per part: its ops' error */
+  int *failed;      /* per part: the op that failed, INT_MAX if none */
+} pd_block_plan;
+
+static void plan_free(pd_block_plan *p) {
+  free(p->order), free(p->part), free(p->at), free(p->side), free(p->errs), free(p->failed), free(p->only);
+}
+
+static void plans_free(pd_block *b) {
+  for (int i = 0; i < b->nplans; i++) plan_free(&b->plans[i]);
+  free(b->plans);
+  b->plans = NULL, b->nplans = 0;
+}
+
+/* v's storage: the variable a view op's output views, followed back. */
+static int view_root(const pd_net *n, const int *root, int v) { return v >= 0 && v < n->nvars ? root[v] : v; }
+
+static bool args_touch(const pd_net *n, const int *root, const pd_arg *args, int nslots, int v) {
+  for (int s = 0; s < nslots; s++)
+    for (int i = 0; i < args[s].n; i++)
+      if (args[s].vars[i] >= 0 && view_root(n, root, args[s].vars[i]) == v) return true;
+  return false;
+}
+
+/* Whether op q (later) must wait for op p (earlier). */
+static bool depends(const pd_net *n, const int *root, const pd_op *p, const pd_op *q) {
+  for (int s = 0; s < p->def->n_outputs; s++)
+    for (int i = 0; i < p->out[s].n; i++) {
+      int v = p->out[s].vars[i] >= 0 ? view_root(n, root, p->out[s].vars[i]) : -1;
+      if (v >= 0 &&
+          (args_touch(n, root, q->in, q->def->n_inputs, v) || args_touch(n, root, q->out, q->def->n_outputs, v)))
+        return true;
+    }
+  for (int s = 0; s < p->def->n_inputs; s++)
+    for (int i = 0; i < p->in[s].n; i++) {
+      int v = p->in[s].vars[i] >= 0 ? view_root(n, root, p->in[s].vars[i]) : -1;
+      if (v >= 0 && args_touch(n, root, q->out, q->def->n_outputs, v)) return true;
+    }
+  return false;
+}
+
+/* An op's cost for the plan, in multiply-adds x2 (its FLOPs; an op without
+ * a FLOP count ~64 a value it writes: an activation of 8192 values took
+ * about what a 0.5 MFLOP product does) */
+#define PLAN_VALUE_COST 64.0
+#define PLAN_FORK_COST 131072.0 /* a fork and join of the pool, ~2 µs */
+static double op_cost(pd_op *op, pd_tensor **bind) {
+  pd_ctx sc = {.op = op, .vars = bind};
+  for (int s = 0; s < op->def->n_inputs; s++) /* a shape not known at load: no cost */
+    for (int i = 0; i < op->in[s].n; i++)
+      if (pd_in_at(&sc, s, i) && pd_in_at(&sc, s, i)->ndim < 0) return 0;
+  if (op->def->flops) return op->def->flops(&sc);
+  double values = 0;
+  for (int s = 0; s < op->def->n_outputs; s++)
+    for (int i = 0; i < op->out[s].n; i++) {
+      pd_tensor *t = pd_out_at(&sc, s, i);
+      int64_t k = t ? pd_tensor_numel(t) : 0;
+      if (k > 0) values += (double)k;
+    }
+  return values * PLAN_VALUE_COST;
+}
+
+/* The ops of level lv (by lvl) into order from *k on, those side by side
+ * first, each given its part; returns the model's time for the level. */
+static double place_level(const int *lvl, const double *cost, int n, int lv, int threads, pd_block_plan *p, int *k) {
+  int first = *k, cnt = 0;
+  for (int i = 0; i < n; i++)
+    if (lvl[i] == lv) p->order[*k + cnt++] = i;
+  /* by cost, the largest first (stable: equal costs keep op order) */
+  for (int a = 1; a < cnt; a++)
+    for (int b2 = a; b2 > 0 && cost[p->order[first + b2]] > cost[p->order[first + b2 - 1]]; b2--) {
+      int t = p->order[first + b2];
+      p->order[first + b2] = p->order[first + b2 - 1], p->order[first + b2 - 1] = t;
+    }
+  int side = threads > 1 && cnt >= threads ? cnt / threads * threads : 0;
+  double load[PLAN_MAX_THREADS] = {0}, t = 0;
+  for (int j = 0; j < cnt; j++) {
+    int at = first + j;
+    if (j < side) { /* the least loaded part takes it */
+      int best = 0;
+      for (int w = 1; w < threads; w++)
+        if (load[w] < load[best]) best = w;
+      load[best] += cost[p->order[at]];
+      p->part[at] = best;
+    } else {
+      p->part[at] = -1;
+      t += cost[p->order[at]] / threads + PLAN_FORK_COST;
+    }
+  }
+  double most = 0;
+  for (int w = 0; w < threads && side; w++) most = load[w] > most ? load[w] : most;
+  *k += cnt;
+  return t + (side ? most + PLAN_FORK_COST : 0);
+}
+
+/* Lays out the plan for levels lvl; returns the model's time. */
+static double lay_levels(const int *lvl, int nlevels, const double *cost, int n, int threads, pd_block_plan *p) {
+  int k = 0;
+  double t = 0;
+  for (int l = 0; l < nlevels; l++) {
+    p->at[l] = k;
+    int before = k;
+    t += place_level(lvl, cost, n, l, threads, p, &k);
+    p->side[l] = 0;
+    for (int j = before; j < k; j++) p->side[l] += p->part[j] >= 0;
+  }
+  p->at[nlevels] = k;
+  p->nlevels = nlevels;
+  return t;
+}
+
+/* The plan is made from the shapes the block's variables took at load, not
+ * from a batch's: the same net on the same thread count runs the same plan
+ * (a resumed run's first batch may be an epoch's short last one). */
+static pd_status make_plan(pd_block *b, int begin, int end, const bool *only, int threads, pd_block_plan *p,
+                           pd_error *err) {
+  const pd_net *net = b->net;
+  int n = end - begin;
+  *p = (pd_block_plan){.begin = begin, .end = end, .threads = threads};
+  if (only && (p->only = malloc((size_t)n + 1))) memcpy(p->only, only + begin, (size_t)n);
+  int *root = malloc(sizeof(int) * ((size_t)net->nvars + 1)), *asap = malloc(sizeof(int) * (size_t)n),
+      *alap = malloc(sizeof(int) * (size_t)n);
+  double *cost = malloc(sizeof(double) * (size_t)n);
+  pd_tensor *shape = calloc((size_t)net->nvars + 1, sizeof *shape);
+  pd_tensor **bind = calloc((size_t)net->nvars + 1, sizeof *bind);
+  p->order = malloc(sizeof(int) * (size_t)n), p->part = malloc(sizeof(int) * (size_t)n);
+  p->at = malloc(sizeof(int) * ((size_t)n + 1)), p->side = malloc(sizeof(int) * (size_t)n);
+  p->errs = calloc((size_t)threads, sizeof *p->errs), p->failed = calloc((size_t)threads, sizeof(int));
+  pd_status st = PD_OK;
+  if (!root || !asap || !alap || !cost || !shape || !bind || !p->order || !p->part || !p->at || !p->side || !p->errs ||
+      !p->failed || (only && !p->only)) {
+    st = pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+    goto done;
+  }
+  for (int v = 0; v < net->nvars; v++) {
+    shape[v] = net->vars[v].meta, shape[v].storage = NULL;
+    for (int d = 0; d < shape[v].ndim; d++)
+      if (shape[v].dims[d] < 0) shape[v].dims[d] = 64; /* the batch: any size gives the same plan */
+    bind[v] = &shape[v];
+  }
+  for (int v = 0; v < net->nvars; v++) root[v] = v;
+  for (int o = 0; o < net->nops; o++) { /* views in op order: a view of a view has the first's root */
+    const pd_op *op = &net->ops[o];
+    int vs = op->def->views - 1;
+    if (vs < 0 || op->in[vs].n < 1 || op->in[vs].vars[0] < 0) continue;
+    for (int s = 0; s < op->def->n_outputs; s++)
+      for (int i = 0; i < op->out[s].n; i++)
+        if (op->out[s].vars[i] >= 0) root[op->out[s].vars[i]] = root[op->in[vs].vars[0]];
+  }
+  int top = 0; /* levels; an op the plan is not for has none (-1) */
+  for (int q = 0; q < n; q++) {
+    asap[q] = only && !only[begin + q] ? -1 : 0;
+    cost[q] = asap[q] < 0 ? 0 : op_cost(&net->ops[begin + q], bind);
+    for (int r = 0; r < q && asap[q] >= 0; r++)
+      if (asap[r] >= 0 && asap[r] + 1 > asap[q] && depends(net, root, &net->ops[begin + r], &net->ops[begin + q]))
+        asap[q] = asap[r] + 1;
+    if (asap[q] > top) top = asap[q];
+  }
+  for (int r = n - 1; r >= 0; r--) {
+    alap[r] = asap[r] < 0 ? -1 : top;
+    for (int q = r + 1; q < n && alap[r] >= 0; q++)
+      if (alap[q] >= 0 && alap[q] - 1 < alap[r] && depends(net, root, &net->ops[begin + r], &net->ops[begin + q]))
+        alap[r] = alap[q] - 1;
+  }
+  double t_alap = lay_levels(alap, top + 1, cost, n, threads, p);
+  if (lay_levels(asap, top + 1, cost, n, threads, p) > t_alap) lay_levels(alap, top + 1, cost, n, threads, p);
+done:
+  free(root), free(asap), free(alap), free(cost), free(shape), free(bind);
+  if (st) plan_free(p);
+  return st;
+}
+
+/* The plan for [begin, end) on `threads` threads, made on first use. */
+static pd_status get_plan(pd_block *b, int begin, int end, const bool *only, int threads, pd_block_plan **out,
+                          pd_error *err) {
+  for (int i = 0; i < b->nplans; i++) {
+    const pd_block_plan *p = &b->plans[i];
+    if (p->begin == begin && p->end == end && p->threads == threads && !p->only == !only &&
+        (!only || !memcmp(p->only, only + begin, (size_t)(end - begin)))) {
+      *out = &b->plans[i];
+      return PD_OK;
+    }
+  }
+  pd_block_plan *grown = realloc(b->plans, sizeof *grown * ((size_t)b->nplans + 1));
+  if (!grown) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");
+  b->plans = grown;
+  pd_status st = make_plan(b, begin, end, only, threads, &b->plans[b->nplans], err);
+  if (st) return st;
+  *out = &b->plans[b->nplans++];
+  return PD_OK;
+}
+
+static pd_status run_op(pd_block *b, pd_ctx *sc, int o) {
+  sc->op = &b->net->ops[o];
+  if (!(sc->exec && sc->exec->time_ops)) return sc->op->kernel->fn(sc);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pd_status st = sc->op->kernel->fn(sc);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  b->op_seconds[o] += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  return st;
+}
+
+/* One level's ops side by side: part w runs those the plan gave it, into
+ * an error of its own; of the ops that failed, the first in op order is the
+ * one reported. */
+typedef struct side_job {
+  pd_block *b;
+  const pd_ctx *sc;
+  const pd_block_plan *p;
+  int from, to;   /* places in p->order */
+  pd_error *errs; /* one per part */
+  int *failed;    /* per part: the op that failed, INT_MAX if none */
+} side_job;
+
+static void side_part(void *arg, int part, int nparts) {
+  const side_job *j = arg;
+  (void)nparts;
+  pd_ctx sc = *j->sc;
+  sc.err = &j->errs[part];
+  j->failed[part] = INT_MAX;
+  for (int q = j->from; q < j->to; q++) {
+    if (j->p->part[q] != part) continue;
+    int o = j->p->begin + j->p->order[q];
+    if (run_op(j->b, &sc, o)) {
+      j->failed[part] = o;
+      return;
+    }
+  }
+}
+
+bool pd_block_side_by_side(const pd_block *b, int o) {
+  for (int i = 0; i < b->nplans; i++) {
+    const pd_block_plan *p = &b->plans[i];
+    for (int k = 0; o >= p->begin && o < p->end && k < p->at[p->nlevels]; k++)
+      if (p->begin + p->order[k] == o && p->part[k] >= 0) return true;
+  }
+  return false;
+}
+
+/* Whether ops [begin, end) may run side by side: on the CPU, more than one
+ * thread, not inside a pool part already. */
+static bool side_by_side(const pd_block *b, int begin, int end, const bool *only) {
+  if (pd_get_threads() < 2 || pd_parallel_inside()) return false;
+  int n = 0;
+  for (int o = begin; o < end; o++) {
+    if (only && !only[o]) continue;
+    if (!b->net->ops[o].kernel || b->net->ops[o].kernel->key.place != PD_CPU) return false;
+    n++;
+  }
+  return n >= 2;
+}
+
 pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end, int64_t run) {
+  return pd_block_run_only(b, c, bind, begin, end, NULL, run);
+}
+
+pd_status pd_block_run_only(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end, const bool *only,
+                            int64_t run) {
   pd_exec e;
   if (c->exec) {
     e = *c->exec;
     e.seed = pd_rng_op_seed(c->exec->seed, ((uint64_t)1 << 40) + (uint64_t)b->index, (uint64_t)run);
   }
   pd_ctx sc = {.vars = bind, .exec = c->exec ? &e : NULL, .err = c->err};
-  if (c->exec && c->exec->time_ops) {
-    if (!b->op_seconds && !(b->op_seconds = calloc((size_t)b->net->nops + 1, sizeof *b->op_seconds)))
-      return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+  if (c->exec && c->exec->time_ops && !b->op_seconds &&
+      !(b->op_seconds = calloc((size_t)b->net->nops + 1, sizeof *b->op_seconds)))
+    return pd_errorf(c->err, PD_ERR_RUNTIME, "out of memory");
+  if (!side_by_side(b, begin, end, only)) {
     for (int o = begin; o < end; o++) {
-      sc.op = &b->net->ops[o];
-      struct timespec t0, t1;
-      clock_gettime(CLOCK_MONOTONIC, &t0);
-      pd_status st = sc.op->kernel->fn(&sc);
-      clock_gettime(CLOCK_MONOTONIC, &t1);
-      b->op_seconds[o] += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+      pd_status st = only && !only[o] ? PD_OK : run_op(b, &sc, o);
       if (st) return st;
     }
     return PD_OK;
   }
-  for (int o = begin; o < end; o++) {
-    sc.op = &b->net->ops[o];
-    pd_status st = sc.op->kernel->fn(&sc);
-    if (st) return st;
+  int threads = pd_get_threads() < PLAN_MAX_THREADS ? pd_get_threads() : PLAN_MAX_THREADS;
+  pd_block_plan *p = NULL;
+  pd_status st = get_plan(b, begin, end, only, threads, &p, c->err);
+  if (st) return st;
+  for (int l = 0; l < p->nlevels; l++) {
+    int from = p->at[l], to = p->at[l + 1];
+    if (p->side[l]) {
+      side_job j = {b, &sc, p, from, from + p->side[l], p->errs, p->failed};
+      pd_parallel_run(threads, side_part, &j);
+      int first = INT_MAX, who = -1;
+      for (int w = 0; w < threads; w++)
+        if (p->failed[w] < first) first = p->failed[w], who = w;
+      if (who >= 0) {
+        *c->err = p->errs[who];
+        return p->errs[who].status;
+      }
+      from += p->side[l];
+    }
+    for (int q = from; q < to; q++)
+      if ((st = run_op(b, &sc, begin + p->order[q]))) return st;
   }
   return PD_OK;
 }
@@ -719,6 +1028,7 @@ double pd_block_flops(pd_block *b, pd_tensor **bind, int begin, int end) {
 pd_status pd_block_add_backward(pd_block *b, const int *seeds, int nseeds, const int *wants, int nwants,
                                 pd_error *err) {
   if (b->backward) return PD_OK;
+  plans_free(b); /* made for the ops before */
   b->seed = calloc((size_t)nseeds + 1, sizeof(int)), b->seed_grad = calloc((size_t)nseeds + 1, sizeof(int));
   b->want = calloc((size_t)nwants + 1, sizeof(int)), b->want_grad = calloc((size_t)nwants + 1, sizeof(int));
   if (!b->seed || !b->seed_grad || !b->want || !b->want_grad) return pd_errorf(err, PD_ERR_RUNTIME, "out of memory");

@@ -55,7 +55,9 @@ typedef struct pd_block {
   bool backward;
   int nseed, *seed, *seed_grad;
   int nwant, *want, *want_grad;
-  double *op_seconds;      /* per op: kernel time summed while exec.time_ops is set (`time`); NULL until then */
+  double *op_seconds;          /* per op: kernel time summed while exec.time_ops is set (`time`); NULL until then */
+  struct pd_block_plan *plans; /* how pd_block_run runs a range of its ops side by side, per range and threads */
+  int nplans;
   void *rt;                /* the running op's own (its layout of the steps) */
   void (*rt_free)(void *); /* frees rt */
 } pd_block;
@@ -79,8 +81,17 @@ pd_status pd_block_infer(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, in
  * the block in this step of the net (a recurrent op's time step): a random
  * op of the block draws its own numbers for each run and each block, never
  * those of another (the seed its ops see is the net's mixed with the
- * block's index and the run). */
+ * block's index and the run). On the CPU with more than one thread, ops
+ * that do not depend on each other may run side by side, one thread each
+ * (block.c, "Ops side by side"), as planned from the net and the thread
+ * count alone: a rerun on as many threads gives the same bits. */
 pd_status pd_block_run(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end, int64_t run);
+/* The same for the ops o of [begin, end) with only[o] (indexed by op). */
+pd_status pd_block_run_only(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin, int end, const bool *only,
+                            int64_t run);
+/* Whether op o of the block ran side by side with others in a run so far
+ * (`time` says so: their times overlap). */
+bool pd_block_side_by_side(const pd_block *b, int o);
 /* FLOPs of ops [begin, end) over bind. */
 double pd_block_flops(pd_block *b, pd_tensor **bind, int begin, int end);
 /* AddBackwardOps inside the block: the gradient ops from the seeds (whose

@@ -13,7 +13,10 @@
 #      with a fused activation) beside those summed step by step (an fc of a
 #      previous state, of a reshape's view, a weight two fcs share);
 #   3. training on the CPU lowers the loss of the stacked net, and a second
-#      run gives the same bytes (deterministic).
+#      run gives the same bytes (deterministic); the two-state cell and the
+#      mixed one, whose independent ops run side by side on 2 and 3 threads
+#      (`time` marks them), save the same bytes twice on each thread count
+#      and agree across counts to float32's rounding.
 import os, subprocess
 import numpy as np
 
@@ -223,8 +226,10 @@ op { type: "sum" inputs: ["l1", "l2"] outputs: "avg_loss" }
 """
 for name, text in nets.items():
     open(f"{name}.pbtxt", "w").write(with_data(text))
-    rc, out = run("gradcheck", f"{name}.pbtxt", "--elements", "0", "--rows", "8")
-    print(f"gradcheck {name}: " + out.strip().splitlines()[0] + "; " + out.strip().splitlines()[-1].split(":")[0])
+    for threads in ("1", "2", "3"):  # 2 and 3: the cell's independent ops side by side, 4 over 3 threads
+        rc, out = run("gradcheck", f"{name}.pbtxt", "--elements", "0", "--rows", "8", "--threads", threads)
+        print(f"gradcheck {name} --threads {threads}: " + out.strip().splitlines()[0] + "; " +
+              out.strip().splitlines()[-1].split(":")[0])
 
 # ---- 3. training lowers the loss, the same bytes twice ----------------------------
 def final_loss(save):
@@ -241,3 +246,32 @@ for f in sorted(os.listdir("ck1/step-00000030")):
     if f.endswith(".npy"):
         assert open(f"ck1/step-00000030/{f}", "rb").read() == open(f"ck2/step-00000030/{f}", "rb").read(), f
 print(f"training: loss {start:.4f} -> {end:.4f} in 30 epochs; two runs save the same bytes")
+
+
+# ---- the ops of a step block side by side: the same bytes on a rerun --------------
+def train_bytes(name, threads, save):
+    run("train", f"{name}.pbtxt", "--save", save, "--epochs", "8", "--threads", threads)
+    d = f"{save}/step-00000008"
+    return {f: np.load(f"{d}/{f}") for f in sorted(os.listdir(d)) if f.endswith(".npy")}, \
+        {f: open(f"{d}/{f}", "rb").read() for f in sorted(os.listdir(d)) if f.endswith(".npy")}
+
+
+for name in ("lstm", "mixed"):
+    vals = {}
+    for threads in ("1", "2", "3"):
+        a, abytes = train_bytes(name, threads, f"{name}_t{threads}_a")
+        b, bbytes = train_bytes(name, threads, f"{name}_t{threads}_b")
+        assert abytes == bbytes, f"{name} on {threads} threads: a rerun saved other bytes"
+        vals[threads] = a
+    for threads in ("2", "3"):
+        for f, v in vals["1"].items():
+            err = np.max(np.abs(vals[threads][f] - v)) / max(1e-3, np.max(np.abs(v)))
+            assert err < 1e-4, f"{name}: {f} on {threads} threads is {err} from 1 thread's"
+    print(f"{name}: 8 epochs on 1, 2 and 3 threads, the same bytes on a rerun, within 1e-4 across counts")
+
+rc, out = run("time", "lstm.pbtxt", "--threads", "2", "--iterations", "3")
+side = [l.split()[1] for l in out.splitlines() if l.endswith("  side")]
+assert "ran side by side" in out and side.count("fc") == 4 and side.count("fc_grad") == 4, out
+rc, out = run("time", "lstm.pbtxt", "--threads", "1", "--iterations", "3")
+assert "side" not in out, out
+print(f"time on 2 threads: {len(side)} of the cell's ops side by side (the four fc and fc_grad among them); none on 1")
