@@ -284,8 +284,33 @@ static void print_block_ops(const timing *tm) {
   }
 }
 
+/* The same in --json: "blocks": [{"name", "ops": [{"index", "type",
+ * "name", "pass", "ms", "side"}]}], after the top-level ops. */
+static void print_block_ops_json(const timing *tm) {
+  const pd_net *net = tm->net;
+  printf("],\"blocks\":[");
+  bool first = true;
+  for (int i = 0; i < net->nblocks; i++) {
+    const pd_block *b = net->blocks[i];
+    if (!b || !b->op_seconds || tm->iters <= 0) continue;
+    printf("%s{\"name\":", first ? "" : ",");
+    pd_json_str(stdout, b->name);
+    printf(",\"ops\":[");
+    first = false;
+    for (int o = 0; o < b->net->nops; o++) {
+      const pd_op *op = &b->net->ops[o];
+      printf("%s{\"index\":%d,\"type\":\"%s\",\"name\":", o ? "," : "", o, op->def->type);
+      pd_json_str(stdout, op->out[0].n ? b->net->vars[op->out[0].vars[0]].name : "");
+      printf(",\"pass\":\"%s\",\"ms\":%.6f,\"side\":%s}", o < b->net->n_forward ? "forward" : "backward",
+             b->op_seconds[o] / (double)tm->iters * 1e3, pd_block_side_by_side(b, o) ? "true" : "false");
+    }
+    printf("]}");
+  }
+}
+
 static void print_totals_json(const timing *tm, const summary *s) {
   const pd_blas_profile *prof = &tm->prof;
+  print_block_ops_json(tm);
   printf("],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"step_mean_ms\":%.6f,"
          "\"examples_per_sec\":%.1f",
          s->part[0] * 1e3, s->part[1] * 1e3, s->part[2] * 1e3, s->total * 1e3, s->mean_ms,

@@ -17,7 +17,7 @@
 #      mixed one, whose independent ops run side by side on 2 and 3 threads
 #      (`time` marks them), save the same bytes twice on each thread count
 #      and agree across counts to float32's rounding.
-import os, subprocess
+import json, os, subprocess
 import numpy as np
 
 PR = os.environ["PR"]
@@ -272,6 +272,12 @@ for name in ("lstm", "mixed"):
 rc, out = run("time", "lstm.pbtxt", "--threads", "2", "--iterations", "3")
 side = [l.split()[1] for l in out.splitlines() if l.endswith("  side")]
 assert "ran side by side" in out and side.count("fc") == 4 and side.count("fc_grad") == 4, out
+rc, out = run("time", "lstm.pbtxt", "--threads", "2", "--iterations", "3", "--json")
+blocks = json.loads(out)["blocks"]
+assert [b["name"] for b in blocks] == ["lstm"], blocks
+assert sorted(o["name"] for o in blocks[0]["ops"] if o["side"] and o["type"] == "fc") == ["fa", "ga", "ia", "oa"], blocks
+assert all(o["ms"] >= 0 for o in blocks[0]["ops"]) and len(blocks[0]["ops"]) == 30, blocks
 rc, out = run("time", "lstm.pbtxt", "--threads", "1", "--iterations", "3")
 assert "side" not in out, out
-print(f"time on 2 threads: {len(side)} of the cell's ops side by side (the four fc and fc_grad among them); none on 1")
+print(f"time on 2 threads: {len(side)} of the cell's ops side by side (the four fc and fc_grad among them; "
+      "--json's blocks say the same); none on 1")
