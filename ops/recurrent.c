@@ -485,6 +485,18 @@ static pd_status check_lengths(pd_ctx *c, const int64_t *len, int64_t B, int64_t
   return PD_OK;
 }
 
+/* An error of the step block's ops at time step p: the step said after
+ * the op's message (whose row is the batch row, its position the step
+ * value's), so a bad value is found in the sequence. */
+static pd_status at_step(pd_ctx *c, pd_status st, int64_t p, int64_t T) {
+  if (st && c->err) {
+    size_t n = strnlen(c->err->msg, sizeof c->err->msg);
+    snprintf(c->err->msg + n, sizeof c->err->msg - n, " (at time step %lld of 0..%lld)", (long long)p,
+             (long long)(T - 1));
+  }
+  return st;
+}
+
 static pd_status forward(pd_ctx *c) {
   pd_block *b = pd_attr_at(c, A_BLOCK)->blk;
   steps *s = b->rt;
@@ -513,7 +525,7 @@ static pd_status forward(pd_ctx *c) {
                                  .spitch = (size_t)T * row,
                                  .dtype = xt->dtype});
     }
-    if (st || (st = pd_block_run(b, c, bind, 0, b->net->n_forward, k))) return st;
+    if (st || (st = at_step(c, pd_block_run(b, c, bind, 0, b->net->n_forward, k), p, T))) return st;
     for (int j = 0; j < s->nst && len && !st; j++) { /* rows past their length keep their state */
       pd_tensor *h = bind[s->state_var[j]], *hp = bind[s->prev_var[j]];
       size_t row = pd_row_bytes(h);
@@ -721,7 +733,7 @@ static pd_status backward(pd_ctx *c) {
     for (int v = 0; v < s->nv; v++)
       if (s->defer_out[v]) bind[v] = NULL; /* given after the loop */
     for (int i = 0; i < b->nseed && !st; i++) st = fill_seed(c, s, bind[b->seed_grad[i]], b->seed[i], p, len);
-    if (st || (st = pd_block_run(b, c, bind, b->net->n_forward, b->net->nops, k))) return st;
+    if (st || (st = at_step(c, pd_block_run(b, c, bind, b->net->n_forward, b->net->nops, k), p, T))) return st;
     for (int i = 0; i < s->nin && !st; i++) { /* dX at step p: zeros past a row's length */
       pd_tensor *dx = pd_ctx_grad_of_in(c, G_X, G_DX, i);
       if (!dx) continue;
