@@ -265,52 +265,46 @@ static void print_ops(timing *tm, const summary *s, bool json) {
 }
 
 /* The ops of each block an op runs: their kernel time per iteration (the
- * mean, summed over the steps), inside their op's line above. */
-static void print_block_ops(const timing *tm) {
+ * mean, summed over the steps), inside their op's line above; with json,
+ * "blocks": [{"name", "ops": [{"index", "type", "name", "pass", "ms",
+ * "side"}]}] after the top-level ops (whose array it closes). */
+static void print_block_ops(const timing *tm, bool json) {
   const pd_net *net = tm->net;
+  bool first = true;
+  if (json) printf("],\"blocks\":[");
   for (int i = 0; i < net->nblocks; i++) {
     const pd_block *b = net->blocks[i];
     if (!b || !b->op_seconds || tm->iters <= 0) continue;
     bool side = false;
     for (int o = 0; o < b->net->nops; o++) side |= pd_block_side_by_side(b, o);
-    printf("\nblock \"%s\": its ops' time per iteration (the mean, summed over every run of the block)%s\n", b->name,
-           side ? ";\nthose marked \"side\" ran side by side with others, one thread each (their times overlap)" : "");
-    for (int o = 0; o < b->net->nops; o++) {
-      const pd_op *op = &b->net->ops[o];
-      const char *out = op->out[0].n ? b->net->vars[op->out[0].vars[0]].name : "";
-      printf("%4d  %-32s %-24s %-8s %10.4f%s\n", o, op->def->type, out, o < b->net->n_forward ? "forward" : "backward",
-             b->op_seconds[o] / (double)tm->iters * 1e3, pd_block_side_by_side(b, o) ? "  side" : "");
-    }
-  }
-}
-
-/* The same in --json: "blocks": [{"name", "ops": [{"index", "type",
- * "name", "pass", "ms", "side"}]}], after the top-level ops. */
-static void print_block_ops_json(const timing *tm) {
-  const pd_net *net = tm->net;
-  printf("],\"blocks\":[");
-  bool first = true;
-  for (int i = 0; i < net->nblocks; i++) {
-    const pd_block *b = net->blocks[i];
-    if (!b || !b->op_seconds || tm->iters <= 0) continue;
-    printf("%s{\"name\":", first ? "" : ",");
-    pd_json_str(stdout, b->name);
-    printf(",\"ops\":[");
+    if (json) {
+      printf("%s{\"name\":", first ? "" : ",");
+      pd_json_str(stdout, b->name);
+      printf(",\"ops\":[");
+    } else
+      printf("\nblock \"%s\": its ops' time per iteration (the mean, summed over every run of the block)%s\n", b->name,
+             side ? ";\nthose marked \"side\" ran side by side with others, one thread each (their times overlap)"
+                  : "");
     first = false;
     for (int o = 0; o < b->net->nops; o++) {
       const pd_op *op = &b->net->ops[o];
-      printf("%s{\"index\":%d,\"type\":\"%s\",\"name\":", o ? "," : "", o, op->def->type);
-      pd_json_str(stdout, op->out[0].n ? b->net->vars[op->out[0].vars[0]].name : "");
-      printf(",\"pass\":\"%s\",\"ms\":%.6f,\"side\":%s}", o < b->net->n_forward ? "forward" : "backward",
-             b->op_seconds[o] / (double)tm->iters * 1e3, pd_block_side_by_side(b, o) ? "true" : "false");
+      const char *out = op->out[0].n ? b->net->vars[op->out[0].vars[0]].name : "";
+      const char *pass = o < b->net->n_forward ? "forward" : "backward";
+      double ms = b->op_seconds[o] / (double)tm->iters * 1e3;
+      bool by = pd_block_side_by_side(b, o);
+      if (json) {
+        printf("%s{\"index\":%d,\"type\":\"%s\",\"name\":", o ? "," : "", o, op->def->type);
+        pd_json_str(stdout, out);
+        printf(",\"pass\":\"%s\",\"ms\":%.6f,\"side\":%s}", pass, ms, by ? "true" : "false");
+      } else
+        printf("%4d  %-32s %-24s %-8s %10.4f%s\n", o, op->def->type, out, pass, ms, by ? "  side" : "");
     }
-    printf("]}");
+    if (json) printf("]}");
   }
 }
 
 static void print_totals_json(const timing *tm, const summary *s) {
   const pd_blas_profile *prof = &tm->prof;
-  print_block_ops_json(tm);
   printf("],\"forward_ms\":%.6f,\"backward_ms\":%.6f,\"update_ms\":%.6f,\"step_ms\":%.6f,\"step_mean_ms\":%.6f,"
          "\"examples_per_sec\":%.1f",
          s->part[0] * 1e3, s->part[1] * 1e3, s->part[2] * 1e3, s->total * 1e3, s->mean_ms,
@@ -397,12 +391,11 @@ static int run(int argc, char **argv) {
     summary s = {0};
     summarise(&tm, &s);
     print_ops(&tm, &s, opts[JSON].value != NULL);
+    print_block_ops(&tm, opts[JSON].value != NULL);
     if (opts[JSON].value)
       print_totals_json(&tm, &s);
-    else {
-      print_block_ops(&tm);
+    else
       print_totals_text(&tm, &s);
-    }
     free(s.med);
     code = 0;
   }
