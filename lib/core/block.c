@@ -941,6 +941,16 @@ static void side_part(void *arg, int part, int nparts) {
   }
 }
 
+int pd_block_level(const pd_block *b, int o) {
+  for (int i = 0; i < b->nplans; i++) {
+    const pd_block_plan *p = &b->plans[i];
+    for (int l = 0; o >= p->begin && o < p->end && l < p->nlevels; l++)
+      for (int k = p->at[l]; k < p->at[l + 1]; k++)
+        if (p->begin + p->order[k] == o) return l;
+  }
+  return -1;
+}
+
 bool pd_block_side_by_side(const pd_block *b, int o) {
   for (int i = 0; i < b->nplans; i++) {
     const pd_block_plan *p = &b->plans[i];

@@ -92,6 +92,9 @@ pd_status pd_block_run_only(pd_block *b, pd_ctx *c, pd_tensor **bind, int begin,
 /* Whether op o of the block ran side by side with others in a run so far
  * (`time` says so: their times overlap). */
 bool pd_block_side_by_side(const pd_block *b, int o);
+/* Op o's level in the first plan that has it (ops of a level do not depend
+ * on each other; a level runs after the one before), -1 if none has. */
+int pd_block_level(const pd_block *b, int o);
 /* FLOPs of ops [begin, end) over bind. */
 double pd_block_flops(pd_block *b, pd_tensor **bind, int begin, int end);
 /* AddBackwardOps inside the block: the gradient ops from the seeds (whose

@@ -2,7 +2,10 @@
  * and binary round trip of blocks and BLOCK attributes, every structural
  * check of lib/core/block.c with its position, the top-level op checks run
  * on each block's ops with the block named, the order of the errors, `--set`
- * into blocks and repeated messages, and `desc`'s copy of the blocks. */
+ * into blocks and repeated messages, `desc`'s copy of the blocks, and a step
+ * block's ops side by side (each op's level after those of what it reads,
+ * the same bits as on 1 thread). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +15,11 @@
 
 #include <cmocka.h>
 
+#include "core/block.h"
 #include "core/initializer.h"
 #include "core/net.h"
 #include "core/runner.h"
+#include "cpu/parallel.h"
 #include "core/netdesc_out.h"
 #include "paddle.pb-c.h"
 #include "text/pbset.h"
@@ -306,6 +311,76 @@ static void test_block_random_streams(void **state) {
   pd_net_free(net);
 }
 
+/* A step block's independent ops side by side (lib/core/block.c, "Ops side
+ * by side"): on 2 threads some of them run side by side, the op reading all
+ * of them never does, nothing does on 1 thread, and the values are the same
+ * bits either way (elementwise ops, a view of another op's output read
+ * beside that output's other reader). */
+static void run_side(int threads, float *out, bool *side, int *level) {
+  static const char *text =
+      "var { name: 'x' shape: [-1, 4, 64] }\n"
+      "block { name: 'cell'\n"
+      "  op { type: 'scale' inputs: 'x_t' outputs: 'a' attrs { key: 'scale' value { f: 0.5 } } }\n"
+      "  op { type: 'tanh' inputs: 'x_t' outputs: 'b' }\n"
+      "  op { type: 'reshape' inputs: 'a' outputs: 'av' attrs { key: 'shape' value { ints: [0, 64] } } }\n"
+      "  op { type: 'sigmoid' inputs: 'b' outputs: 'sb' }\n"
+      "  op { type: 'tanh' inputs: 'av' outputs: 'r' }\n"
+      "  op { type: 'sigmoid' inputs: 'a' outputs: 'sa' }\n"
+      "  op { type: 'sum' inputs: ['r', 'sb', 'sa'] outputs: 'h' } }\n"
+      "op { type: 'recurrent' inputs: 'x' outputs: 'hs' attrs { key: 'step_block' value { block: 'cell' } } "
+      "attrs { key: 'inputs' value { strings: 'x_t' } } attrs { key: 'outputs' value { strings: 'h' } } }\n";
+  pd_set_threads(threads);
+  pd_error err = {0};
+  pd_net *net = NULL;
+  if (pd_net_from_text("t.pbtxt", text, strlen(text), NULL, &net, &err)) fail_msg("%s", err.msg);
+  pd_scope *scope = pd_scope_new(NULL);
+  pd_runner r;
+  assert_int_equal(pd_net_select_kernels(net, PD_CPU, &err), PD_OK);
+  assert_int_equal(pd_runner_init(&r, net, scope, NULL, &err), PD_OK);
+  r.exec.threads = threads;
+  int x = pd_net_var(net, "x"), hs = pd_net_var(net, "hs");
+  assert_int_equal(pd_tensor_set_dims(r.t[x], 3, (int64_t[]){3, 4, 64}, &err), PD_OK);
+  assert_int_equal(pd_tensor_alloc(r.t[x], &err), PD_OK);
+  for (int64_t i = 0; i < 3 * 4 * 64; i++) pd_tensor_set(r.t[x], i, (double)((i * 37) % 101) / 25.0 - 2.0);
+  if (pd_runner_run(&r, 0, net->nops, &err)) fail_msg("%s", err.msg);
+  memcpy(out, PD_DATA(r.t[hs], float), sizeof(float) * 3 * 4 * 64);
+  assert_int_equal(net->nblocks, 1);
+  for (int o = 0; o < 7; o++) side[o] = pd_block_side_by_side(net->blocks[0], o);
+  for (int o = 0; o < 7; o++) level[o] = pd_block_level(net->blocks[0], o);
+  pd_runner_free(&r);
+  pd_scope_free(scope);
+  pd_net_free(net);
+}
+
+static void test_side_by_side(void **state) {
+  (void)state;
+  float one[3 * 4 * 64], two[3 * 4 * 64];
+  bool side1[7], side2[7];
+  int level1[7], level2[7];
+  run_side(1, one, side1, level1);
+  run_side(2, two, side2, level2);
+  pd_set_threads(0);
+  assert_memory_equal(one, two, sizeof one);
+  int n = 0;
+  for (int o = 0; o < 7; o++) {
+    assert_false(side1[o]);
+    n += side2[o];
+  }
+  assert_true(n >= 2);
+  assert_false(side2[6]); /* the sum reads every other op's output: alone */
+  /* every op after the ops whose outputs it reads (a view's readers after
+   * the op that wrote what it views); 1 thread plans nothing */
+  static const int reads[7][3] = {{-1, -1, -1}, {-1, -1, -1}, {0, -1, -1}, {1, -1, -1},
+                                  {2, 0, -1},   {0, -1, -1},  {4, 3, 5}};
+  for (int o = 0; o < 7; o++) {
+    assert_int_equal(level1[o], -1);
+    assert_true(level2[o] >= 0);
+    for (int k = 0; k < 3 && reads[o][k] >= 0; k++) assert_true(level2[o] > level2[reads[o][k]]);
+  }
+  double want = 0.5 * (((5 * 37) % 101) / 25.0 - 2.0); /* element 5 of step 0, row 0 */
+  assert_float_equal(one[5], tanh(want) + 1 / (1 + exp(-tanh(2 * want))) + 1 / (1 + exp(-want)), 1e-6);
+}
+
 static void test_set(void **state) {
   (void)state;
   Paddle__NetDesc *d = parse(CANON);
@@ -391,11 +466,17 @@ static void test_desc_copies_blocks(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sound_nets_end_at_the_block_attribute),
-      cmocka_unit_test(test_names),      cmocka_unit_test(test_references),
-      cmocka_unit_test(test_cycles),     cmocka_unit_test(test_variables),
-      cmocka_unit_test(test_block_ops),  cmocka_unit_test(test_block_random_streams),
-      cmocka_unit_test(test_set),        cmocka_unit_test(test_desc_copies_blocks),
+      cmocka_unit_test(test_round_trip),
+      cmocka_unit_test(test_sound_nets_end_at_the_block_attribute),
+      cmocka_unit_test(test_names),
+      cmocka_unit_test(test_references),
+      cmocka_unit_test(test_cycles),
+      cmocka_unit_test(test_variables),
+      cmocka_unit_test(test_block_ops),
+      cmocka_unit_test(test_block_random_streams),
+      cmocka_unit_test(test_side_by_side),
+      cmocka_unit_test(test_set),
+      cmocka_unit_test(test_desc_copies_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
