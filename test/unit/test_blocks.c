@@ -272,6 +272,38 @@ static void test_block_ops(void **state) {
   fails_with(X RUN("cell") "block { name: 'cell' op { type: 'nope' } }", "block \"cell\", op #0: unknown op type");
 }
 
+/* A net from text on the CPU, ready to run, with its [rows, 4, 64] input
+ * x allocated (the caller fills it). */
+typedef struct loaded {
+  pd_net *net;
+  pd_scope *scope;
+  pd_runner r;
+  pd_tensor *x;
+} loaded;
+
+static void load(loaded *l, const char *text, int64_t rows) {
+  pd_error err = {0};
+  l->net = NULL;
+  if (pd_net_from_text("t.pbtxt", text, strlen(text), NULL, &l->net, &err)) fail_msg("%s", err.msg);
+  l->scope = pd_scope_new(NULL);
+  assert_int_equal(pd_net_select_kernels(l->net, PD_CPU, &err), PD_OK);
+  assert_int_equal(pd_runner_init(&l->r, l->net, l->scope, NULL, &err), PD_OK);
+  l->x = l->r.t[pd_net_var(l->net, "x")];
+  assert_int_equal(pd_tensor_set_dims(l->x, 3, (int64_t[]){rows, 4, 64}, &err), PD_OK);
+  assert_int_equal(pd_tensor_alloc(l->x, &err), PD_OK);
+}
+
+static void run_loaded(loaded *l) {
+  pd_error err = {0};
+  if (pd_runner_run(&l->r, 0, l->net->nops, &err)) fail_msg("%s", err.msg);
+}
+
+static void unload(loaded *l) {
+  pd_runner_free(&l->r);
+  pd_scope_free(l->scope);
+  pd_net_free(l->net);
+}
+
 /* A random op in a step block draws new numbers at every step, and two
  * blocks with the same ops draw different ones: dropout masks of two
  * recurrent ops over a sequence of ones, while training. */
@@ -285,20 +317,12 @@ static void test_block_random_streams(void **state) {
       "attrs { key: 'inputs' value { strings: 'x_t' } } attrs { key: 'outputs' value { strings: 'd' } } }\n"
       "op { type: 'recurrent' inputs: 'x' outputs: 'db' attrs { key: 'step_block' value { block: 'b' } } "
       "attrs { key: 'inputs' value { strings: 'x_t' } } attrs { key: 'outputs' value { strings: 'd' } } }\n";
-  pd_error err = {0};
-  pd_net *net = NULL;
-  if (pd_net_from_text("t.pbtxt", text, strlen(text), NULL, &net, &err)) fail_msg("%s", err.msg);
-  pd_scope *scope = pd_scope_new(NULL);
-  pd_runner r;
-  assert_int_equal(pd_net_select_kernels(net, PD_CPU, &err), PD_OK);
-  assert_int_equal(pd_runner_init(&r, net, scope, NULL, &err), PD_OK);
-  r.exec.training = true, r.exec.seed = 3;
-  int x = pd_net_var(net, "x"), da = pd_net_var(net, "da"), db = pd_net_var(net, "db");
-  assert_int_equal(pd_tensor_set_dims(r.t[x], 3, (int64_t[]){2, 4, 64}, &err), PD_OK);
-  assert_int_equal(pd_tensor_alloc(r.t[x], &err), PD_OK);
-  for (int64_t i = 0; i < 2 * 4 * 64; i++) pd_tensor_set(r.t[x], i, 1);
-  if (pd_runner_run(&r, 0, net->nops, &err)) fail_msg("%s", err.msg);
-  const float *a = PD_DATA(r.t[da], float), *b = PD_DATA(r.t[db], float);
+  loaded l;
+  load(&l, text, 2);
+  l.r.exec.training = true, l.r.exec.seed = 3;
+  for (int64_t i = 0; i < 2 * 4 * 64; i++) pd_tensor_set(l.x, i, 1);
+  run_loaded(&l);
+  const float *a = PD_DATA(l.r.t[pd_net_var(l.net, "da")], float), *b = PD_DATA(l.r.t[pd_net_var(l.net, "db")], float);
   int kept = 0;
   for (int i = 0; i < 64; i++) kept += a[i] != 0;
   assert_true(kept > 8 && kept < 56); /* p = 0.5 */
@@ -306,9 +330,7 @@ static void test_block_random_streams(void **state) {
     assert_memory_not_equal(a, a + t * 64, 64 * sizeof(float));
   assert_memory_not_equal(a + 64, a + 4 * 64, 64 * sizeof(float)); /* step 1 of rows 0 and 1 */
   assert_memory_not_equal(a, b, 4 * 64 * sizeof(float));           /* the other block */
-  pd_runner_free(&r);
-  pd_scope_free(scope);
-  pd_net_free(net);
+  unload(&l);
 }
 
 /* A step block's independent ops side by side (lib/core/block.c, "Ops side
@@ -330,26 +352,16 @@ static void run_side(int threads, float *out, bool *side, int *level) {
       "op { type: 'recurrent' inputs: 'x' outputs: 'hs' attrs { key: 'step_block' value { block: 'cell' } } "
       "attrs { key: 'inputs' value { strings: 'x_t' } } attrs { key: 'outputs' value { strings: 'h' } } }\n";
   pd_set_threads(threads);
-  pd_error err = {0};
-  pd_net *net = NULL;
-  if (pd_net_from_text("t.pbtxt", text, strlen(text), NULL, &net, &err)) fail_msg("%s", err.msg);
-  pd_scope *scope = pd_scope_new(NULL);
-  pd_runner r;
-  assert_int_equal(pd_net_select_kernels(net, PD_CPU, &err), PD_OK);
-  assert_int_equal(pd_runner_init(&r, net, scope, NULL, &err), PD_OK);
-  r.exec.threads = threads;
-  int x = pd_net_var(net, "x"), hs = pd_net_var(net, "hs");
-  assert_int_equal(pd_tensor_set_dims(r.t[x], 3, (int64_t[]){3, 4, 64}, &err), PD_OK);
-  assert_int_equal(pd_tensor_alloc(r.t[x], &err), PD_OK);
-  for (int64_t i = 0; i < 3 * 4 * 64; i++) pd_tensor_set(r.t[x], i, (double)((i * 37) % 101) / 25.0 - 2.0);
-  if (pd_runner_run(&r, 0, net->nops, &err)) fail_msg("%s", err.msg);
-  memcpy(out, PD_DATA(r.t[hs], float), sizeof(float) * 3 * 4 * 64);
-  assert_int_equal(net->nblocks, 1);
-  for (int o = 0; o < 7; o++) side[o] = pd_block_side_by_side(net->blocks[0], o);
-  for (int o = 0; o < 7; o++) level[o] = pd_block_level(net->blocks[0], o);
-  pd_runner_free(&r);
-  pd_scope_free(scope);
-  pd_net_free(net);
+  loaded l;
+  load(&l, text, 3);
+  l.r.exec.threads = threads;
+  for (int64_t i = 0; i < 3 * 4 * 64; i++) pd_tensor_set(l.x, i, (double)((i * 37) % 101) / 25.0 - 2.0);
+  run_loaded(&l);
+  memcpy(out, PD_DATA(l.r.t[pd_net_var(l.net, "hs")], float), sizeof(float) * 3 * 4 * 64);
+  assert_int_equal(l.net->nblocks, 1);
+  for (int o = 0; o < 7; o++) side[o] = pd_block_side_by_side(l.net->blocks[0], o);
+  for (int o = 0; o < 7; o++) level[o] = pd_block_level(l.net->blocks[0], o);
+  unload(&l);
 }
 
 static void test_side_by_side(void **state) {
