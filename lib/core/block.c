@@ -941,21 +941,28 @@ static void side_part(void *arg, int part, int nparts) {
   }
 }
 
+/* Where op o runs in plan p: its place in p->order, -1 if p is not for it. */
+static int place_in(const pd_block_plan *p, int o) {
+  for (int k = 0; o >= p->begin && o < p->end && k < p->at[p->nlevels]; k++)
+    if (p->begin + p->order[k] == o) return k;
+  return -1;
+}
+
 int pd_block_level(const pd_block *b, int o) {
   for (int i = 0; i < b->nplans; i++) {
     const pd_block_plan *p = &b->plans[i];
-    for (int l = 0; o >= p->begin && o < p->end && l < p->nlevels; l++)
-      for (int k = p->at[l]; k < p->at[l + 1]; k++)
-        if (p->begin + p->order[k] == o) return l;
+    int k = place_in(p, o), l = 0;
+    if (k < 0) continue;
+    while (p->at[l + 1] <= k) l++;
+    return l;
   }
   return -1;
 }
 
 bool pd_block_side_by_side(const pd_block *b, int o) {
   for (int i = 0; i < b->nplans; i++) {
-    const pd_block_plan *p = &b->plans[i];
-    for (int k = 0; o >= p->begin && o < p->end && k < p->at[p->nlevels]; k++)
-      if (p->begin + p->order[k] == o && p->part[k] >= 0) return true;
+    int k = place_in(&b->plans[i], o);
+    if (k >= 0 && b->plans[i].part[k] >= 0) return true;
   }
   return false;
 }
