@@ -283,11 +283,7 @@ static void gru_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
-static void gru_bwd_packed(pd_rnn_step_float *s) {
-  int64_t mr = s->pk->uk.mr, grain = pd_rnn_row_grain(s->gh) / mr;
-  pd_parallel_for((s->batch + mr - 1) / mr, grain > 0 ? grain : 1, gru_bwd_pack_panels, s);
-  pd_rnn_packed_bwd_product(s);
-}
+static void gru_bwd_packed(pd_rnn_step_float *s) { pd_rnn_packed_bwd_step(s, gru_bwd_pack_panels, false); }
 
 static const pd_rnn_cell cell = {
     .gates = 3,

@@ -282,15 +282,8 @@ static void lstm_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
   }
 }
 
-static void lstm_bwd_packed(pd_rnn_step_float *s) {
-  /* P's gradient sums over the rows in order: one part then */
-  int64_t mr = s->pk->uk.mr, panels = (s->batch + mr - 1) / mr, grain = pd_rnn_row_grain(s->gh) / mr;
-  if (s->dpeep)
-    lstm_bwd_pack_panels(s, 0, panels);
-  else
-    pd_parallel_for(panels, grain > 0 ? grain : 1, lstm_bwd_pack_panels, s);
-  pd_rnn_packed_bwd_product(s);
-}
+/* P's gradient sums over the rows in order: one part then */
+static void lstm_bwd_packed(pd_rnn_step_float *s) { pd_rnn_packed_bwd_step(s, lstm_bwd_pack_panels, s->dpeep); }
 
 /* Forward on R unpacked (fewer steps than packing pays for: `generate`'s
  * one step a token): the product, then lstm_fwd_rows with the gate pass of

@@ -33,6 +33,13 @@ static int64_t rnn_active_rows(const rnn_dims *d, int64_t p) {
 
 bool pd_rnn_avx2(void) { return pd_cpu_avx2_fma(); }
 
+/* Units of `per` elements a part of a copy takes at least: 64 KiB or so of
+ * floats (less, and the pool's fork costs more than the copy saves). */
+static int64_t rnn_copy_grain(int64_t per) {
+  int64_t g = ((int64_t)1 << 14) / (per > 0 ? per : 1);
+  return g > 0 ? g : 1;
+}
+
 /* ---- the packed product (pd_rnn_packed), float only ---- */
 
 /* Steps a call must have to pay for packing R (about one step's product). */
@@ -68,6 +75,35 @@ static bool rnn_packed_use(const pd_rnn_cell *cell, const rnn_dims *d, bool fwd,
   return true;
 }
 
+/* R packed, hidden blocks [lo, hi) (the layouts: below) */
+typedef struct rnn_pack_r {
+  const rnn_dims *d;
+  const float *r;
+  float *buf;
+  const pd_rnn_packed *pk;
+  bool fwd;
+} rnn_pack_r;
+
+static void rnn_pack_r_blocks(void *arg, int64_t lo, int64_t hi) {
+  const rnn_pack_r *a = arg;
+  const int64_t H = a->d->H, G = a->d->G, GH = a->d->GH, nr = a->pk->uk.nr;
+  const float *r = a->r;
+  for (int64_t hb = lo; hb < hi; hb++) {
+    if (a->fwd) {
+      float *b = a->buf + hb * G * a->pk->bs;
+      for (int64_t q = 0; q < G; q++, b += a->pk->bs)
+        for (int64_t j = 0; j < nr; j++) {
+          int64_t col = hb * nr + j;
+          for (int64_t l = 0; l < H; l++) b[l * nr + j] = col < H ? r[(q * H + col) * H + l] : 0;
+        }
+    } else {
+      float *b = a->buf + hb * a->pk->bs;
+      for (int64_t l = 0; l < GH; l++)
+        for (int64_t j = 0; j < nr; j++) b[l * nr + j] = hb * nr + j < H ? r[l * H + hb * nr + j] : 0;
+    }
+  }
+}
+
 /* Forward: R^T [H, G H] in panels of nr columns, block by block of hidden
  * units, a block's gates in turn (zero columns past H); h0 into a[0]. */
 static pd_status rnn_packed_fwd_float(pd_ctx *c, const rnn_dims *d, const float *r, const float *h0,
@@ -76,14 +112,9 @@ static pd_status rnn_packed_fwd_float(pd_ctx *c, const rnn_dims *d, const float 
   float *buf;
   pd_status st = rnn_packed_alloc(c, &c->op->work[0], pk->blocks * G * pk->bs + 2 * mpan * pk->as, &buf);
   if (st) return st;
-  float *b = buf;
-  for (int64_t hb = 0; hb < pk->blocks; hb++)
-    for (int64_t q = 0; q < G; q++, b += pk->bs)
-      for (int64_t j = 0; j < nr; j++) {
-        int64_t col = hb * nr + j;
-        for (int64_t l = 0; l < H; l++) b[l * nr + j] = col < H ? r[(q * H + col) * H + l] : 0;
-      }
   pk->b = buf;
+  rnn_pack_r job = {d, r, buf, pk, true};
+  pd_parallel_for(pk->blocks, rnn_copy_grain(G * H * nr), rnn_pack_r_blocks, &job);
   pk->a[0] = buf + pk->blocks * G * pk->bs, pk->a[1] = pk->a[0] + mpan * pk->as;
   memset(pk->a[0], 0, sizeof(float) * (size_t)(2 * mpan * pk->as));
   for (int64_t i = 0; i < d->B; i++)
@@ -94,16 +125,13 @@ static pd_status rnn_packed_fwd_float(pd_ctx *c, const rnn_dims *d, const float 
 
 /* Backward: R [G H, H] in panels of nr columns (zero columns past H). */
 static pd_status rnn_packed_bwd_float(pd_ctx *c, const rnn_dims *d, const float *r, pd_rnn_packed *pk) {
-  int64_t H = d->H, GH = d->GH, nr = pk->uk.nr, mr = pk->uk.mr, mpan = (d->B + mr - 1) / mr;
+  int64_t GH = d->GH, nr = pk->uk.nr, mr = pk->uk.mr, mpan = (d->B + mr - 1) / mr;
   float *buf;
   pd_status st = rnn_packed_alloc(c, &c->op->work[1], pk->blocks * pk->bs + mpan * pk->as, &buf);
   if (st) return st;
-  for (int64_t hb = 0; hb < pk->blocks; hb++) {
-    float *b = buf + hb * pk->bs;
-    for (int64_t l = 0; l < GH; l++)
-      for (int64_t j = 0; j < nr; j++) b[l * nr + j] = hb * nr + j < H ? r[l * H + hb * nr + j] : 0;
-  }
   pk->b = buf;
+  rnn_pack_r job = {d, r, buf, pk, false};
+  pd_parallel_for(pk->blocks, rnn_copy_grain(GH * nr), rnn_pack_r_blocks, &job);
   pk->a[0] = buf + pk->blocks * pk->bs, pk->a[1] = NULL;
   memset(pk->a[0], 0, sizeof(float) * (size_t)(mpan * pk->as));
   return PD_OK;
@@ -138,26 +166,44 @@ static pd_status rnn_packed_start_bwd_double(pd_ctx *c, const pd_rnn_cell *cell,
   *use = NULL;
   return PD_OK;
 }
-/* The hidden blocks of a backward step's dh += A R_packed a part takes
- * (A: the cell's packed left operand, kdim = G H wide). */
-static void rnn_bwd_product_part(void *arg, int part, int nparts) {
-  pd_rnn_step_float *s = arg;
+/* A backward step on the pool (pd_rnn_packed_bwd_step): each part takes
+ * consecutive panels of mr rows, runs the cell's gate pass on them (which
+ * packs their rows of A), then dh += A R_packed for those rows over every
+ * hidden block. A row's dh, dc, dG and packed A are written and read by
+ * one part only, step after step, so they stay in its core's cache; split
+ * by hidden blocks instead, each part wrote packed lines the other core
+ * had read the step before and read half of dh from it (on Zen 4, two
+ * cores: the packing took 4.5 times as long a panel as on one). */
+typedef struct rnn_bwd_job {
+  pd_rnn_step_float *s;
+  pd_range_fn panels; /* the cell's gate pass and packing of panels [lo, hi) */
+} rnn_bwd_job;
+
+static void rnn_bwd_step_part(void *arg, int part, int nparts) {
+  const rnn_bwd_job *job = arg;
+  pd_rnn_step_float *s = job->s;
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
   int64_t lo, hi;
-  pd_parallel_range(pk->blocks, part, nparts, &lo, &hi);
-  for (int64_t hb = lo; hb < hi; hb++) {
+  pd_parallel_range((s->batch + mr - 1) / mr, part, nparts, &lo, &hi);
+  job->panels(s, lo, hi);
+  /* part 0 times its products for the profile (the parts run side by side) */
+  double t0 = part == 0 && pd_blas_profiling() ? pd_blas_now() : 0;
+  int64_t end = hi * mr < nact ? hi * mr : nact;
+  for (int64_t hb = 0; hb < pk->blocks; hb++) {
     int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
-    for (int64_t r0 = 0; r0 < nact; r0 += mr)
-      pd_ukr_run_ex_float(&pk->uk, nact - r0 < mr ? nact - r0 : mr, j1 - j0, pk->kdim, pk->a[0] + r0 / mr * pk->as,
+    for (int64_t r0 = lo * mr; r0 < end; r0 += mr)
+      pd_ukr_run_ex_float(&pk->uk, end - r0 < mr ? end - r0 : mr, j1 - j0, pk->kdim, pk->a[0] + r0 / mr * pk->as,
                           pk->b + hb * pk->bs, 1, s->dh + r0 * H + j0, H, 1);
   }
+  if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)nact * (double)s->gh * (double)H);
 }
 
-void pd_rnn_packed_bwd_product(pd_rnn_step_float *s) {
-  double t0 = pd_blas_profiling() ? pd_blas_now() : 0;
-  pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), rnn_bwd_product_part, s);
-  if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)s->nact * (double)s->gh * (double)s->hidden);
+void pd_rnn_packed_bwd_step(pd_rnn_step_float *s, pd_range_fn panels, bool serial) {
+  int64_t mr = s->pk->uk.mr, grain = pd_rnn_row_grain(s->gh) / mr;
+  rnn_bwd_job job = {s, panels};
+  pd_parallel_run(serial ? 1 : pd_parallel_parts((s->batch + mr - 1) / mr, grain > 0 ? grain : 1), rnn_bwd_step_part,
+                  &job);
 }
 
 #ifdef PD_X86

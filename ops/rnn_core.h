@@ -83,11 +83,13 @@ void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int
 #include "rnn_step_t.h"
 #undef T
 
-/* Packed float steps (s->pk), for the cells: a backward step's dh += A R
- * over the pool, A the panels the cell packed into pk->a[0] (kdim wide);
- * and a forward step's new h, units j0 .. j1-1 of every row, packed into
- * pk->a[!cur] for the next step's product. */
-void pd_rnn_packed_bwd_product(pd_rnn_step_float *s);
+/* Packed float steps (s->pk), for the cells: a backward step over the
+ * pool by panels of mr rows, each part's panels through `panels` (the
+ * cell's gate pass, which packs their gate gradients into pk->a[0], kdim
+ * wide) and then through dh += A R (serial: one part, for sums over the
+ * rows in order); and a forward step's new h, units j0 .. j1-1 of every
+ * row, packed into pk->a[!cur] for the next step's product. */
+void pd_rnn_packed_bwd_step(pd_rnn_step_float *s, void (*panels)(void *s, int64_t lo, int64_t hi), bool serial);
 void pd_rnn_packed_h(pd_rnn_step_float *s, int64_t j0, int64_t j1);
 
 /* The op functions the three defs share (def->data is the pd_rnn_cell). */

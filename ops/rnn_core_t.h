@@ -26,14 +26,32 @@ static inline __attribute__((always_inline)) void PD_T(rnn_bias_rows)(const PD_T
   }
 }
 
-/* [B, T, n] <-> [T, B, n] */
+/* [B, T, n] <-> [T, B, n], split over the pool by time steps (to time
+ * major) or rows (to batch major): each part writes whole rows of dst. */
+typedef struct PD_T(rnn_relayout) {
+  T *dst;
+  const T *src;
+  int64_t B, Tn, n;
+} PD_T(rnn_relayout);
+static void PD_T(rnn_to_time_major_part)(void *arg, int64_t lo, int64_t hi) {
+  const PD_T(rnn_relayout) *a = arg;
+  for (int64_t p = lo; p < hi; p++)
+    for (int64_t b = 0; b < a->B; b++)
+      memcpy(a->dst + (p * a->B + b) * a->n, a->src + (b * a->Tn + p) * a->n, sizeof(T) * (size_t)a->n);
+}
+static void PD_T(rnn_to_batch_major_part)(void *arg, int64_t lo, int64_t hi) {
+  const PD_T(rnn_relayout) *a = arg;
+  for (int64_t b = lo; b < hi; b++)
+    for (int64_t p = 0; p < a->Tn; p++)
+      memcpy(a->dst + (b * a->Tn + p) * a->n, a->src + (p * a->B + b) * a->n, sizeof(T) * (size_t)a->n);
+}
 static void PD_T(rnn_to_time_major)(T *dst, const T *src, int64_t B, int64_t Tn, int64_t n) {
-  for (int64_t p = 0; p < Tn; p++)
-    for (int64_t b = 0; b < B; b++) memcpy(dst + (p * B + b) * n, src + (b * Tn + p) * n, sizeof(T) * (size_t)n);
+  PD_T(rnn_relayout) a = {dst, src, B, Tn, n};
+  pd_parallel_for(Tn, rnn_copy_grain(B * n), PD_T(rnn_to_time_major_part), &a);
 }
 static void PD_T(rnn_to_batch_major)(T *dst, const T *src, int64_t B, int64_t Tn, int64_t n) {
-  for (int64_t b = 0; b < B; b++)
-    for (int64_t p = 0; p < Tn; p++) memcpy(dst + (b * Tn + p) * n, src + (p * B + b) * n, sizeof(T) * (size_t)n);
+  PD_T(rnn_relayout) a = {dst, src, B, Tn, n};
+  pd_parallel_for(B, rnn_copy_grain(Tn * n), PD_T(rnn_to_batch_major_part), &a);
 }
 
 /* The step struct's fields that do not change from step to step. */
