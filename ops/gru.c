@@ -209,7 +209,7 @@ static void gru_bwd_fast(pd_rnn_step_float *s) { gru_bwd_with_float(s, gru_bwd_z
 static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_float *s, int64_t lo, int64_t hi,
                                                                  bool avx2) {
   const pd_rnn_packed *pk = s->pk;
-  const int64_t H = s->hidden, GH = s->gh, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
+  const int64_t H = s->hidden, GH = s->gh, nr = pk->uk.nr, nact = s->nact;
   const float *a = pk->a[pk->cur], *rbn = s->rb ? s->rb + 2 * H : NULL;
   /* part 0 times its products for the profile (the parts run side by side) */
   bool timed = lo == 0 && pd_blas_profiling();
@@ -225,13 +225,13 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
     }
     double t0 = timed ? pd_blas_now() : 0;
     for (int64_t q = 0; q < 3; q++)
-      for (int64_t r0 = 0; r0 < nact; r0 += mr) {
-        const float *ap = a + r0 / mr * pk->as, *bp = pk->b + (hb * 3 + q) * pk->bs;
-        int64_t m = nact - r0 < mr ? nact - r0 : mr;
+      for (int64_t p = 0; p < pk->npan && pd_rnn_panel_r0(pk, p) < nact; p++) {
+        int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p), m = nact - r0 < ph ? nact - r0 : ph;
+        const float *ap = a + p * pk->as, *bp = pk->b + (hb * 3 + q) * pk->bs;
         if (q < 2)
-          pd_ukr_run_ex_float(&pk->uk, m, j1 - j0, H, ap, bp, 1, s->g + r0 * GH + q * H + j0, GH, 1);
+          pd_rnn_panel_product(pk, p, m, j1 - j0, H, ap, bp, 1, s->g + r0 * GH + q * H + j0, GH);
         else
-          pd_ukr_run_ex_float(&pk->uk, m, j1 - j0, H, ap, bp, 0, s->ex + r0 * H + j0, H, 1);
+          pd_rnn_panel_product(pk, p, m, j1 - j0, H, ap, bp, 0, s->ex + r0 * H + j0, H);
       }
     if (timed) spent += pd_blas_now() - t0;
     for (int64_t b = 0; b < s->batch; b++) {
@@ -273,13 +273,13 @@ static void gru_fwd_packed(pd_rnn_step_float *s) {
 static void gru_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
   pd_rnn_step_float *s = arg;
   const pd_rnn_packed *pk = s->pk;
-  const int64_t H = s->hidden, GH = s->gh, mr = pk->uk.mr;
+  const int64_t H = s->hidden, GH = s->gh;
   for (int64_t pn = lo; pn < hi; pn++) {
-    int64_t r0 = pn * mr, rows = s->batch - r0 < mr ? s->batch - r0 : mr;
+    int64_t r0 = pd_rnn_panel_r0(pk, pn), ph = pd_rnn_panel_h(pk, pn), rows = s->batch - r0 < ph ? s->batch - r0 : ph;
     gru_bwd_zn_fast(s, r0, r0 + rows);
     float *ap = pk->a[0] + pn * pk->as;
-    pd_rnn_pack(ap, mr, s->dg + r0 * GH, GH, rows, 2 * H);
-    pd_rnn_pack(ap + 2 * H * mr, mr, s->dex + r0 * H, H, rows, H);
+    pd_rnn_pack(ap, ph, s->dg + r0 * GH, GH, rows, 2 * H);
+    pd_rnn_pack(ap + 2 * H * ph, ph, s->dex + r0 * H, H, rows, H);
   }
 }
 

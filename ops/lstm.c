@@ -201,7 +201,7 @@ __attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *r
 static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_float *s, int64_t lo, int64_t hi,
                                                                   bool avx2) {
   const pd_rnn_packed *pk = s->pk;
-  const int64_t H = s->hidden, GH = s->gh, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
+  const int64_t H = s->hidden, GH = s->gh, nr = pk->uk.nr, nact = s->nact;
   const float *a = pk->a[pk->cur];
   /* part 0 times its products for the profile (the parts run side by side) */
   bool timed = lo == 0 && pd_blas_profiling();
@@ -210,9 +210,11 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
     int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
     double t0 = timed ? pd_blas_now() : 0;
     for (int64_t q = 0; q < 4; q++)
-      for (int64_t r0 = 0; r0 < nact; r0 += mr)
-        pd_ukr_run_ex_float(&pk->uk, nact - r0 < mr ? nact - r0 : mr, j1 - j0, H, a + r0 / mr * pk->as,
-                            pk->b + (hb * 4 + q) * pk->bs, 1, s->g + r0 * GH + q * H + j0, GH, 1);
+      for (int64_t p = 0; p < pk->npan && pd_rnn_panel_r0(pk, p) < nact; p++) {
+        int64_t r0 = pd_rnn_panel_r0(pk, p), m = pd_rnn_panel_h(pk, p);
+        pd_rnn_panel_product(pk, p, nact - r0 < m ? nact - r0 : m, j1 - j0, H, a + p * pk->as,
+                             pk->b + (hb * 4 + q) * pk->bs, 1, s->g + r0 * GH + q * H + j0, GH);
+      }
     if (timed) spent += pd_blas_now() - t0;
 #ifdef PD_X86
     if (avx2 && !s->peep)
@@ -274,11 +276,11 @@ static void lstm_bwd_fast(pd_rnn_step_float *s) { lstm_bwd_with_float(s, lstm_bw
 static void lstm_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
   pd_rnn_step_float *s = arg;
   const pd_rnn_packed *pk = s->pk;
-  const int64_t GH = s->gh, mr = pk->uk.mr;
+  const int64_t GH = s->gh;
   for (int64_t pn = lo; pn < hi; pn++) {
-    int64_t r0 = pn * mr, rows = s->batch - r0 < mr ? s->batch - r0 : mr;
+    int64_t r0 = pd_rnn_panel_r0(pk, pn), ph = pd_rnn_panel_h(pk, pn), rows = s->batch - r0 < ph ? s->batch - r0 : ph;
     lstm_bwd_rows_fast(s, r0, r0 + rows);
-    pd_rnn_pack(pk->a[0] + pn * pk->as, mr, s->dg + r0 * GH, GH, rows, GH);
+    pd_rnn_pack(pk->a[0] + pn * pk->as, ph, s->dg + r0 * GH, GH, rows, GH);
   }
 }
 

@@ -72,6 +72,15 @@ static bool rnn_packed_use(const pd_rnn_cell *cell, const rnn_dims *d, bool fwd,
   pk->kdim = fwd ? d->H : d->GH;
   pk->blocks = (d->H + pk->uk.nr - 1) / pk->uk.nr;
   pk->as = rnn_round16(pk->kdim * pk->uk.mr), pk->bs = rnn_round16(pk->kdim * pk->uk.nr);
+  int64_t mr = pk->uk.mr;
+  pk->p6 = pk->npan = (d->B + mr - 1) / mr;
+  /* panels of 4 after p6 of mr: only for BLIS's 6 x 16 tile, full blocks */
+  if (d->B % mr && mr == 6 && pk->uk.nr == 16 && d->H % 16 == 0 && pd_rnn_avx2())
+    for (int64_t p6 = d->B / mr; p6 >= 0; p6--)
+      if ((d->B - p6 * mr) % 4 == 0) {
+        pk->p6 = p6, pk->npan = p6 + (d->B - p6 * mr) / 4;
+        break;
+      }
   return true;
 }
 
@@ -108,7 +117,7 @@ static void rnn_pack_r_blocks(void *arg, int64_t lo, int64_t hi) {
  * units, a block's gates in turn (zero columns past H); h0 into a[0]. */
 static pd_status rnn_packed_fwd_float(pd_ctx *c, const rnn_dims *d, const float *r, const float *h0,
                                       pd_rnn_packed *pk) {
-  int64_t H = d->H, G = d->G, nr = pk->uk.nr, mr = pk->uk.mr, mpan = (d->B + mr - 1) / mr;
+  int64_t H = d->H, G = d->G, nr = pk->uk.nr, mpan = pk->npan;
   float *buf;
   pd_status st = rnn_packed_alloc(c, &c->op->work[0], pk->blocks * G * pk->bs + 2 * mpan * pk->as, &buf);
   if (st) return st;
@@ -117,15 +126,18 @@ static pd_status rnn_packed_fwd_float(pd_ctx *c, const rnn_dims *d, const float 
   pd_parallel_for(pk->blocks, rnn_copy_grain(G * H * nr), rnn_pack_r_blocks, &job);
   pk->a[0] = buf + pk->blocks * G * pk->bs, pk->a[1] = pk->a[0] + mpan * pk->as;
   memset(pk->a[0], 0, sizeof(float) * (size_t)(2 * mpan * pk->as));
-  for (int64_t i = 0; i < d->B; i++)
-    for (int64_t l = 0; l < H; l++) pk->a[0][(i / mr) * pk->as + l * mr + i % mr] = h0[i * H + l];
+  for (int64_t p = 0; p < mpan; p++) {
+    int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p);
+    for (int64_t i = r0; i < r0 + ph && i < d->B; i++)
+      for (int64_t l = 0; l < H; l++) pk->a[0][p * pk->as + l * ph + i - r0] = h0[i * H + l];
+  }
   pk->cur = 0;
   return PD_OK;
 }
 
 /* Backward: R [G H, H] in panels of nr columns (zero columns past H). */
 static pd_status rnn_packed_bwd_float(pd_ctx *c, const rnn_dims *d, const float *r, pd_rnn_packed *pk) {
-  int64_t GH = d->GH, nr = pk->uk.nr, mr = pk->uk.mr, mpan = (d->B + mr - 1) / mr;
+  int64_t GH = d->GH, nr = pk->uk.nr, mpan = pk->npan;
   float *buf;
   pd_status st = rnn_packed_alloc(c, &c->op->work[1], pk->blocks * pk->bs + mpan * pk->as, &buf);
   if (st) return st;
@@ -183,18 +195,19 @@ static void rnn_bwd_step_part(void *arg, int part, int nparts) {
   const rnn_bwd_job *job = arg;
   pd_rnn_step_float *s = job->s;
   const pd_rnn_packed *pk = s->pk;
-  const int64_t H = s->hidden, mr = pk->uk.mr, nr = pk->uk.nr, nact = s->nact;
+  const int64_t H = s->hidden, nr = pk->uk.nr, nact = s->nact;
   int64_t lo, hi;
-  pd_parallel_range((s->batch + mr - 1) / mr, part, nparts, &lo, &hi);
+  pd_parallel_range(pk->npan, part, nparts, &lo, &hi);
   job->panels(s, lo, hi);
   /* part 0 times its products for the profile (the parts run side by side) */
   double t0 = part == 0 && pd_blas_profiling() ? pd_blas_now() : 0;
-  int64_t end = hi * mr < nact ? hi * mr : nact;
   for (int64_t hb = 0; hb < pk->blocks; hb++) {
     int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
-    for (int64_t r0 = lo * mr; r0 < end; r0 += mr)
-      pd_ukr_run_ex_float(&pk->uk, end - r0 < mr ? end - r0 : mr, j1 - j0, pk->kdim, pk->a[0] + r0 / mr * pk->as,
-                          pk->b + hb * pk->bs, 1, s->dh + r0 * H + j0, H, 1);
+    for (int64_t p = lo; p < hi && pd_rnn_panel_r0(pk, p) < nact; p++) {
+      int64_t r0 = pd_rnn_panel_r0(pk, p), m = pd_rnn_panel_h(pk, p);
+      pd_rnn_panel_product(pk, p, nact - r0 < m ? nact - r0 : m, j1 - j0, pk->kdim, pk->a[0] + p * pk->as,
+                           pk->b + hb * pk->bs, 1, s->dh + r0 * H + j0, H);
+    }
   }
   if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)nact * (double)s->gh * (double)H);
 }
@@ -202,8 +215,7 @@ static void rnn_bwd_step_part(void *arg, int part, int nparts) {
 void pd_rnn_packed_bwd_step(pd_rnn_step_float *s, pd_range_fn panels, bool serial) {
   int64_t mr = s->pk->uk.mr, grain = pd_rnn_row_grain(s->gh) / mr;
   rnn_bwd_job job = {s, panels};
-  pd_parallel_run(serial ? 1 : pd_parallel_parts((s->batch + mr - 1) / mr, grain > 0 ? grain : 1), rnn_bwd_step_part,
-                  &job);
+  pd_parallel_run(serial ? 1 : pd_parallel_parts(s->pk->npan, grain > 0 ? grain : 1), rnn_bwd_step_part, &job);
 }
 
 #ifdef PD_X86
@@ -257,11 +269,55 @@ void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int
 
 void pd_rnn_packed_h(pd_rnn_step_float *s, int64_t j0, int64_t j1) {
   const pd_rnn_packed *pk = s->pk;
-  const int64_t H = s->hidden, mr = pk->uk.mr;
+  const int64_t H = s->hidden;
   float *an = pk->a[!pk->cur];
-  for (int64_t r0 = 0; r0 < s->batch; r0 += mr)
-    pd_rnn_pack(an + r0 / mr * pk->as + j0 * mr, mr, s->h + r0 * H + j0, H, s->batch - r0 < mr ? s->batch - r0 : mr,
-                j1 - j0);
+  for (int64_t p = 0; p < pk->npan; p++) {
+    int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p);
+    pd_rnn_pack(an + p * pk->as + j0 * ph, ph, s->h + r0 * H + j0, H, s->batch - r0 < ph ? s->batch - r0 : ph, j1 - j0);
+  }
+}
+
+#ifdef PD_X86
+/* A panel of 4 rows times a 16-column panel of B, both packed k-major: 8
+ * chains of FMAs in k order from 0 (two FMA units of 4 cycles' latency
+ * want 8), then beta c + them for the first m rows, as BLIS's 6 x 16
+ * micro-kernel computes each element (alpha 1; beta 0 or 1). */
+__attribute__((target("avx2,fma"))) static void rnn_panel4x16(int64_t m, int64_t k, const float *a, const float *b,
+                                                              float beta, float *c, int64_t ldc) {
+  /* named, not an array: GCC kept an array in memory across the loop */
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+  for (int64_t p = 0; p < k; p++, a += 4, b += 16) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    __m256 x = _mm256_broadcast_ss(a);
+    c00 = _mm256_fmadd_ps(x, b0, c00), c01 = _mm256_fmadd_ps(x, b1, c01);
+    x = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(x, b0, c10), c11 = _mm256_fmadd_ps(x, b1, c11);
+    x = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(x, b0, c20), c21 = _mm256_fmadd_ps(x, b1, c21);
+    x = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(x, b0, c30), c31 = _mm256_fmadd_ps(x, b1, c31);
+  }
+  const __m256 acc[8] = {c00, c01, c10, c11, c20, c21, c30, c31}, bv = _mm256_set1_ps(beta);
+  for (int64_t i = 0; i < m; i++, c += ldc) {
+    __m256 lo = acc[2 * i], hi = acc[2 * i + 1];
+    if (beta != 0)
+      lo = _mm256_fmadd_ps(bv, _mm256_loadu_ps(c), lo), hi = _mm256_fmadd_ps(bv, _mm256_loadu_ps(c + 8), hi);
+    _mm256_storeu_ps(c, lo), _mm256_storeu_ps(c + 8, hi);
+  }
+}
+#endif
+
+void pd_rnn_panel_product(const pd_rnn_packed *pk, int64_t p, int64_t m, int64_t n, int64_t k, const float *a,
+                          const float *b, float beta, float *c, int64_t ldc) {
+#ifdef PD_X86
+  if (p >= pk->p6) { /* rnn_packed_use made such panels only where n is 16 and the CPU has AVX2 */
+    rnn_panel4x16(m, k, a, b, beta, c, ldc);
+    return;
+  }
+#else
+  (void)p;
+#endif
+  pd_ukr_run_ex_float(&pk->uk, m, n, k, a, b, beta, c, ldc, 1);
 }
 
 static void rnn_step_fwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s) {

@@ -60,9 +60,26 @@ typedef struct pd_rnn_packed {
   int64_t blocks; /* hidden blocks of nr units */
   int64_t as, bs; /* floats from one panel of a, b to the next (kdim * mr, kdim * nr, 64-byte multiples) */
   const float *b; /* packed R: forward blocks * G panels, backward `blocks` panels, each kdim * nr */
-  float *a[2];    /* the packed left operand, ceil(batch / mr) panels of kdim * mr; forward: h_prev, h */
+  float *a[2];    /* the packed left operand, npan panels `as` apart; forward: h_prev, h */
   int cur;        /* forward: a[cur] holds h_prev */
+  /* The batch's rows in panels: p6 panels of mr rows, then panels of 4
+   * (pd_rnn_panel_product's own kernel) where that covers the batch with
+   * no empty rows (32 = 4 x 6 + 2 x 4) and mr alone would not. */
+  int64_t npan, p6;
 } pd_rnn_packed;
+
+/* Panel p's first row and height. */
+static inline int64_t pd_rnn_panel_r0(const pd_rnn_packed *pk, int64_t p) {
+  return p < pk->p6 ? p * pk->uk.mr : pk->p6 * pk->uk.mr + (p - pk->p6) * 4;
+}
+static inline int64_t pd_rnn_panel_h(const pd_rnn_packed *pk, int64_t p) { return p < pk->p6 ? pk->uk.mr : 4; }
+
+/* c[0 : m, 0 : n] (rows ldc apart) = beta c + A B, A panel p of pk (k deep,
+ * m <= its height), B an nr-column panel: BLIS's micro-kernel for a panel of
+ * mr rows, our 4 x 16 one for a panel of 4, the same FMAs in the same order
+ * per element. */
+void pd_rnn_panel_product(const pd_rnn_packed *pk, int64_t p, int64_t m, int64_t n, int64_t k, const float *a,
+                          const float *b, float beta, float *c, int64_t ldc);
 
 /* Whether the gate passes may use AVX2 and FMA (asked once). */
 bool pd_rnn_avx2(void);

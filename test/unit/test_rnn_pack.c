@@ -3,9 +3,14 @@
  * 4, 6 and 8 rows go through an 8 x 8 transpose on AVX2): every element
  * lands at dst[k * mr + i], the panel's rows past `rows` and everything
  * past its n columns keep what they held, and columns of src past n are not
- * read (NaN there). Widths with and without a tail of fewer than 8. */
+ * read (NaN there). Widths with and without a tail of fewer than 8. And
+ * pd_rnn_panel_product on a panel of 4 rows (its own 4 x 16 kernel, taken
+ * where the batch is not a multiple of BLIS's 6 rows): the same bits as
+ * BLIS's micro-kernel on those rows padded to a full panel, beta 0 and 1,
+ * 1 to 4 rows, values of every magnitude. */
 #include "optest.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "rnn_core.h"
@@ -34,7 +39,51 @@ static void test_pack(void **state) {
     }
 }
 
+static void test_panel4(void **state) {
+  (void)state;
+  pd_rnn_packed pk;
+  memset(&pk, 0, sizeof pk);
+  pd_ukr_float(&pk.uk);
+  if (pk.uk.mr != 6 || pk.uk.nr != 16 || !pd_rnn_avx2()) {
+    print_message("skipped: BLIS's float tile is %lld x %lld (6 x 16 wanted) or no AVX2\n", (long long)pk.uk.mr,
+                  (long long)pk.uk.nr);
+    return;
+  }
+  pk.p6 = 1, pk.npan = 2; /* panel 0: 6 rows, panel 1: 4 */
+  const int64_t ks[] = {1, 7, 128, 513}, ldc = 21;
+  uint64_t seed = 12345;
+  for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++) {
+    const int64_t k = ks[a];
+    float *a4 = aligned_alloc(64, sizeof(float) * (size_t)(4 * k + 16)),
+          *a6 = aligned_alloc(64, sizeof(float) * (size_t)(6 * k + 16)),
+          *b = aligned_alloc(64, sizeof(float) * (size_t)(16 * k + 16));
+    for (int64_t p = 0; p < k; p++) {
+      for (int i = 0; i < 6; i++) { /* magnitudes from 2^-20 to 2^20, both signs */
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        float v = ldexpf((float)((seed >> 40) & 0xffff) / 65536.0f - 0.5f, (int)((seed >> 20) % 41) - 20);
+        a6[p * 6 + i] = i < 4 ? v : 0;
+        if (i < 4) a4[p * 4 + i] = v;
+      }
+      for (int j = 0; j < 16; j++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        b[p * 16 + j] = ldexpf((float)((seed >> 40) & 0xffff) / 65536.0f - 0.5f, (int)((seed >> 20) % 41) - 20);
+      }
+    }
+    for (int beta = 0; beta <= 1; beta++)
+      for (int64_t m = 1; m <= 4; m++) {
+        float want[6 * 21], got[6 * 21];
+        for (int e = 0; e < 6 * 21; e++) want[e] = got[e] = (float)(e % 13) * 0.37f - 2.0f;
+        pd_rnn_panel_product(&pk, 0, m, 16, k, a6, b, (float)beta, want, ldc);
+        pd_rnn_panel_product(&pk, 1, m, 16, k, a4, b, (float)beta, got, ldc);
+        if (memcmp(want, got, sizeof want))
+          fail_msg("k %lld, beta %d, %lld rows: the 4-row kernel differs from BLIS's micro-kernel", (long long)k, beta,
+                   (long long)m);
+      }
+    free(a4), free(a6), free(b);
+  }
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_pack)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_pack), cmocka_unit_test(test_panel4)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
