@@ -54,9 +54,11 @@ static void test_panel4(void **state) {
   uint64_t seed = 12345;
   for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++) {
     const int64_t k = ks[a];
-    float *a4 = aligned_alloc(64, sizeof(float) * (size_t)(4 * k + 16)),
-          *a6 = aligned_alloc(64, sizeof(float) * (size_t)(6 * k + 16)),
-          *b = aligned_alloc(64, sizeof(float) * (size_t)(16 * k + 16));
+    /* aligned_alloc wants a size that is a multiple of the alignment */
+    const size_t l4 = (size_t)(4 * k + 31) / 16 * 16, l6 = (size_t)(6 * k + 31) / 16 * 16,
+                 lb = (size_t)(16 * k + 31) / 16 * 16;
+    float *a4 = aligned_alloc(64, sizeof(float) * l4), *a6 = aligned_alloc(64, sizeof(float) * l6),
+          *b = aligned_alloc(64, sizeof(float) * lb);
     for (int64_t p = 0; p < k; p++) {
       for (int i = 0; i < 6; i++) { /* magnitudes from 2^-20 to 2^20, both signs */
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
