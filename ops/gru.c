@@ -266,7 +266,7 @@ static void gru_fwd_packed(pd_rnn_step_float *s) {
   pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), gru_fwd_part, s);
 }
 
-/* Backward on packed R (linear_before_reset), the panels of mr rows
+/* Backward on packed R (linear_before_reset), the batch panels
  * [lo, hi): the gate gradients, then [dG_r, dG_z, dEx] written packed:
  * with R's rows r z n that is the whole of dh's product,
  * dh += dG_r R_r + dG_z R_z + dEx R_n. */

@@ -271,7 +271,7 @@ static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
 
 static void lstm_bwd_fast(pd_rnn_step_float *s) { lstm_bwd_with_float(s, lstm_bwd_rows_fast); }
 
-/* Backward, the panels of mr rows [lo, hi): the gate gradients, also
+/* Backward, the batch panels [lo, hi): the gate gradients, also
  * written packed for the product dG R. */
 static void lstm_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
   pd_rnn_step_float *s = arg;

@@ -179,7 +179,7 @@ static pd_status rnn_packed_start_bwd_double(pd_ctx *c, const pd_rnn_cell *cell,
   return PD_OK;
 }
 /* A backward step on the pool (pd_rnn_packed_bwd_step): each part takes
- * consecutive panels of mr rows, runs the cell's gate pass on them (which
+ * consecutive batch panels (pd_rnn_panel_r0), runs the cell's gate pass on them (which
  * packs their rows of A), then dh += A R_packed for those rows over every
  * hidden block. A row's dh, dc, dG and packed A are written and read by
  * one part only, step after step, so they stay in its core's cache; split

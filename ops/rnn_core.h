@@ -101,7 +101,7 @@ void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int
 #undef T
 
 /* Packed float steps (s->pk), for the cells: a backward step over the
- * pool by panels of mr rows, each part's panels through `panels` (the
+ * pool by batch panels, each part's panels through `panels` (the
  * cell's gate pass, which packs their gate gradients into pk->a[0], kdim
  * wide) and then through dh += A R (serial: one part, for sums over the
  * rows in order); and a forward step's new h, units j0 .. j1-1 of every
