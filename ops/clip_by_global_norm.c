@@ -24,6 +24,9 @@ static const pd_attr_def attrs[] = {
                     .min_kind = PD_GT, .min = 0},
 };
 
+/* running sums of clip_by_global_norm_t.h's sum of squares */
+enum { CLIP_LANES = 16 };
+
 #define T float
 #include "clip_by_global_norm_t.h"
 #undef T
