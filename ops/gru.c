@@ -16,7 +16,7 @@
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "kmath.h"
-#include "rnn_avx2.h"
+#include "rnn_simd.h"
 #include "rnn_core.h"
 
 enum { WL = RNN_H0 + 1, N_IN };
@@ -57,24 +57,21 @@ static const pd_attr_def attrs[] = {
 /* ---- float: the gate passes 8 units at a time, steps on packed R ---- */
 
 #ifdef PD_X86
-/* gru_rz_row 8 units at a time, the rest as gru_rz_row. */
+#define T v8
+#include "gru_simd_t.h"
+#undef T
+#define T v16
+#include "gru_simd_t.h"
+#undef T
+
+/* The rows on vectors: 16 units at a time where the CPU has AVX-512
+ * (wide), then 8, the rest as gru_t.h's rows. */
 __attribute__((target("avx2,fma"))) static void gru_rz_row_avx2(float *restrict g, float *restrict ex,
                                                                 const float *restrict hp, const float *rbn, float bound,
-                                                                int64_t H, int64_t j0, int64_t j1, int variant) {
-  const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound);
-  int64_t j = j0;
-  for (; j + 8 <= j1; j += 8) {
-    __m256 r = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + j), b, nb));
-    __m256 z = pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + H + j), b, nb));
-    _mm256_storeu_ps(g + j, r), _mm256_storeu_ps(g + H + j, z);
-    if (variant) {
-      __m256 e = _mm256_add_ps(_mm256_loadu_ps(ex + j), rbn ? _mm256_loadu_ps(rbn + j) : _mm256_setzero_ps());
-      _mm256_storeu_ps(ex + j, e);
-      __m256 an = _mm256_add_ps(_mm256_loadu_ps(g + 2 * H + j), _mm256_mul_ps(r, e));
-      _mm256_storeu_ps(g + 2 * H + j, pd_rnn_tanh8(pd_rnn_bound8(an, b, nb)));
-    } else
-      _mm256_storeu_ps(ex + j, _mm256_mul_ps(r, _mm256_loadu_ps(hp + j)));
-  }
+                                                                int64_t H, int64_t j0, int64_t j1, int variant,
+                                                                bool wide) {
+  int64_t j = wide ? gru_rz_cols_v16(g, ex, hp, rbn, bound, H, j0, j1, variant) : j0;
+  j = gru_rz_cols_v8(g, ex, hp, rbn, bound, H, j, j1, variant);
   if (j < j1) {
     if (variant)
       gru_rz_row_float(g, ex, hp, rbn, bound, H, j, j1, 1);
@@ -83,21 +80,11 @@ __attribute__((target("avx2,fma"))) static void gru_rz_row_avx2(float *restrict 
   }
 }
 
-/* gru_h_row 8 units at a time, the rest as gru_h_row. */
 __attribute__((target("avx2,fma"))) static void gru_h_row_avx2(float *restrict g, float *restrict h, float *restrict y,
                                                                const float *restrict hp, float bound, int64_t H,
-                                                               int64_t j0, int64_t j1, bool act_n) {
-  const __m256 b = _mm256_set1_ps(bound), nb = _mm256_set1_ps(-bound), one = _mm256_set1_ps(1.0f);
-  int64_t j = j0;
-  for (; j + 8 <= j1; j += 8) {
-    __m256 z = _mm256_loadu_ps(g + H + j), n = _mm256_loadu_ps(g + 2 * H + j);
-    if (act_n) {
-      n = pd_rnn_tanh8(pd_rnn_bound8(n, b, nb));
-      _mm256_storeu_ps(g + 2 * H + j, n);
-    }
-    __m256 hv = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(one, z), n), _mm256_mul_ps(z, _mm256_loadu_ps(hp + j)));
-    _mm256_storeu_ps(h + j, hv), _mm256_storeu_ps(y + j, hv);
-  }
+                                                               int64_t j0, int64_t j1, bool act_n, bool wide) {
+  int64_t j = wide ? gru_h_cols_v16(g, h, y, hp, bound, H, j0, j1, act_n) : j0;
+  j = gru_h_cols_v8(g, h, y, hp, bound, H, j, j1, act_n);
   if (j < j1) {
     if (act_n)
       gru_h_row_float(g, h, y, hp, bound, H, j, j1, true);
@@ -106,35 +93,13 @@ __attribute__((target("avx2,fma"))) static void gru_h_row_avx2(float *restrict g
   }
 }
 
-/* gru_bwd_row 8 units at a time, the rest as gru_bwd_row. */
 __attribute__((target("avx2,fma"))) static void gru_bwd_row_avx2(const float *restrict g, const float *restrict hp,
                                                                  const float *restrict ex, const float *restrict dy,
                                                                  float *restrict dg, float *restrict dh,
                                                                  float *restrict dex, const float *bounds, int64_t H,
-                                                                 int variant) {
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 lo_s = _mm256_set1_ps(bounds[0]), hi_s = _mm256_set1_ps(bounds[1]);
-  const __m256 lo_t = _mm256_set1_ps(bounds[2]), hi_t = _mm256_set1_ps(bounds[3]);
-  int64_t j = 0;
-  for (; j + 8 <= H; j += 8) {
-    __m256 r = _mm256_loadu_ps(g + j), z = _mm256_loadu_ps(g + H + j), n = _mm256_loadu_ps(g + 2 * H + j);
-    __m256 dhv = _mm256_add_ps(_mm256_loadu_ps(dh + j), _mm256_loadu_ps(dy + j));
-    __m256 omz = _mm256_sub_ps(one, z);
-    __m256 dnp = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dhv, omz), _mm256_sub_ps(one, _mm256_mul_ps(n, n))),
-                               pd_rnn_keep8(n, lo_t, hi_t));
-    __m256 dz = _mm256_mul_ps(
-        _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dhv, _mm256_sub_ps(_mm256_loadu_ps(hp + j), n)), z), omz),
-        pd_rnn_keep8(z, lo_s, hi_s));
-    _mm256_storeu_ps(dg + H + j, dz), _mm256_storeu_ps(dg + 2 * H + j, dnp);
-    _mm256_storeu_ps(dh + j, _mm256_mul_ps(dhv, z));
-    if (variant) {
-      __m256 dr = _mm256_mul_ps(
-          _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(dnp, _mm256_loadu_ps(ex + j)), r), _mm256_sub_ps(one, r)),
-          pd_rnn_keep8(r, lo_s, hi_s));
-      _mm256_storeu_ps(dex + j, _mm256_mul_ps(dnp, r)), _mm256_storeu_ps(dg + j, dr);
-    } else
-      _mm256_storeu_ps(dex + j, _mm256_setzero_ps());
-  }
+                                                                 int variant, bool wide) {
+  int64_t j = wide ? gru_bwd_cols_v16(g, hp, ex, dy, dg, dh, dex, bounds, H, 0, variant) : 0;
+  j = gru_bwd_cols_v8(g, hp, ex, dy, dg, dh, dex, bounds, H, j, variant);
   if (j < H) {
     if (variant)
       gru_bwd_row_float(g, hp, ex, dy, dg, dh, dex, bounds, H, j, H, 1);
@@ -150,13 +115,14 @@ static void gru_fwd_rz_fast(void *arg, int64_t lo, int64_t hi) {
 #ifdef PD_X86
   pd_rnn_step_float *s = arg;
   if (pd_rnn_avx2()) {
+    const bool wide = pd_rnn_avx512();
     const int64_t H = s->hidden, GH = s->gh;
     const float *rbn = s->rb ? s->rb + 2 * H : NULL;
     for (int64_t b = lo; b < hi; b++)
       if (!pd_rnn_active_float(s, b))
         memset(s->ex + b * H, 0, sizeof(float) * (size_t)H);
       else
-        gru_rz_row_avx2(s->g + b * GH, s->ex + b * H, s->hp + b * H, rbn, s->bound, H, 0, H, s->variant);
+        gru_rz_row_avx2(s->g + b * GH, s->ex + b * H, s->hp + b * H, rbn, s->bound, H, 0, H, s->variant, wide);
     return;
   }
 #endif
@@ -167,12 +133,14 @@ static void gru_fwd_h_fast(void *arg, int64_t lo, int64_t hi) {
 #ifdef PD_X86
   pd_rnn_step_float *s = arg;
   if (pd_rnn_avx2()) {
+    const bool wide = pd_rnn_avx512();
     const int64_t H = s->hidden, GH = s->gh;
     for (int64_t b = lo; b < hi; b++)
       if (!pd_rnn_active_float(s, b))
         pd_rnn_frozen_float(s, b);
       else
-        gru_h_row_avx2(s->g + b * GH, s->h + b * H, s->y + b * s->ldy, s->hp + b * H, s->bound, H, 0, H, !s->variant);
+        gru_h_row_avx2(s->g + b * GH, s->h + b * H, s->y + b * s->ldy, s->hp + b * H, s->bound, H, 0, H, !s->variant,
+                       wide);
     return;
   }
 #endif
@@ -183,6 +151,7 @@ static void gru_bwd_zn_fast(void *arg, int64_t lo, int64_t hi) {
 #ifdef PD_X86
   pd_rnn_step_float *s = arg;
   if (pd_rnn_avx2()) {
+    const bool wide = pd_rnn_avx512();
     const int64_t H = s->hidden, GH = s->gh;
     const float bounds[4] = {s->clo_s, s->chi_s, s->clo_t, s->chi_t};
     for (int64_t b = lo; b < hi; b++)
@@ -190,7 +159,7 @@ static void gru_bwd_zn_fast(void *arg, int64_t lo, int64_t hi) {
         pd_rnn_frozen_grad_float(s, b);
       else
         gru_bwd_row_avx2(s->g + b * GH, s->hp + b * H, s->ex + b * H, s->dy + b * s->ldy, s->dg + b * GH, s->dh + b * H,
-                         s->dex + b * H, bounds, H, s->variant);
+                         s->dex + b * H, bounds, H, s->variant, wide);
     return;
   }
 #endif
@@ -211,6 +180,7 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, GH = s->gh, nr = pk->uk.nr, nact = s->nact;
   const float *a = pk->a[pk->cur], *rbn = s->rb ? s->rb + 2 * H : NULL;
+  const bool wide = avx2 && pd_rnn_avx512();
   /* part 0 times its products for the profile (the parts run side by side) */
   bool timed = lo == 0 && pd_blas_profiling();
   double spent = 0;
@@ -240,8 +210,8 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
       if (!pd_rnn_active_float(s, b)) gru_frozen_units_float(s, b, j0, j1);
 #ifdef PD_X86
       else if (avx2) {
-        gru_rz_row_avx2(g, ex, hp, rbn, s->bound, H, j0, j1, 1);
-        gru_h_row_avx2(g, h, y, hp, s->bound, H, j0, j1, false);
+        gru_rz_row_avx2(g, ex, hp, rbn, s->bound, H, j0, j1, 1, wide);
+        gru_h_row_avx2(g, h, y, hp, s->bound, H, j0, j1, false, wide);
       }
 #endif
       else {
@@ -252,7 +222,7 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
     pd_rnn_packed_h(s, j0, j1);
   }
   if (timed) pd_blas_profile_add(spent, 2.0 * (double)nact * (double)GH * (double)H);
-  (void)avx2;
+  (void)avx2, (void)wide;
 }
 
 static void gru_fwd_part(void *arg, int part, int nparts) {

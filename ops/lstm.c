@@ -16,7 +16,7 @@
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "kmath.h"
-#include "rnn_avx2.h"
+#include "rnn_simd.h"
 #include "rnn_core.h"
 
 enum { C0 = RNN_H0 + 1, P, WL, N_IN };
@@ -64,48 +64,31 @@ static inline void lstm_frozen_cols(pd_rnn_step_float *s, int64_t r, int64_t j0,
 }
 
 #ifdef PD_X86
-/* lstm_row without peepholes, 8 units at a time, the rest as lstm_row.
- * Two passes: the four gates of every unit (independent chains of exp and
- * division), then the cell (c, then tanh(c) and h). In one pass a unit's
- * work is one chain of ~120 cycles, longer than the out-of-order window
- * overlaps; apart, each pass's chains overlap (the same operations, so the
- * same bits). */
-__attribute__((target("avx2,fma"), always_inline)) static inline void
-lstm_row8(float *restrict g, float *restrict h, float *restrict c, float *restrict y, const float *restrict cp,
-          __m256 b, __m256 nb, int64_t H, int64_t j0, int64_t j1) {
-  for (int64_t j = j0; j < j1; j += 8) {
-    _mm256_storeu_ps(g + j, pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + j), b, nb)));
-    _mm256_storeu_ps(g + H + j, pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + H + j), b, nb)));
-    _mm256_storeu_ps(g + 2 * H + j, pd_rnn_tanh8(pd_rnn_bound8(_mm256_loadu_ps(g + 2 * H + j), b, nb)));
-    _mm256_storeu_ps(g + 3 * H + j, pd_rnn_sigmoid8(pd_rnn_bound8(_mm256_loadu_ps(g + 3 * H + j), b, nb)));
-  }
-  for (int64_t j = j0; j < j1; j += 8) {
-    __m256 i = _mm256_loadu_ps(g + j), f = _mm256_loadu_ps(g + H + j);
-    __m256 gg = _mm256_loadu_ps(g + 2 * H + j), o = _mm256_loadu_ps(g + 3 * H + j);
-    __m256 cn = _mm256_fmadd_ps(f, _mm256_loadu_ps(cp + j), _mm256_mul_ps(i, gg));
-    _mm256_storeu_ps(c + j, cn);
-    __m256 hv = _mm256_mul_ps(o, pd_rnn_tanh8(cn));
-    _mm256_storeu_ps(h + j, hv), _mm256_storeu_ps(y + j, hv);
-  }
-}
+#define T v8
+#include "lstm_simd_t.h"
+#undef T
+#define T v16
+#include "lstm_simd_t.h"
+#undef T
 
+/* lstm_row without peepholes on vectors: 16 units at a time where the CPU
+ * has AVX-512 (wide), then 8, the rest as lstm_row. */
 __attribute__((target("avx2,fma"))) static void lstm_row_avx2(float *restrict g, float *restrict h, float *restrict c,
                                                               float *restrict y, const float *restrict cp, float bound,
-                                                              int64_t H, int64_t j0, int64_t j1) {
-  const int64_t jv = j0 + (j1 - j0) / 8 * 8;
-  lstm_row8(g, h, c, y, cp, _mm256_set1_ps(bound), _mm256_set1_ps(-bound), H, j0, jv);
-  if (jv < j1) lstm_row_float(g, h, c, y, cp, NULL, bound, H, jv, j1, false);
+                                                              int64_t H, int64_t j0, int64_t j1, bool wide) {
+  int64_t j = wide ? lstm_cols_v16(g, h, c, y, cp, bound, H, j0, j1) : j0;
+  j = lstm_cols_v8(g, h, c, y, cp, bound, H, j, j1);
+  if (j < j1) lstm_row_float(g, h, c, y, cp, NULL, bound, H, j, j1, false);
 }
 
 /* The forward gate pass of units j0 .. j1-1 of every row of a packed step
- * without peepholes: one call a block, not one a row. A block's c, h and y
- * are a line (16 units) of each row, 512 bytes or more from the previous
- * row's, in memory this step has not touched yet: fetched 4 rows ahead,
- * the pass takes 4.7 µs a block of 64 rows on Zen 3, against 6.7 waiting
- * for each line (fashion_lstm_fused). */
+ * without peepholes. A block's c, h and y are a line (16 units) of each
+ * row, 512 bytes or more from the previous row's, in memory this step has
+ * not touched yet: fetched 4 rows ahead, the pass takes 4.7 µs a block of
+ * 64 rows on Zen 3, against 6.7 waiting for each line (fashion_lstm_fused). */
 __attribute__((target("avx2,fma"))) static void lstm_rows_avx2(pd_rnn_step_float *s, int64_t j0, int64_t j1) {
-  const int64_t H = s->hidden, GH = s->gh, jv = j0 + (j1 - j0) / 8 * 8;
-  const __m256 b = _mm256_set1_ps(s->bound), nb = _mm256_set1_ps(-s->bound);
+  const int64_t H = s->hidden, GH = s->gh;
+  const bool wide = pd_rnn_avx512();
   for (int64_t r = 0; r < s->batch; r++) {
     float *g = s->g + r * GH, *h = s->h + r * H, *c = s->c + r * H, *y = s->y + r * s->ldy;
     const float *cp = s->cp + r * H;
@@ -119,58 +102,19 @@ __attribute__((target("avx2,fma"))) static void lstm_rows_avx2(pd_rnn_step_float
       _mm_prefetch((const char *)(y + 4 * s->ldy + j0), _MM_HINT_T0);
       _mm_prefetch((const char *)(cp + 4 * H + j0), _MM_HINT_T0);
     }
-    lstm_row8(g, h, c, y, cp, b, nb, H, j0, jv);
-    if (jv < j1) lstm_row_float(g, h, c, y, cp, NULL, s->bound, H, jv, j1, false);
+    lstm_row_avx2(g, h, c, y, cp, s->bound, H, j0, j1, wide);
   }
 }
 
-/* lstm_bwd_row without peepholes, 8 units at a time (tanh(c) by tanh8, as
- * the forward computed it), the rest as lstm_bwd_row. keep(a) is 0 where
- * the clip bounded a gate (a <= lo or a >= hi), as pd_rnn_keep; without a
- * clip (CLIP false) it is 1 everywhere and left out: the same bits. */
-__attribute__((target("avx2,fma"), always_inline)) static inline void
-lstm_bwd_row8(const float *restrict g, const float *restrict c, const float *restrict cp, const float *restrict dy,
-              float *restrict dg, float *restrict dh, float *restrict dc, const float *bounds, int64_t H, int64_t GH,
-              int64_t ldy, const bool CLIP) {
-  const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
-  const __m256 lo_s = _mm256_set1_ps(bounds[0]), hi_s = _mm256_set1_ps(bounds[1]);
-  const __m256 lo_t = _mm256_set1_ps(bounds[2]), hi_t = _mm256_set1_ps(bounds[3]);
-  int64_t j = 0;
-  for (; j + 8 <= H; j += 8) {
-    if (!(j & 15)) { /* the next row's lines (GH, ldy: 0 for none) */
-      _mm_prefetch((const char *)(g + GH + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(g + GH + H + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(g + GH + 2 * H + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(g + GH + 3 * H + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(c + (GH ? H : 0) + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(cp + (GH ? H : 0) + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(dy + ldy + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(dg + GH + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(dg + GH + H + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(dg + GH + 2 * H + j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(dg + GH + 3 * H + j), _MM_HINT_T0);
-    }
-    __m256 i = _mm256_loadu_ps(g + j), f = _mm256_loadu_ps(g + H + j);
-    __m256 gg = _mm256_loadu_ps(g + 2 * H + j), o = _mm256_loadu_ps(g + 3 * H + j);
-    __m256 tc = pd_rnn_tanh8(_mm256_loadu_ps(c + j)), cpv = _mm256_loadu_ps(cp + j);
-    __m256 dhv = _mm256_add_ps(_mm256_loadu_ps(dh + j), _mm256_loadu_ps(dy + j));
-    __m256 dao = _mm256_mul_ps(_mm256_mul_ps(dhv, tc), _mm256_mul_ps(o, _mm256_sub_ps(one, o)));
-    __m256 dcv = _mm256_add_ps(_mm256_loadu_ps(dc + j),
-                               _mm256_mul_ps(_mm256_mul_ps(dhv, o), _mm256_sub_ps(one, _mm256_mul_ps(tc, tc))));
-    __m256 dai = _mm256_mul_ps(_mm256_mul_ps(dcv, gg), _mm256_mul_ps(i, _mm256_sub_ps(one, i)));
-    __m256 daf = _mm256_mul_ps(_mm256_mul_ps(dcv, cpv), _mm256_mul_ps(f, _mm256_sub_ps(one, f)));
-    __m256 dag = _mm256_mul_ps(_mm256_mul_ps(dcv, i), _mm256_sub_ps(one, _mm256_mul_ps(gg, gg)));
-    if (CLIP) {
-      dao = _mm256_mul_ps(dao, pd_rnn_keep8(o, lo_s, hi_s));
-      dai = _mm256_mul_ps(dai, pd_rnn_keep8(i, lo_s, hi_s));
-      daf = _mm256_mul_ps(daf, pd_rnn_keep8(f, lo_s, hi_s));
-      dag = _mm256_mul_ps(dag, pd_rnn_keep8(gg, lo_t, hi_t));
-    }
-    _mm256_storeu_ps(dc + j, _mm256_mul_ps(dcv, f));
-    _mm256_storeu_ps(dg + j, dai), _mm256_storeu_ps(dg + H + j, daf);
-    _mm256_storeu_ps(dg + 2 * H + j, dag), _mm256_storeu_ps(dg + 3 * H + j, dao);
-    _mm256_storeu_ps(dh + j, zero);
-  }
+/* lstm_bwd_row without peepholes on vectors, 16 units at a time where the
+ * CPU has AVX-512, then 8, the last units as lstm_bwd_row. */
+__attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *restrict g, const float *restrict c,
+                                                                  const float *restrict cp, const float *restrict dy,
+                                                                  float *restrict dg, float *restrict dh,
+                                                                  float *restrict dc, const float *bounds, int64_t H,
+                                                                  int64_t GH, int64_t ldy, bool clip, bool wide) {
+  int64_t j = wide ? lstm_bwd_cols_v16(g, c, cp, dy, dg, dh, dc, bounds, H, GH, ldy, 0, clip) : 0;
+  j = lstm_bwd_cols_v8(g, c, cp, dy, dg, dh, dc, bounds, H, GH, ldy, j, clip);
   if (j < H) { /* the last units: lstm_bwd_row on shifted views (it walks 0..H-1 of the gate blocks it is given) */
     const int64_t n = H - j;
     float tg[4 * 8], tdg[4 * 8];
@@ -180,17 +124,6 @@ lstm_bwd_row8(const float *restrict g, const float *restrict c, const float *res
     for (int q = 0; q < 4; q++)
       for (int64_t u = 0; u < n; u++) dg[q * H + j + u] = tdg[q * n + u];
   }
-}
-
-__attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *restrict g, const float *restrict c,
-                                                                  const float *restrict cp, const float *restrict dy,
-                                                                  float *restrict dg, float *restrict dh,
-                                                                  float *restrict dc, const float *bounds, int64_t H,
-                                                                  int64_t GH, int64_t ldy, bool clip) {
-  if (clip)
-    lstm_bwd_row8(g, c, cp, dy, dg, dh, dc, bounds, H, GH, ldy, true);
-  else
-    lstm_bwd_row8(g, c, cp, dy, dg, dh, dc, bounds, H, GH, ldy, false);
 }
 #endif
 
@@ -248,7 +181,7 @@ static void lstm_fwd_packed(pd_rnn_step_float *s) {
   pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), lstm_fwd_part, s);
 }
 
-/* Backward rows with the AVX2 gate pass where there are no peepholes (the
+/* Backward rows with the vector gate pass where there are no peepholes (the
  * scalar lstm_bwd_rows otherwise). */
 static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
 #ifdef PD_X86
@@ -256,13 +189,14 @@ static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
   if (!s->peep && pd_rnn_avx2()) {
     const int64_t H = s->hidden, GH = s->gh;
     const float bounds[4] = {s->clo_s, s->chi_s, s->clo_t, s->chi_t};
+    const bool wide = pd_rnn_avx512();
     for (int64_t b = lo; b < hi; b++)
       if (!pd_rnn_active_float(s, b))
         pd_rnn_frozen_grad_float(s, b);
       else
         lstm_bwd_row_avx2(s->g + b * GH, s->c + b * H, s->cp + b * H, s->dy + b * s->ldy, s->dg + b * GH, s->dh + b * H,
                           s->dc + b * H, bounds, H, b + 1 < s->batch ? GH : 0, b + 1 < s->batch ? s->ldy : 0,
-                          s->clip > 0);
+                          s->clip > 0, wide);
     return;
   }
 #endif
@@ -295,11 +229,13 @@ static void lstm_fwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
   pd_rnn_step_float *s = arg;
   const int64_t H = s->hidden, GH = s->gh;
   if (!s->peep && pd_rnn_avx2()) {
+    const bool wide = pd_rnn_avx512();
     for (int64_t b = lo; b < hi; b++)
       if (!pd_rnn_active_float(s, b))
         pd_rnn_frozen_float(s, b);
       else
-        lstm_row_avx2(s->g + b * GH, s->h + b * H, s->c + b * H, s->y + b * s->ldy, s->cp + b * H, s->bound, H, 0, H);
+        lstm_row_avx2(s->g + b * GH, s->h + b * H, s->c + b * H, s->y + b * s->ldy, s->cp + b * H, s->bound, H, 0, H,
+                      wide);
     return;
   }
 #endif

@@ -32,6 +32,7 @@ static int64_t rnn_active_rows(const rnn_dims *d, int64_t p) {
 }
 
 bool pd_rnn_avx2(void) { return pd_cpu_avx2_fma(); }
+bool pd_rnn_avx512(void) { return pd_cpu_avx2_fma() && pd_cpu_avx512f(); }
 
 /* Units of `per` elements a part of a copy takes at least: 64 KiB or so of
  * floats (less, and the pool's fork costs more than the copy saves). */

@@ -81,8 +81,10 @@ static inline int64_t pd_rnn_panel_h(const pd_rnn_packed *pk, int64_t p) { retur
 void pd_rnn_panel_product(const pd_rnn_packed *pk, int64_t p, int64_t m, int64_t n, int64_t k, const float *a,
                           const float *b, float beta, float *c, int64_t ldc);
 
-/* Whether the gate passes may use AVX2 and FMA (asked once). */
+/* Whether the gate passes may use AVX2 and FMA; and AVX-512F as well
+ * (rnn_simd.h; PADDLE_RUN_AVX512=off says no). Asked once. */
 bool pd_rnn_avx2(void);
+bool pd_rnn_avx512(void);
 
 /* Columns [0, n) of rows [0, rows) of src (rows ld apart) into a packed
  * panel of mr rows: dst[k * mr + i] = src[i * ld + k]; rows of the panel

@@ -293,6 +293,36 @@ for kind, variant in (("lstm", 0), ("gru", 0), ("gru", 1), ("rnn", 0)):
 print("lstm, gru (both variants), rnn: two training steps on 2 threads save the same bytes twice, "
       "on 1 thread the same values")
 
+# ---- 5b. the gate passes' vector widths: the same bits ----------------------------------
+# On an AVX-512 CPU the float gate passes take 16 units at a time, then 8,
+# then the rest one by one (ops/rnn_simd.h); PADDLE_RUN_AVX512=off leaves
+# out the 16. Each lane runs the same operations, so the bytes saved are the
+# same: hidden sizes with every kind of tail (29 = 16 + 8 + 5, 40 = 16 + 16
+# + 8), with and without a clip that bounds gates, packed steps and not.
+avx512 = "avx512f" in open("/proc/cpuinfo").read()
+for kind, variant, H, clip in (("lstm", 0, 29, 0), ("lstm", 0, 40, 0.5), ("gru", 1, 29, 0.5), ("gru", 0, 40, 0),
+                               ("gru", 1, 40, 0)):
+    open("wid.pbtxt", "w").write('var { name: "x" shape: [-1, 5, 8] }\nvar { name: "len" shape: [-1] dtype: INT64 }\n'
+                                 + op_text(kind, H, 1, "bidirectional", False, clip, variant, False, False)
+                                 + 'op { type: "mean" inputs: "y" outputs: "avg_loss" }\n'
+                                 'train { loss: "avg_loss" batch_size: 64 epochs: 2 seed: 1 shuffle: false '
+                                 'optimizer { type: "sgd" lr: 0.5 } data { var: "x" file: "bx.npy" } '
+                                 'data { var: "len" file: "blen.npy" } }\n')
+    saved = {}
+    for setting in ("on", "off"):
+        subprocess.run(["rm", "-rf", "wid_" + setting])
+        r = subprocess.run([PR, "train", "wid.pbtxt", "--threads", "1", "--save", "wid_" + setting],
+                           capture_output=True, text=True, env=dict(os.environ, PADDLE_RUN_AVX512=setting))
+        assert r.returncode == 0, r.stdout + r.stderr
+        step = sorted(d for d in os.listdir("wid_" + setting) if d.startswith("step-"))[-1]
+        saved[setting] = {f: open(f"wid_{setting}/{step}/{f}", "rb").read()
+                          for f in sorted(os.listdir(f"wid_{setting}/{step}")) if f.endswith(".npy")}
+    assert saved["on"].keys() == saved["off"].keys() and len(saved["on"]) >= 3, saved["on"].keys()
+    for f in saved["on"]:
+        assert saved["on"][f] == saved["off"][f], (kind, variant, H, clip, f)
+print("lstm and gru, hidden 29 and 40, clip or none: the same bytes with PADDLE_RUN_AVX512=off"
+      + ("" if avx512 else " (no AVX-512 here: both runs took the 8-wide passes)"))
+
 # ---- 6. float32's gradients against float64's ------------------------------------------
 # The gradcheck above runs in float64; float32 with 4 steps or more takes
 # other code: R packed once a call with AVX2 gate passes (lstm, gru with
