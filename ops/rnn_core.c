@@ -62,6 +62,32 @@ static pd_status rnn_packed_alloc(pd_ctx *c, pd_tensor *work, int64_t n, float *
   return PD_OK;
 }
 
+void pd_rnn_panels(pd_rnn_packed *pk, int64_t batch, int chunks, bool fours) {
+  const int64_t mr = pk->uk.mr;
+  int64_t p = 0;
+  pk->chunks = chunks;
+  for (int c = 0; c < chunks; c++) {
+    int64_t r0 = batch * c / chunks & ~(int64_t)1, r1 = c + 1 < chunks ? batch * (c + 1) / chunks & ~(int64_t)1 : batch;
+    int64_t n = r1 - r0, nmr = (n + mr - 1) / mr, n4 = 0;
+    if (fours && n % mr)
+      for (int64_t a = n / mr; a >= 0; a--)
+        if ((n - a * mr) % 4 == 0) {
+          nmr = a, n4 = (n - a * mr) / 4;
+          break;
+        }
+    pk->chunk[c].p0 = p, pk->chunk[c].r0 = r0, pk->chunk[c].nmr = nmr;
+    p += nmr + n4;
+  }
+  pk->chunk[chunks].p0 = pk->npan = p, pk->chunk[chunks].r0 = batch, pk->chunk[chunks].nmr = 0;
+}
+
+/* The parts a backward step on packed R runs on: whole panels, at least
+ * about 8192 gate values each */
+static int rnn_bwd_parts(const pd_rnn_packed *pk, int64_t gh) {
+  int64_t grain = pd_rnn_row_grain(gh) / pk->uk.mr;
+  return pd_parallel_parts(pk->npan, grain > 0 ? grain : 1);
+}
+
 /* Whether a call takes the packed path; fills pk's sizes (a and b left). */
 static bool rnn_packed_use(const pd_rnn_cell *cell, const rnn_dims *d, bool fwd, pd_rnn_packed *pk) {
   if (!(fwd ? cell->fwd_packed : cell->bwd_packed) || !(cell->packed_variants >> d->variant & 1) ||
@@ -73,15 +99,14 @@ static bool rnn_packed_use(const pd_rnn_cell *cell, const rnn_dims *d, bool fwd,
   pk->kdim = fwd ? d->H : d->GH;
   pk->blocks = (d->H + pk->uk.nr - 1) / pk->uk.nr;
   pk->as = rnn_round16(pk->kdim * pk->uk.mr), pk->bs = rnn_round16(pk->kdim * pk->uk.nr);
-  int64_t mr = pk->uk.mr;
-  pk->p6 = pk->npan = (d->B + mr - 1) / mr;
-  /* panels of 4 after p6 of mr: only for BLIS's 6 x 16 tile, full blocks */
-  if (d->B % mr && mr == 6 && pk->uk.nr == 16 && d->H % 16 == 0 && pd_rnn_avx2())
-    for (int64_t p6 = d->B / mr; p6 >= 0; p6--)
-      if ((d->B - p6 * mr) % 4 == 0) {
-        pk->p6 = p6, pk->npan = p6 + (d->B - p6 * mr) / 4;
-        break;
-      }
+  /* panels of 4: only for BLIS's 6 x 16 tile, full blocks; a run a part
+   * of the backward step (pd_rnn_packed_bwd_step asks the same) */
+  bool fours = pk->uk.mr == 6 && pk->uk.nr == 16 && d->H % 16 == 0 && pd_rnn_avx2();
+  pd_rnn_panels(pk, d->B, 1, fours);
+  if (!fwd) {
+    int parts = rnn_bwd_parts(pk, d->GH);
+    if (parts > 1 && parts <= PD_RNN_MAX_CHUNKS && parts <= d->B / 2) pd_rnn_panels(pk, d->B, parts, fours);
+  }
   return true;
 }
 
@@ -198,7 +223,10 @@ static void rnn_bwd_step_part(void *arg, int part, int nparts) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, nr = pk->uk.nr, nact = s->nact;
   int64_t lo, hi;
-  pd_parallel_range(pk->npan, part, nparts, &lo, &hi);
+  if (nparts == pk->chunks) /* a run of rows each (pd_rnn_panels) */
+    lo = pk->chunk[part].p0, hi = pk->chunk[part + 1].p0;
+  else
+    pd_parallel_range(pk->npan, part, nparts, &lo, &hi);
   job->panels(s, lo, hi);
   /* part 0 times its products for the profile (the parts run side by side) */
   double t0 = part == 0 && pd_blas_profiling() ? pd_blas_now() : 0;
@@ -214,9 +242,9 @@ static void rnn_bwd_step_part(void *arg, int part, int nparts) {
 }
 
 void pd_rnn_packed_bwd_step(pd_rnn_step_float *s, pd_range_fn panels, bool serial) {
-  int64_t mr = s->pk->uk.mr, grain = pd_rnn_row_grain(s->gh) / mr;
   rnn_bwd_job job = {s, panels};
-  pd_parallel_run(serial ? 1 : pd_parallel_parts(s->pk->npan, grain > 0 ? grain : 1), rnn_bwd_step_part, &job);
+  int parts = s->pk->chunks > 1 ? s->pk->chunks : rnn_bwd_parts(s->pk, s->gh);
+  pd_parallel_run(serial ? 1 : parts, rnn_bwd_step_part, &job);
 }
 
 #ifdef PD_X86
@@ -311,7 +339,7 @@ __attribute__((target("avx2,fma"))) static void rnn_panel4x16(int64_t m, int64_t
 void pd_rnn_panel_product(const pd_rnn_packed *pk, int64_t p, int64_t m, int64_t n, int64_t k, const float *a,
                           const float *b, float beta, float *c, int64_t ldc) {
 #ifdef PD_X86
-  if (p >= pk->p6) { /* rnn_packed_use made such panels only where n is 16 and the CPU has AVX2 */
+  if (pd_rnn_panel_h(pk, p) != pk->uk.mr) { /* panels of 4: made only where n is 16 and the CPU has AVX2 */
     rnn_panel4x16(m, k, a, b, beta, c, ldc);
     return;
   }

@@ -54,6 +54,7 @@ static inline int64_t pd_rnn_row_grain(int64_t gh) { return gh >= 8192 ? 1 : 819
  * packed by the cell as it writes it. Forward panels go hidden block by
  * block, the G gates of a block of nr hidden units one after another, so a
  * part that owns a block has its gates' products and does its gate pass. */
+#define PD_RNN_MAX_CHUNKS 8
 typedef struct pd_rnn_packed {
   pd_ukr uk;
   int64_t kdim;   /* K: H forward, G H backward */
@@ -62,17 +63,41 @@ typedef struct pd_rnn_packed {
   const float *b; /* packed R: forward blocks * G panels, backward `blocks` panels, each kdim * nr */
   float *a[2];    /* the packed left operand, npan panels `as` apart; forward: h_prev, h */
   int cur;        /* forward: a[cur] holds h_prev */
-  /* The batch's rows in panels: p6 panels of mr rows, then panels of 4
-   * (pd_rnn_panel_product's own kernel) where that covers the batch with
-   * no empty rows (32 = 4 x 6 + 2 x 4) and mr alone would not. */
-  int64_t npan, p6;
+  /* The batch's rows in panels, in `chunks` runs of consecutive rows
+   * (pd_rnn_panels), chunk c from panel chunk[c].p0 and row chunk[c].r0;
+   * chunk[chunks] = {npan, batch}. */
+  int64_t npan;
+  int chunks;
+  struct {
+    int64_t p0, r0, nmr; /* first panel and row; panels of mr rows, then of 4 */
+  } chunk[PD_RNN_MAX_CHUNKS + 1];
 } pd_rnn_packed;
 
-/* Panel p's first row and height. */
-static inline int64_t pd_rnn_panel_r0(const pd_rnn_packed *pk, int64_t p) {
-  return p < pk->p6 ? p * pk->uk.mr : pk->p6 * pk->uk.mr + (p - pk->p6) * 4;
+/* Lays out pk's panels (uk.mr set) for `batch` rows: `chunks` runs of
+ * consecutive rows, as equal as even row counts allow (a backward step on
+ * `chunks` parts gives each a run: at batch 64 on 2, 32 rows each where
+ * whole panels of 6 gave 30 and 34), each in panels of mr rows, then,
+ * where `fours` (pd_rnn_panel_product's 4 x 16 kernel may run), panels of 4
+ * where that covers the run with no empty rows (32 = 4 x 6 + 2 x 4) and mr
+ * alone would not. Else a run's last panel may hold fewer than mr rows.
+ * chunks: 1 to PD_RNN_MAX_CHUNKS, and at most batch / 2. */
+void pd_rnn_panels(pd_rnn_packed *pk, int64_t batch, int chunks, bool fours);
+
+/* Panel p's chunk, first row and height. */
+static inline int pd_rnn_panel_chunk(const pd_rnn_packed *pk, int64_t p) {
+  int c = 0;
+  while (c + 1 < pk->chunks && p >= pk->chunk[c + 1].p0) c++;
+  return c;
 }
-static inline int64_t pd_rnn_panel_h(const pd_rnn_packed *pk, int64_t p) { return p < pk->p6 ? pk->uk.mr : 4; }
+static inline int64_t pd_rnn_panel_r0(const pd_rnn_packed *pk, int64_t p) {
+  int c = pd_rnn_panel_chunk(pk, p);
+  int64_t q = p - pk->chunk[c].p0, nmr = pk->chunk[c].nmr;
+  return pk->chunk[c].r0 + (q < nmr ? q * pk->uk.mr : nmr * pk->uk.mr + (q - nmr) * 4);
+}
+static inline int64_t pd_rnn_panel_h(const pd_rnn_packed *pk, int64_t p) {
+  int c = pd_rnn_panel_chunk(pk, p);
+  return p - pk->chunk[c].p0 < pk->chunk[c].nmr ? pk->uk.mr : 4;
+}
 
 /* c[0 : m, 0 : n] (rows ldc apart) = beta c + A B, A panel p of pk (k deep,
  * m <= its height), B an nr-column panel: BLIS's micro-kernel for a panel of

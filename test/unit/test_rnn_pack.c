@@ -7,7 +7,7 @@
  * pd_rnn_panel_product on a panel of 4 rows (its own 4 x 16 kernel, taken
  * where the batch is not a multiple of BLIS's 6 rows): the same bits as
  * BLIS's micro-kernel on those rows padded to a full panel, beta 0 and 1,
- * 1 to 4 rows, values of every magnitude. */
+ * 1 to 4 rows, values of every magnitude. And pd_rnn_panels' layouts. */
 #include "optest.h"
 
 #include <math.h>
@@ -39,6 +39,54 @@ static void test_pack(void **state) {
     }
 }
 
+/* pd_rnn_panels: for batches 1..130, mr 4, 6 and 8, 1 to 8 runs, with and
+ * without panels of 4: the panels cover the rows once, in order; a run
+ * starts at an even row within 2 of batch c / chunks and its panels stay
+ * inside it; a panel is mr rows or 4 (4 only with fours, mr 6, and full);
+ * only a run's last panel holds empty rows, and only where no cut of the
+ * run into mr and 4 leaves none (fours) or its rows are no multiple of mr. */
+static void test_panels(void **state) {
+  (void)state;
+  const int64_t mrs[] = {4, 6, 8};
+  for (size_t a = 0; a < 3; a++)
+    for (int64_t batch = 1; batch <= 130; batch++)
+      for (int chunks = 1; chunks <= PD_RNN_MAX_CHUNKS && chunks <= (batch < 2 ? 1 : batch / 2); chunks++)
+        for (int fours = 0; fours < 2; fours++) {
+          pd_rnn_packed pk;
+          memset(&pk, 0, sizeof pk);
+          pk.uk.mr = mrs[a];
+          const bool four_ok = fours && pk.uk.mr == 6;
+          pd_rnn_panels(&pk, batch, chunks, four_ok);
+          assert_int_equal(pk.chunks, chunks);
+          assert_int_equal(pk.chunk[0].p0, 0);
+          assert_int_equal(pk.chunk[chunks].p0, pk.npan);
+          int64_t next = 0;
+          for (int c = 0; c < chunks; c++) {
+            const int64_t r0 = pk.chunk[c].r0, r1 = pk.chunk[c + 1].r0, even = batch * c / chunks;
+            assert_true(r0 % 2 == 0 && r0 <= even && even - r0 <= 1 && r1 > r0);
+            for (int64_t p = pk.chunk[c].p0; p < pk.chunk[c + 1].p0; p++) {
+              const int64_t pr0 = pd_rnn_panel_r0(&pk, p), ph = pd_rnn_panel_h(&pk, p);
+              assert_int_equal(pr0, next);
+              assert_true(ph == pk.uk.mr || (four_ok && ph == 4));
+              const bool last = p + 1 == pk.chunk[c + 1].p0, four = ph != pk.uk.mr;
+              if ((!last || four) && pr0 + ph > r1)
+                fail_msg("batch %lld mr %lld chunks %d fours %d: panel %lld rows %lld + %lld past its run's end %lld",
+                         (long long)batch, (long long)pk.uk.mr, chunks, fours, (long long)p, (long long)pr0,
+                         (long long)ph, (long long)r1);
+              if (last) {
+                const int64_t n = r1 - r0;
+                bool exact = n % pk.uk.mr == 0;
+                for (int64_t k = 0; four_ok && k * 6 <= n; k++) exact |= (n - 6 * k) % 4 == 0;
+                assert_true(pr0 + ph == r1 || (!exact && pr0 + ph > r1 && pr0 < r1));
+              }
+              next = pr0 + ph < r1 ? pr0 + ph : r1;
+            }
+            assert_int_equal(next, r1);
+          }
+          assert_int_equal(next, batch);
+        }
+}
+
 static void test_panel4(void **state) {
   (void)state;
   pd_rnn_packed pk;
@@ -49,7 +97,10 @@ static void test_panel4(void **state) {
                   (long long)pk.uk.nr);
     return;
   }
-  pk.p6 = 1, pk.npan = 2; /* panel 0: 6 rows, panel 1: 4 */
+  pd_rnn_panels(&pk, 10, 1, true); /* panel 0: 6 rows, panel 1: 4 */
+  assert_int_equal(pk.npan, 2);
+  assert_int_equal(pd_rnn_panel_h(&pk, 0), 6);
+  assert_int_equal(pd_rnn_panel_h(&pk, 1), 4);
   const int64_t ks[] = {1, 7, 128, 513}, ldc = 21;
   uint64_t seed = 12345;
   for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++) {
@@ -86,6 +137,7 @@ static void test_panel4(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_pack), cmocka_unit_test(test_panel4)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_pack), cmocka_unit_test(test_panels),
+                                     cmocka_unit_test(test_panel4)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
