@@ -35,14 +35,11 @@ static void PD_T(backward_dense)(const int64_t *id, int64_t n, int64_t pad, cons
  * u..n-1 are row -1 with zero values, so a norm over dw is the norm over
  * the rows used. */
 static pd_status PD_T(backward_rows)(pd_ctx *c, const int64_t *id, int64_t n, int64_t pad, const T *dout, int64_t d,
-                                     T *dw, int64_t *rows) {
+                                     int64_t v, T *dw, int64_t *rows) {
   pd_status st = PD_OK;
-  pos_id *s = scratch(c, n, sizeof(pos_id), &st);
-  if (st) return st;
   int64_t m = 0;
-  for (int64_t i = 0; i < n; i++)
-    if (id[i] != pad) s[m].id = id[i], s[m].pos = i, m++;
-  qsort(s, (size_t)m, sizeof *s, cmp_pos_id);
+  pos_id *s = sort_ids(c, id, n, pad, v, &m, &st);
+  if (st) return st;
   memset(dw, 0, sizeof(T) * (size_t)(n * d));
   int64_t u = 0;
   for (int64_t i = 0; i < m; i++) {
@@ -67,5 +64,5 @@ static pd_status PD_T(backward)(pd_ctx *c) {
     PD_T(backward_dense)(id, n, pad, PD_DATA(dout, T), d, PD_DATA(dw, T), v);
     return PD_OK;
   }
-  return PD_T(backward_rows)(c, id, n, pad, PD_DATA(dout, T), d, PD_DATA(dw, T), PD_DATA(rows, int64_t));
+  return PD_T(backward_rows)(c, id, n, pad, PD_DATA(dout, T), d, v, PD_DATA(dw, T), PD_DATA(rows, int64_t));
 }
