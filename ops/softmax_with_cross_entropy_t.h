@@ -86,8 +86,9 @@ static pd_status PD_T(backward)(pd_ctx *c) {
       T mass = 0;
       for (int64_t j = 0; j < k; j++) mass += l[j];
       for (int64_t j = 0; j < k; j++) dz[j] = PD_T(pd_swce_soft_grad)(s[j], l[j], mass, g);
-    } else {
-      for (int64_t j = 0; j < k; j++) dz[j] = PD_T(pd_swce_hard_grad)(s[j], g, j == label[i]);
+    } else { /* every column, then the label's again: the loop vectorises (the same values) */
+      for (int64_t j = 0; j < k; j++) dz[j] = PD_T(pd_swce_hard_grad)(s[j], g, false);
+      dz[label[i]] = PD_T(pd_swce_hard_grad)(s[label[i]], g, true);
     }
     if (ds) {
       const T *dsi = ds + i * k;
