@@ -145,4 +145,7 @@ const pd_op_def pd_op_elementwise_add = {
     .n_kernels = PD_LEN(kernels),
     .grad_kernels = grad_kernels,
     .n_grad_kernels = PD_LEN(grad_kernels),
+    /* dX is dOut: it may keep dOut's buffer rather than copy it (a char
+     * LM's logits gradient, 2 MB a step) */
+    .grad_inplace = true,
 };

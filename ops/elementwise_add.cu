@@ -45,7 +45,9 @@ extern "C" pd_status pd_gpu_elementwise_add_bwd(pd_ctx *c) {
   pd_bcast b;
   pd_elementwise_add_bcast(c, x, y, &b);
   pd_status st = PD_OK;
-  if (dx) st = pd_gpu_copy(c, PD_DATA(dx, float), PD_DATA(dout, float), (size_t)b.numel * sizeof(float));
+  /* dX may be dOut's very buffer (grad_inplace): nothing to copy then */
+  if (dx && PD_DATA(dx, float) != PD_DATA(dout, float))
+    st = pd_gpu_copy(c, PD_DATA(dx, float), PD_DATA(dout, float), (size_t)b.numel * sizeof(float));
   if (st || !dy) return st;
   if (b.ny == b.numel) /* Y has X's shape */
     return pd_gpu_copy(c, PD_DATA(dy, float), PD_DATA(dout, float), (size_t)b.numel * sizeof(float));
