@@ -97,9 +97,9 @@ __attribute__((target("avx2,fma"))) static void gru_bwd_row_avx2(const float *re
                                                                  const float *restrict ex, const float *restrict dy,
                                                                  float *restrict dg, float *restrict dh,
                                                                  float *restrict dex, const float *bounds, int64_t H,
-                                                                 int variant, bool wide) {
-  int64_t j = wide ? gru_bwd_cols_v16(g, hp, ex, dy, dg, dh, dex, bounds, H, 0, variant) : 0;
-  j = gru_bwd_cols_v8(g, hp, ex, dy, dg, dh, dex, bounds, H, j, variant);
+                                                                 int variant, bool clip, bool wide) {
+  int64_t j = wide ? gru_bwd_cols_v16(g, hp, ex, dy, dg, dh, dex, bounds, H, 0, variant, clip) : 0;
+  j = gru_bwd_cols_v8(g, hp, ex, dy, dg, dh, dex, bounds, H, j, variant, clip);
   if (j < H) {
     if (variant)
       gru_bwd_row_float(g, hp, ex, dy, dg, dh, dex, bounds, H, j, H, 1);
@@ -159,7 +159,7 @@ static void gru_bwd_zn_fast(void *arg, int64_t lo, int64_t hi) {
         pd_rnn_frozen_grad_float(s, b);
       else
         gru_bwd_row_avx2(s->g + b * GH, s->hp + b * H, s->ex + b * H, s->dy + b * s->ldy, s->dg + b * GH, s->dh + b * H,
-                         s->dex + b * H, bounds, H, s->variant, wide);
+                         s->dex + b * H, bounds, H, s->variant, s->clip > 0, wide);
     return;
   }
 #endif

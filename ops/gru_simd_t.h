@@ -66,11 +66,14 @@ static int64_t PD_T(gru_h_cols)(float *restrict g, float *restrict h, float *res
                           : PD_T(gru_h_cols_with)(g, h, y, hp, bound, H, j0, j1, act_n, false);
 }
 
-/* gru_bwd_row's formulas for units j0 .. H-1 */
-PD_T(PD_RV_TARGET)
-static int64_t PD_T(gru_bwd_cols)(const float *restrict g, const float *restrict hp, const float *restrict ex,
-                                  const float *restrict dy, float *restrict dg, float *restrict dh, float *restrict dex,
-                                  const float *bounds, int64_t H, int64_t j0, int variant) {
+/* gru_bwd_row's formulas for units j0 .. H-1. keep(a) is 0 where the clip
+ * bounded a gate, as pd_rnn_keep; without a clip (CLIP false) it is 1
+ * everywhere (no gate value reaches the bounds then) and left out: the
+ * same bits. */
+PD_T(PD_RV_OP)
+int64_t PD_T(gru_bwd_cols_with)(const float *restrict g, const float *restrict hp, const float *restrict ex,
+                                const float *restrict dy, float *restrict dg, float *restrict dh, float *restrict dex,
+                                const float *bounds, int64_t H, int64_t j0, int variant, const bool CLIP) {
   enum { W = PD_T(PD_RV_WIDTH) };
   typedef PD_T(pd_rv) V;
   const V one = PD_T(pd_rv_set1)(1.0f);
@@ -81,20 +84,29 @@ static int64_t PD_T(gru_bwd_cols)(const float *restrict g, const float *restrict
     V r = PD_T(pd_rv_load)(g + j), z = PD_T(pd_rv_load)(g + H + j), n = PD_T(pd_rv_load)(g + 2 * H + j);
     V dhv = PD_T(pd_rv_add)(PD_T(pd_rv_load)(dh + j), PD_T(pd_rv_load)(dy + j));
     V omz = PD_T(pd_rv_sub)(one, z);
-    V dnp = PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(dhv, omz), PD_T(pd_rv_sub)(one, PD_T(pd_rv_mul)(n, n))),
-                            PD_T(pd_rv_keep)(n, lo_t, hi_t));
-    V dz = PD_T(pd_rv_mul)(
-        PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(dhv, PD_T(pd_rv_sub)(PD_T(pd_rv_load)(hp + j), n)), z), omz),
-        PD_T(pd_rv_keep)(z, lo_s, hi_s));
+    V dnp = PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(dhv, omz), PD_T(pd_rv_sub)(one, PD_T(pd_rv_mul)(n, n)));
+    V dz = PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(dhv, PD_T(pd_rv_sub)(PD_T(pd_rv_load)(hp + j), n)), z), omz);
+    if (CLIP) {
+      dnp = PD_T(pd_rv_mul)(dnp, PD_T(pd_rv_keep)(n, lo_t, hi_t));
+      dz = PD_T(pd_rv_mul)(dz, PD_T(pd_rv_keep)(z, lo_s, hi_s));
+    }
     PD_T(pd_rv_store)(dg + H + j, dz), PD_T(pd_rv_store)(dg + 2 * H + j, dnp);
     PD_T(pd_rv_store)(dh + j, PD_T(pd_rv_mul)(dhv, z));
     if (variant) {
-      V dr = PD_T(pd_rv_mul)(
-          PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(dnp, PD_T(pd_rv_load)(ex + j)), r), PD_T(pd_rv_sub)(one, r)),
-          PD_T(pd_rv_keep)(r, lo_s, hi_s));
+      V dr =
+          PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(PD_T(pd_rv_mul)(dnp, PD_T(pd_rv_load)(ex + j)), r), PD_T(pd_rv_sub)(one, r));
+      if (CLIP) dr = PD_T(pd_rv_mul)(dr, PD_T(pd_rv_keep)(r, lo_s, hi_s));
       PD_T(pd_rv_store)(dex + j, PD_T(pd_rv_mul)(dnp, r)), PD_T(pd_rv_store)(dg + j, dr);
     } else
       PD_T(pd_rv_store)(dex + j, PD_T(pd_rv_zero)());
   }
   return j;
+}
+
+PD_T(PD_RV_TARGET)
+static int64_t PD_T(gru_bwd_cols)(const float *restrict g, const float *restrict hp, const float *restrict ex,
+                                  const float *restrict dy, float *restrict dg, float *restrict dh, float *restrict dex,
+                                  const float *bounds, int64_t H, int64_t j0, int variant, bool clip) {
+  return clip ? PD_T(gru_bwd_cols_with)(g, hp, ex, dy, dg, dh, dex, bounds, H, j0, variant, true)
+              : PD_T(gru_bwd_cols_with)(g, hp, ex, dy, dg, dh, dex, bounds, H, j0, variant, false);
 }
