@@ -194,15 +194,13 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
       __builtin_prefetch(gn + sizeof(float) * (size_t)(j1 - j0) - 1);
     }
     double t0 = timed ? pd_blas_now() : 0;
-    for (int64_t q = 0; q < 3; q++)
-      for (int64_t p = 0; p < pk->npan && pd_rnn_panel_r0(pk, p) < nact; p++) {
-        int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p), m = nact - r0 < ph ? nact - r0 : ph;
-        const float *ap = a + p * pk->as, *bp = pk->b + (hb * 3 + q) * pk->bs;
-        if (q < 2)
-          pd_rnn_panel_product(pk, p, m, j1 - j0, H, ap, bp, 1, s->g + r0 * GH + q * H + j0, GH);
-        else
-          pd_rnn_panel_product(pk, p, m, j1 - j0, H, ap, bp, 0, s->ex + r0 * H + j0, H);
-      }
+    /* r and z together (pd_rnn_products2), then n's into ex */
+    const float *bp = pk->b + hb * 3 * pk->bs;
+    pd_rnn_products2(pk, 0, pk->npan, nact, j1 - j0, H, a, bp, s->g + j0, bp + pk->bs, s->g + H + j0, 1, GH);
+    for (int64_t p = 0; p < pk->npan && pd_rnn_panel_r0(pk, p) < nact; p++) {
+      int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p), m = nact - r0 < ph ? nact - r0 : ph;
+      pd_rnn_panel_product(pk, p, m, j1 - j0, H, a + p * pk->as, bp + 2 * pk->bs, 0, s->ex + r0 * H + j0, H);
+    }
     if (timed) spent += pd_blas_now() - t0;
     for (int64_t b = 0; b < s->batch; b++) {
       float *g = s->g + b * GH, *h = s->h + b * H, *y = s->y + b * s->ldy, *ex = s->ex + b * H;

@@ -142,12 +142,9 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
   for (int64_t hb = lo; hb < hi; hb++) {
     int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
     double t0 = timed ? pd_blas_now() : 0;
-    for (int64_t q = 0; q < 4; q++)
-      for (int64_t p = 0; p < pk->npan && pd_rnn_panel_r0(pk, p) < nact; p++) {
-        int64_t r0 = pd_rnn_panel_r0(pk, p), m = pd_rnn_panel_h(pk, p);
-        pd_rnn_panel_product(pk, p, nact - r0 < m ? nact - r0 : m, j1 - j0, H, a + p * pk->as,
-                             pk->b + (hb * 4 + q) * pk->bs, 1, s->g + r0 * GH + q * H + j0, GH);
-      }
+    for (int64_t q = 0; q < 4; q += 2) /* the gates two at a time (pd_rnn_products2) */
+      pd_rnn_products2(pk, 0, pk->npan, nact, j1 - j0, H, a, pk->b + (hb * 4 + q) * pk->bs, s->g + q * H + j0,
+                       pk->b + (hb * 4 + q + 1) * pk->bs, s->g + (q + 1) * H + j0, 1, GH);
     if (timed) spent += pd_blas_now() - t0;
 #ifdef PD_X86
     if (avx2 && !s->peep)

@@ -106,6 +106,17 @@ static inline int64_t pd_rnn_panel_h(const pd_rnn_packed *pk, int64_t p) {
 void pd_rnn_panel_product(const pd_rnn_packed *pk, int64_t p, int64_t m, int64_t n, int64_t k, const float *a,
                           const float *b, float beta, float *c, int64_t ldc);
 
+/* c0 (rows ldc apart) = beta c0 + A B0 and c1 likewise with B1, A the
+ * panels [p0, p1) of pk (from a, `as` apart; rows from nact on left
+ * out), B0 and B1 panels of n columns: the panels of mr rows as
+ * pd_rnn_panel_product's, B0's first, then B1's (each stays in L1 over
+ * the panels); a panel of 4 on AVX-512 takes both in one 4 x 32 tile (the
+ * same FMAs per element; rnn_panel4x16's 8 chains leave the FMA units no
+ * slack: 107 GFLOP/s on a Zen 4 core where this makes 116). c0 and c1
+ * point at row 0. */
+void pd_rnn_products2(const pd_rnn_packed *pk, int64_t p0, int64_t p1, int64_t nact, int64_t n, int64_t k,
+                      const float *a, const float *b0, float *c0, const float *b1, float *c1, float beta, int64_t ldc);
+
 /* Whether the gate passes may use AVX2 and FMA; and AVX-512F as well
  * (rnn_simd.h; PADDLE_RUN_AVX512=off says no). Asked once. */
 bool pd_rnn_avx2(void);

@@ -296,12 +296,14 @@ print("lstm, gru (both variants), rnn: two training steps on 2 threads save the 
 # ---- 5b. the gate passes' vector widths: the same bits ----------------------------------
 # On an AVX-512 CPU the float gate passes take 16 units at a time, then 8,
 # then the rest one by one (ops/rnn_simd.h); PADDLE_RUN_AVX512=off leaves
-# out the 16. Each lane runs the same operations, so the bytes saved are the
-# same: hidden sizes with every kind of tail (29 = 16 + 8 + 5, 40 = 16 + 16
-# + 8), with and without a clip that bounds gates, packed steps and not.
+# out the 16, and the packed products' 4 x 32 tiles of a panel of 4 rows
+# (pd_rnn_products2; batch 64 = 10 x 6 + 4, hidden 48: blocks of 16, two
+# paired and one alone). Each lane runs the same operations, so the bytes
+# saved are the same: hidden sizes with every kind of tail (29 = 16 + 8 +
+# 5, 40 = 16 + 16 + 8), with and without a clip that bounds gates.
 avx512 = "avx512f" in open("/proc/cpuinfo").read()
 for kind, variant, H, clip in (("lstm", 0, 29, 0), ("lstm", 0, 40, 0.5), ("gru", 1, 29, 0.5), ("gru", 0, 40, 0),
-                               ("gru", 1, 40, 0)):
+                               ("gru", 1, 40, 0), ("lstm", 0, 48, 0), ("gru", 1, 48, 0.5)):
     open("wid.pbtxt", "w").write('var { name: "x" shape: [-1, 5, 8] }\nvar { name: "len" shape: [-1] dtype: INT64 }\n'
                                  + op_text(kind, H, 1, "bidirectional", False, clip, variant, False, False)
                                  + 'op { type: "mean" inputs: "y" outputs: "avg_loss" }\n'
@@ -320,7 +322,7 @@ for kind, variant, H, clip in (("lstm", 0, 29, 0), ("lstm", 0, 40, 0.5), ("gru",
     assert saved["on"].keys() == saved["off"].keys() and len(saved["on"]) >= 3, saved["on"].keys()
     for f in saved["on"]:
         assert saved["on"][f] == saved["off"][f], (kind, variant, H, clip, f)
-print("lstm and gru, hidden 29 and 40, clip or none: the same bytes with PADDLE_RUN_AVX512=off"
+print("lstm and gru, hidden 29, 40 and 48, clip or none: the same bytes with PADDLE_RUN_AVX512=off"
       + ("" if avx512 else " (no AVX-512 here: both runs took the 8-wide passes)"))
 
 # ---- 6. float32's gradients against float64's ------------------------------------------

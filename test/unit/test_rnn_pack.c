@@ -7,7 +7,8 @@
  * pd_rnn_panel_product on a panel of 4 rows (its own 4 x 16 kernel, taken
  * where the batch is not a multiple of BLIS's 6 rows): the same bits as
  * BLIS's micro-kernel on those rows padded to a full panel, beta 0 and 1,
- * 1 to 4 rows, values of every magnitude. And pd_rnn_panels' layouts. */
+ * 1 to 4 rows, values of every magnitude; pd_rnn_products2's 4 x 32 tile
+ * likewise. And pd_rnn_panels' layouts. */
 #include "optest.h"
 
 #include <math.h>
@@ -109,7 +110,7 @@ static void test_panel4(void **state) {
     const size_t l4 = (size_t)(4 * k + 31) / 16 * 16, l6 = (size_t)(6 * k + 31) / 16 * 16,
                  lb = (size_t)(16 * k + 31) / 16 * 16;
     float *a4 = aligned_alloc(64, sizeof(float) * l4), *a6 = aligned_alloc(64, sizeof(float) * l6),
-          *b = aligned_alloc(64, sizeof(float) * lb);
+          *b = aligned_alloc(64, sizeof(float) * lb), *b2 = aligned_alloc(64, sizeof(float) * lb);
     for (int64_t p = 0; p < k; p++) {
       for (int i = 0; i < 6; i++) { /* magnitudes from 2^-20 to 2^20, both signs */
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -117,9 +118,10 @@ static void test_panel4(void **state) {
         a6[p * 6 + i] = i < 4 ? v : 0;
         if (i < 4) a4[p * 4 + i] = v;
       }
-      for (int j = 0; j < 16; j++) {
+      for (int j = 0; j < 32; j++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        b[p * 16 + j] = ldexpf((float)((seed >> 40) & 0xffff) / 65536.0f - 0.5f, (int)((seed >> 20) % 41) - 20);
+        (j < 16 ? b : b2)[p * 16 + j % 16] =
+            ldexpf((float)((seed >> 40) & 0xffff) / 65536.0f - 0.5f, (int)((seed >> 20) % 41) - 20);
       }
     }
     for (int beta = 0; beta <= 1; beta++)
@@ -131,8 +133,23 @@ static void test_panel4(void **state) {
         if (memcmp(want, got, sizeof want))
           fail_msg("k %lld, beta %d, %lld rows: the 4-row kernel differs from BLIS's micro-kernel", (long long)k, beta,
                    (long long)m);
+        /* pd_rnn_products2 on the panel of 4 (rows 6..9, the 4 x 32 tile on
+         * AVX-512): each B as BLIS's kernel on the padded panel of 6 */
+        float want2[10 * 21], got2[10 * 21], want3[10 * 21], got3[10 * 21];
+        for (int e = 0; e < 10 * 21; e++) want2[e] = got2[e] = want3[e] = got3[e] = (float)(e % 11) * 0.41f - 1.5f;
+        pd_rnn_panel_product(&pk, 0, m, 16, k, a6, b, (float)beta, want2 + 6 * ldc, ldc);
+        pd_rnn_panel_product(&pk, 0, m, 16, k, a6, b2, (float)beta, want3 + 6 * ldc, ldc);
+        float *pan = aligned_alloc(64, sizeof(float) * (l6 + l4)); /* panel 0 unused, panel 1 = a4 */
+        memcpy(pan + l6, a4, sizeof(float) * (size_t)(4 * k));
+        pd_rnn_packed two = pk;
+        two.as = (int64_t)l6;
+        pd_rnn_products2(&two, 1, 2, 6 + m, 16, k, pan + l6 - two.as, b, got2, b2, got3, (float)beta, ldc);
+        if (memcmp(want2, got2, sizeof want2) || memcmp(want3, got3, sizeof want3))
+          fail_msg("k %lld, beta %d, %lld rows: pd_rnn_products2 differs from BLIS's micro-kernel", (long long)k, beta,
+                   (long long)m);
+        free(pan);
       }
-    free(a4), free(a6), free(b);
+    free(a4), free(a6), free(b), free(b2);
   }
 }
 
