@@ -17,7 +17,8 @@
  * Why a second width on a CPU whose 512-bit FMAs run at the 256-bit rate
  * (Zen 4): a gate pass is ~130 vector operations per vector of units, not
  * products, and half as many instructions take ~0.6 of the time there
- * (fashion_lstm_fused's forward gate pass: 18.5 -> 11.6 µs a step). */
+ * (a forward LSTM pass over fashion_lstm_fused's 64 x 128 units, alone in
+ * a loop: 18.5 µs on AVX2, 11.6 on AVX-512). */
 #ifndef PD_OPS_RNN_SIMD_H
 #define PD_OPS_RNN_SIMD_H
 
