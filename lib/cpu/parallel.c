@@ -60,8 +60,8 @@ typedef struct start {
  * recurrent cell runs ~60 µs of small one-thread ops between its products:
  * at 50 µs the workers slept through every such gap, and the first product
  * of each step waited ~35 µs for one); an idle pool sleeps.
- * The spin yields the core on every turn, so a runnable thread (BLIS's
- * own, another process) is not kept from it. */
+ * The spin gives the core up every 64th turn (cpu_relax), so a runnable
+ * thread (another process's) is not kept from it for long. */
 #define PD_SPIN_NS 200000
 /* How long a part waits for its worker before the caller takes it: a worker
  * watching for jobs claims its part within a microsecond or two. */
