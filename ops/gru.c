@@ -198,7 +198,7 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
     const float *bp = pk->b + hb * 3 * pk->bs;
     pd_rnn_products2(pk, 0, pk->npan, nact, j1 - j0, H, a, bp, s->g + j0, bp + pk->bs, s->g + H + j0, 1, GH);
     for (int64_t p = 0; p < pk->npan && pd_rnn_panel_r0(pk, p) < nact; p++) {
-      int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p), m = nact - r0 < ph ? nact - r0 : ph;
+      int64_t r0 = pd_rnn_panel_r0(pk, p), m = pd_rnn_panel_rows(pk, p, nact);
       pd_rnn_panel_product(pk, p, m, j1 - j0, H, a + p * pk->as, bp + 2 * pk->bs, 0, s->ex + r0 * H + j0, H);
     }
     if (timed) spent += pd_blas_now() - t0;
@@ -243,7 +243,7 @@ static void gru_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, GH = s->gh;
   for (int64_t pn = lo; pn < hi; pn++) {
-    int64_t r0 = pd_rnn_panel_r0(pk, pn), ph = pd_rnn_panel_h(pk, pn), rows = s->batch - r0 < ph ? s->batch - r0 : ph;
+    int64_t r0 = pd_rnn_panel_r0(pk, pn), ph = pd_rnn_panel_h(pk, pn), rows = pd_rnn_panel_rows(pk, pn, s->batch);
     gru_bwd_zn_fast(s, r0, r0 + rows);
     float *ap = pk->a[0] + pn * pk->as;
     pd_rnn_pack(ap, ph, s->dg + r0 * GH, GH, rows, 2 * H);

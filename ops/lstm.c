@@ -209,7 +209,7 @@ static void lstm_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t GH = s->gh;
   for (int64_t pn = lo; pn < hi; pn++) {
-    int64_t r0 = pd_rnn_panel_r0(pk, pn), ph = pd_rnn_panel_h(pk, pn), rows = s->batch - r0 < ph ? s->batch - r0 : ph;
+    int64_t r0 = pd_rnn_panel_r0(pk, pn), ph = pd_rnn_panel_h(pk, pn), rows = pd_rnn_panel_rows(pk, pn, s->batch);
     lstm_bwd_rows_fast(s, r0, r0 + rows);
     pd_rnn_pack(pk->a[0] + pn * pk->as, ph, s->dg + r0 * GH, GH, rows, GH);
   }

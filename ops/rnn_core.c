@@ -269,7 +269,7 @@ static void rnn_bwd_step_part(void *arg, int part, int nparts) {
       continue;
     }
     for (int64_t p = lo; p < hi && pd_rnn_panel_r0(pk, p) < nact; p++) {
-      int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p), m = nact - r0 < ph ? nact - r0 : ph;
+      int64_t r0 = pd_rnn_panel_r0(pk, p), m = pd_rnn_panel_rows(pk, p, nact);
       pd_rnn_panel_product(pk, p, m, n, pk->kdim, pk->a[0] + p * pk->as, bp, 1, s->dh + r0 * H + j0, H);
     }
     hb++;
@@ -338,7 +338,7 @@ void pd_rnn_packed_h(pd_rnn_step_float *s, int64_t j0, int64_t j1) {
   float *an = pk->a[!pk->cur];
   for (int64_t p = 0; p < pk->npan; p++) {
     int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p);
-    pd_rnn_pack(an + p * pk->as + j0 * ph, ph, s->h + r0 * H + j0, H, s->batch - r0 < ph ? s->batch - r0 : ph, j1 - j0);
+    pd_rnn_pack(an + p * pk->as + j0 * ph, ph, s->h + r0 * H + j0, H, pd_rnn_panel_rows(pk, p, s->batch), j1 - j0);
   }
 }
 
@@ -422,7 +422,7 @@ void pd_rnn_products2(const pd_rnn_packed *pk, int64_t p0, int64_t p1, int64_t n
   const bool wide = n == 16 && pd_rnn_avx512();
   for (int pass = 0; pass < 3; pass++)
     for (int64_t p = p0; p < p1 && pd_rnn_panel_r0(pk, p) < nact; p++) {
-      const int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p), m = nact - r0 < ph ? nact - r0 : ph;
+      const int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p), m = pd_rnn_panel_rows(pk, p, nact);
       const bool both = wide && ph != pk->uk.mr;
       if (both != (pass == 2)) continue;
 #ifdef PD_X86

@@ -98,6 +98,12 @@ static inline int64_t pd_rnn_panel_h(const pd_rnn_packed *pk, int64_t p) {
   int c = pd_rnn_panel_chunk(pk, p);
   return p - pk->chunk[c].p0 < pk->chunk[c].nmr ? pk->uk.mr : 4;
 }
+/* Panel p's rows below row n (its height, or fewer in the last panel of
+ * the batch or of the rows still running) */
+static inline int64_t pd_rnn_panel_rows(const pd_rnn_packed *pk, int64_t p, int64_t n) {
+  int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p);
+  return n - r0 < ph ? n - r0 : ph;
+}
 
 /* c[0 : m, 0 : n] (rows ldc apart) = beta c + A B, A panel p of pk (k deep,
  * m <= its height), B an nr-column panel: BLIS's micro-kernel for a panel of
