@@ -214,6 +214,9 @@ GRAD_CASES = [  # name, kind, layers, direction, peepholes, clip, variant, initi
     ("gru1_2", "gru", 2, "forward", False, 0, 1, False, "gsorted"),
     ("rnn_tanh", "rnn", 2, "bidirectional", False, 0, 0, True, "glen"),
     ("rnn_relu", "rnn", 1, "reverse", False, 0, 1, True, "gsorted"),
+    # the loss from the final states alone: no gradient reaches Y
+    ("lstm2_noy", "lstm", 2, "bidirectional", False, 0, 0, True, "glen"),
+    ("gru1_noy", "gru", 1, "forward", False, 0, 1, True, "gsorted"),
 ]
 for name, kind, L, direction, peep, clip, variant, states, lf in GRAD_CASES:
     dirs = 2 if direction == "bidirectional" else 1
@@ -221,23 +224,26 @@ for name, kind, L, direction, peep, clip, variant, states, lf in GRAD_CASES:
     uni = 'init { type: "uniform" min: -0.6 max: 0.6 }'
     net = (f'var {{ name: "x" kind: PARAM shape: [{GB}, {GT}, {GI}] init {{ type: "gaussian" }} }}\n'
            'var { name: "len" shape: [-1] dtype: INT64 }\n'
-           f'var {{ name: "b" kind: PARAM {uni} }}\n' + (f'var {{ name: "p" kind: PARAM {uni} }}\n' if peep else '') +
-           f'var {{ name: "gy" kind: PARAM shape: [{GT}, {dirs * GH_}] init {{ type: "gaussian" }} }}\n'
-           f'var {{ name: "gh" kind: PARAM shape: [{k}, {GB}, {GH_}] init {{ type: "gaussian" }} }}\n')
+           f'var {{ name: "b" kind: PARAM {uni} }}\n' + (f'var {{ name: "p" kind: PARAM {uni} }}\n' if peep else '')
+           + ("" if name.endswith("_noy") else
+              f'var {{ name: "gy" kind: PARAM shape: [{GT}, {dirs * GH_}] init {{ type: "gaussian" }} }}\n')
+           + f'var {{ name: "gh" kind: PARAM shape: [{k}, {GB}, {GH_}] init {{ type: "gaussian" }} }}\n')
     if states:
         net += f'var {{ name: "h0" kind: PARAM shape: [{k}, {GB}, {GH_}] {uni} }}\n'
         net += f'var {{ name: "c0" kind: PARAM shape: [{k}, {GB}, {GH_}] {uni} }}\n' if kind == "lstm" else ""
     net += op_text(kind, GH_, L, direction, peep, clip, variant, states, states)
-    net += ('op { type: "broadcast_mul" inputs: ["y", "gy"] outputs: "wy" }\n'
-            'op { type: "mean" inputs: "wy" outputs: "l1" }\n'
-            'op { type: "broadcast_mul" inputs: ["hT", "gh"] outputs: "wh" }\n'
+    noy = name.endswith("_noy")
+    if not noy:
+        net += ('op { type: "broadcast_mul" inputs: ["y", "gy"] outputs: "wy" }\n'
+                'op { type: "mean" inputs: "wy" outputs: "l1" }\n')
+    net += ('op { type: "broadcast_mul" inputs: ["hT", "gh"] outputs: "wh" }\n'
             'op { type: "mean" inputs: "wh" outputs: "l2" }\n')
+    terms = ([] if noy else ["l1"]) + ["l2"]
     if kind == "lstm":
         net += ('op { type: "broadcast_mul" inputs: ["cT", "cT"] outputs: "wc" }\n'
-                'op { type: "mean" inputs: "wc" outputs: "l3" }\n'
-                'op { type: "sum" inputs: ["l1", "l2", "l3"] outputs: "avg_loss" }\n')
-    else:
-        net += 'op { type: "sum" inputs: ["l1", "l2"] outputs: "avg_loss" }\n'
+                'op { type: "mean" inputs: "wc" outputs: "l3" }\n')
+        terms.append("l3")
+    net += 'op { type: "sum" inputs: [' + ", ".join(f'"{t}"' for t in terms) + '] outputs: "avg_loss" }\n'
     net += (f'train {{ loss: "avg_loss" batch_size: {GB} epochs: 1 seed: 5 optimizer {{ type: "sgd" lr: 0.1 }}\n'
             f'  data {{ var: "len" file: "{lf}.npy" }} }}\n')
     open(f"{name}.pbtxt", "w").write(net)
