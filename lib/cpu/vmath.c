@@ -24,14 +24,14 @@ static float sigmoid1(float x) {
 __attribute__((target("avx2,fma"))) static inline __m256 exp8(__m256 x, int *ok) {
   __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
   *ok = _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(PD_EXP_MAX), _CMP_LE_OQ));
-  return pd_exp8(x);
+  return pd_rv_exp_v8(x);
 }
 
 __attribute__((target("avx2,fma"))) static inline __m256 sigmoid8(__m256 x, int *ok) {
   const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
   __m256 na = _mm256_or_ps(x, sign); /* -|x| */
   *ok = _mm256_movemask_ps(_mm256_cmp_ps(na, _mm256_set1_ps(-PD_SIGMOID_MAX), _CMP_GE_OQ));
-  __m256 e = pd_exp8(na);
+  __m256 e = pd_rv_exp_v8(na);
   __m256 num = _mm256_blendv_ps(one, e, x); /* x's sign bit picks e: e / (1 + e) below 0 */
   return _mm256_div_ps(num, _mm256_add_ps(one, e));
 }
@@ -47,7 +47,7 @@ __attribute__((target("avx2,fma"))) static inline __m256 tanh8(__m256 x, int *ok
   p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
   p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
   __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), a, a);
-  __m256 e = pd_exp8(_mm256_add_ps(a, a));
+  __m256 e = pd_rv_exp_v8(_mm256_add_ps(a, a));
   __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
   __m256 t = _mm256_blendv_ps(big, small, _mm256_cmp_ps(a, _mm256_set1_ps(PD_TANH_POLY), _CMP_LT_OQ));
   return _mm256_or_ps(t, _mm256_and_ps(x, sign)); /* tanh(|x|) with x's sign (-0 stays -0) */
