@@ -26,10 +26,6 @@
 
 #include "cpu/vec.h"
 
-/* x bounded to [-b, b] (nb = -b); a NaN stays NaN (min and max return
- * their second operand when one is NaN) */
-PD_RV_OP_v8 __m256 pd_rv_bound_v8(__m256 x, __m256 b, __m256 nb) { return _mm256_max_ps(nb, _mm256_min_ps(b, x)); }
-PD_RV_OP_v16 __m512 pd_rv_bound_v16(__m512 x, __m512 b, __m512 nb) { return _mm512_max_ps(nb, _mm512_min_ps(b, x)); }
 /* pd_rnn_keep on every lane: 0 where a kept gate value a sits at a clip
  * bound (a <= lo or a >= hi), else 1 */
 PD_RV_OP_v8 __m256 pd_rv_keep_v8(__m256 a, __m256 lo, __m256 hi) {
@@ -41,7 +37,7 @@ PD_RV_OP_v16 __m512 pd_rv_keep_v16(__m512 a, __m512 lo, __m512 hi) {
   return _mm512_maskz_mov_ps((__mmask16)~at, _mm512_set1_ps(1.0f));
 }
 
-/* The activations, once for both widths */
+/* The clip's bound and the activations, once for both widths */
 #define T v8
 #include "rnn_simd_t.h"
 #undef T
