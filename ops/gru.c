@@ -169,22 +169,21 @@ static void gru_bwd_zn_fast(void *arg, int64_t lo, int64_t hi) {
 static void gru_fwd_fast(pd_rnn_step_float *s) { gru_fwd_with_float(s, gru_fwd_rz_fast, gru_fwd_h_fast); }
 static void gru_bwd_fast(pd_rnn_step_float *s) { gru_bwd_with_float(s, gru_bwd_zn_fast); }
 
-/* Forward on packed R (linear_before_reset only: without it n's product
- * needs every unit's r first), the hidden blocks [lo, hi): each block's r
- * and z panels times h_prev added to the projection in g, its n panel into
- * ex, then the block's gate pass, h also written packed for the next
- * step's product. A block's columns are its part's alone, so one pass over
- * the pool a step. */
-static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_float *s, int64_t lo, int64_t hi,
-                                                                 bool avx2) {
+/* Forward on packed R (the cell's fwd_packed; linear_before_reset only:
+ * without it n's product needs every unit's r first), the hidden blocks
+ * [hb0, hb1): each block's r and z panels times h_prev added to the
+ * projection in g, its n panel into ex, then the block's gate pass, h also
+ * written packed for the next step's product. A block's columns are its
+ * part's alone, so one pass over the pool a step (rnn_core.c). */
+static void gru_fwd_packed(pd_rnn_step_float *s, int64_t hb0, int64_t hb1) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, GH = s->gh, nr = pk->uk.nr, nact = s->nact;
-  const float *a = pk->a[pk->cur], *rbn = s->rb ? s->rb + 2 * H : NULL;
-  const bool wide = avx2 && pd_rnn_avx512();
+  const float *a = pk->a[s->cur], *rbn = s->rb ? s->rb + 2 * H : NULL;
+  const bool avx2 = pd_rnn_avx2(), wide = avx2 && pd_rnn_avx512();
   /* part 0 times its products for the profile (the parts run side by side) */
-  bool timed = lo == 0 && pd_blas_profiling();
+  bool timed = hb0 == 0 && pd_blas_profiling();
   double spent = 0;
-  for (int64_t hb = lo; hb < hi; hb++) {
+  for (int64_t hb = hb0; hb < hb1; hb++) {
     int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
     /* n's projection, which no product here touches, from memory while
      * the products run (the gate pass waited on it) */
@@ -223,23 +222,11 @@ static inline __attribute__((always_inline)) void gru_fwd_blocks(pd_rnn_step_flo
   (void)avx2, (void)wide;
 }
 
-static void gru_fwd_part(void *arg, int part, int nparts) {
-  pd_rnn_step_float *s = arg;
-  int64_t lo, hi;
-  pd_parallel_range(s->pk->blocks, part, nparts, &lo, &hi);
-  gru_fwd_blocks(s, lo, hi, pd_rnn_avx2());
-}
-
-static void gru_fwd_packed(pd_rnn_step_float *s) {
-  pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), gru_fwd_part, s);
-}
-
-/* Backward on packed R (linear_before_reset), the batch panels
- * [lo, hi): the gate gradients, then [dG_r, dG_z, dEx] written packed:
- * with R's rows r z n that is the whole of dh's product,
+/* Backward on packed R (the cell's bwd_packed; linear_before_reset), the
+ * batch panels [lo, hi): the gate gradients, then [dG_r, dG_z, dEx]
+ * written packed: with R's rows r z n that is the whole of dh's product,
  * dh += dG_r R_r + dG_z R_z + dEx R_n. */
-static void gru_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
-  pd_rnn_step_float *s = arg;
+static void gru_bwd_packed(pd_rnn_step_float *s, int64_t lo, int64_t hi) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, GH = s->gh;
   for (int64_t pn = lo; pn < hi; pn++) {
@@ -250,8 +237,6 @@ static void gru_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
     pd_rnn_pack(ap + 2 * H * ph, ph, s->dex + r0 * H, H, rows, H);
   }
 }
-
-static void gru_bwd_packed(pd_rnn_step_float *s) { pd_rnn_packed_bwd_step(s, gru_bwd_pack_panels, false); }
 
 static const pd_rnn_cell cell = {
     .gates = 3,

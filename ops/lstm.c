@@ -127,19 +127,19 @@ __attribute__((target("avx2,fma"))) static void lstm_bwd_row_avx2(const float *r
 }
 #endif
 
-/* Forward, the hidden blocks [lo, hi): each block's G gate panels times
- * h_prev added to the projection in g, then the block's gate pass, h also
- * written packed for the next step's product. A block's columns are its
- * part's alone, so one pass over the pool a step. */
-static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_float *s, int64_t lo, int64_t hi,
-                                                                  bool avx2) {
+/* Forward (the cell's fwd_packed), the hidden blocks [hb0, hb1): each
+ * block's G gate panels times h_prev added to the projection in g, then
+ * the block's gate pass, h also written packed for the next step's
+ * product. A block's columns are its part's alone, so one pass over the
+ * pool a step (rnn_core.c). */
+static void lstm_fwd_packed(pd_rnn_step_float *s, int64_t hb0, int64_t hb1) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden, GH = s->gh, nr = pk->uk.nr, nact = s->nact;
-  const float *a = pk->a[pk->cur];
+  const float *a = pk->a[s->cur];
   /* part 0 times its products for the profile (the parts run side by side) */
-  bool timed = lo == 0 && pd_blas_profiling();
+  bool timed = hb0 == 0 && pd_blas_profiling();
   double spent = 0;
-  for (int64_t hb = lo; hb < hi; hb++) {
+  for (int64_t hb = hb0; hb < hb1; hb++) {
     int64_t j0 = hb * nr, j1 = j0 + nr < H ? j0 + nr : H;
     double t0 = timed ? pd_blas_now() : 0;
     for (int64_t q = 0; q < 4; q += 2) /* the gates two at a time (pd_rnn_products2) */
@@ -147,7 +147,7 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
                        pk->b + (hb * 4 + q + 1) * pk->bs, s->g + (q + 1) * H + j0, 1, GH);
     if (timed) spent += pd_blas_now() - t0;
 #ifdef PD_X86
-    if (avx2 && !s->peep)
+    if (!s->peep && pd_rnn_avx2())
       lstm_rows_avx2(s, j0, j1);
     else
 #endif
@@ -164,18 +164,6 @@ static inline __attribute__((always_inline)) void lstm_fwd_blocks(pd_rnn_step_fl
     pd_rnn_packed_h(s, j0, j1);
   }
   if (timed) pd_blas_profile_add(spent, 2.0 * (double)nact * (double)GH * (double)H);
-  (void)avx2;
-}
-
-static void lstm_fwd_part(void *arg, int part, int nparts) {
-  pd_rnn_step_float *s = arg;
-  int64_t lo, hi;
-  pd_parallel_range(s->pk->blocks, part, nparts, &lo, &hi);
-  lstm_fwd_blocks(s, lo, hi, pd_rnn_avx2());
-}
-
-static void lstm_fwd_packed(pd_rnn_step_float *s) {
-  pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), lstm_fwd_part, s);
 }
 
 /* Backward rows with the vector gate pass where there are no peepholes (the
@@ -202,10 +190,9 @@ static void lstm_bwd_rows_fast(void *arg, int64_t lo, int64_t hi) {
 
 static void lstm_bwd_fast(pd_rnn_step_float *s) { lstm_bwd_with_float(s, lstm_bwd_rows_fast); }
 
-/* Backward, the batch panels [lo, hi): the gate gradients, also
- * written packed for the product dG R. */
-static void lstm_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
-  pd_rnn_step_float *s = arg;
+/* Backward (the cell's bwd_packed), the batch panels [lo, hi): the gate
+ * gradients, also written packed for the product dG R. */
+static void lstm_bwd_packed(pd_rnn_step_float *s, int64_t lo, int64_t hi) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t GH = s->gh;
   for (int64_t pn = lo; pn < hi; pn++) {
@@ -214,9 +201,6 @@ static void lstm_bwd_pack_panels(void *arg, int64_t lo, int64_t hi) {
     pd_rnn_pack(pk->a[0] + pn * pk->as, ph, s->dg + r0 * GH, GH, rows, GH);
   }
 }
-
-/* P's gradient sums over the rows in order: one part then */
-static void lstm_bwd_packed(pd_rnn_step_float *s) { pd_rnn_packed_bwd_step(s, lstm_bwd_pack_panels, s->dpeep); }
 
 /* Forward on R unpacked (fewer steps than packing pays for: `generate`'s
  * one step a token): the product, then lstm_fwd_rows with the gate pass of

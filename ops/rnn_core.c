@@ -81,16 +81,16 @@ void pd_rnn_panels(pd_rnn_packed *pk, int64_t batch, int chunks, bool fours) {
   pk->chunk[chunks].p0 = pk->npan = p, pk->chunk[chunks].r0 = batch, pk->chunk[chunks].nmr = 0;
 }
 
-/* The parts a backward step on packed R runs on: whole panels, at least
+/* The parts a step split by batch panels runs on: whole panels, at least
  * about 8192 gate values each */
-static int rnn_bwd_parts(const pd_rnn_packed *pk, int64_t gh) {
+static int rnn_row_parts(const pd_rnn_packed *pk, int64_t gh) {
   int64_t grain = pd_rnn_row_grain(gh) / pk->uk.mr;
   return pd_parallel_parts(pk->npan, grain > 0 ? grain : 1);
 }
 
 /* Whether a call takes the packed path; fills pk's sizes (a and b left). */
 static bool rnn_packed_use(const pd_rnn_cell *cell, const rnn_dims *d, bool fwd, pd_rnn_packed *pk) {
-  if (!(fwd ? cell->fwd_packed : cell->bwd_packed) || !(cell->packed_variants >> d->variant & 1) ||
+  if ((fwd ? !cell->fwd_packed : !cell->bwd_packed) || !(cell->packed_variants >> d->variant & 1) ||
       d->Tn < RNN_PACKED_MIN_STEPS)
     return false;
   memset(pk, 0, sizeof *pk);
@@ -99,12 +99,12 @@ static bool rnn_packed_use(const pd_rnn_cell *cell, const rnn_dims *d, bool fwd,
   pk->kdim = fwd ? d->H : d->GH;
   pk->blocks = (d->H + pk->uk.nr - 1) / pk->uk.nr;
   pk->as = rnn_round16(pk->kdim * pk->uk.mr), pk->bs = rnn_round16(pk->kdim * pk->uk.nr);
-  /* panels of 4: only for BLIS's 6 x 16 tile, full blocks; a run a part
-   * of the backward step (pd_rnn_packed_bwd_step asks the same) */
+  /* panels of 4: only for BLIS's 6 x 16 tile, full blocks; backward, a
+   * run of rows a part of the pool (rnn_row_parts asks the same) */
   bool fours = pk->uk.mr == 6 && pk->uk.nr == 16 && d->H % 16 == 0 && pd_rnn_avx2();
   pd_rnn_panels(pk, d->B, 1, fours);
   if (!fwd) {
-    int parts = rnn_bwd_parts(pk, d->GH);
+    int parts = rnn_row_parts(pk, d->GH);
     if (parts > 1 && parts <= PD_RNN_MAX_CHUNKS && parts <= d->B / 2) pd_rnn_panels(pk, d->B, parts, fours);
   }
   return true;
@@ -185,7 +185,6 @@ static pd_status rnn_packed_fwd_float(pd_ctx *c, const rnn_dims *d, const float 
     for (int64_t i = r0; i < r0 + ph && i < d->B; i++)
       for (int64_t l = 0; l < H; l++) pk->a[0][p * pk->as + l * ph + i - r0] = h0[i * H + l];
   }
-  pk->cur = 0;
   return PD_OK;
 }
 
@@ -232,57 +231,6 @@ static pd_status rnn_packed_start_bwd_double(pd_ctx *c, const pd_rnn_cell *cell,
   *use = NULL;
   return PD_OK;
 }
-/* A backward step on the pool (pd_rnn_packed_bwd_step): each part takes
- * consecutive batch panels (pd_rnn_panel_r0), runs the cell's gate pass on them (which
- * packs their rows of A), then dh += A R_packed for those rows over every
- * hidden block. A row's dh, dc, dG and packed A are written and read by
- * one part only, step after step, so they stay in its core's cache; split
- * by hidden blocks instead, each part wrote packed lines the other core
- * had read the step before and read half of dh from it (on Zen 4, two
- * cores: the packing took 4.5 times as long a panel as on one). */
-typedef struct rnn_bwd_job {
-  pd_rnn_step_float *s;
-  pd_range_fn panels; /* the cell's gate pass and packing of panels [lo, hi) */
-} rnn_bwd_job;
-
-static void rnn_bwd_step_part(void *arg, int part, int nparts) {
-  const rnn_bwd_job *job = arg;
-  pd_rnn_step_float *s = job->s;
-  const pd_rnn_packed *pk = s->pk;
-  const int64_t H = s->hidden, nr = pk->uk.nr, nact = s->nact;
-  int64_t lo, hi;
-  if (nparts == pk->chunks) /* a run of rows each (pd_rnn_panels) */
-    lo = pk->chunk[part].p0, hi = pk->chunk[part + 1].p0;
-  else
-    pd_parallel_range(pk->npan, part, nparts, &lo, &hi);
-  job->panels(s, lo, hi);
-  /* part 0 times its products for the profile (the parts run side by side) */
-  double t0 = part == 0 && pd_blas_profiling() ? pd_blas_now() : 0;
-  /* two full hidden blocks at a time (pd_rnn_products2), the last one
-   * alone where there is an odd one or a partial one */
-  for (int64_t hb = 0; hb < pk->blocks;) {
-    const int64_t j0 = hb * nr, n = H - j0 < nr ? H - j0 : nr;
-    const float *bp = pk->b + hb * pk->bs;
-    if ((hb + 2) * nr <= H) {
-      pd_rnn_products2(pk, lo, hi, nact, nr, pk->kdim, pk->a[0], bp, s->dh + j0, bp + pk->bs, s->dh + j0 + nr, 1, H);
-      hb += 2;
-      continue;
-    }
-    for (int64_t p = lo; p < hi && pd_rnn_panel_r0(pk, p) < nact; p++) {
-      int64_t r0 = pd_rnn_panel_r0(pk, p), m = pd_rnn_panel_rows(pk, p, nact);
-      pd_rnn_panel_product(pk, p, m, n, pk->kdim, pk->a[0] + p * pk->as, bp, 1, s->dh + r0 * H + j0, H);
-    }
-    hb++;
-  }
-  if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)nact * (double)s->gh * (double)H);
-}
-
-void pd_rnn_packed_bwd_step(pd_rnn_step_float *s, pd_range_fn panels, bool serial) {
-  rnn_bwd_job job = {s, panels};
-  int parts = s->pk->chunks > 1 ? s->pk->chunks : rnn_bwd_parts(s->pk, s->gh);
-  pd_parallel_run(serial ? 1 : parts, rnn_bwd_step_part, &job);
-}
-
 #ifdef PD_X86
 /* pd_rnn_pack's full panels of MR = 4, 6 or 8 rows, 8 columns at a time
  * (MR a constant, so the eight vectors stay in registers): the columns done */
@@ -335,7 +283,7 @@ void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int
 void pd_rnn_packed_h(pd_rnn_step_float *s, int64_t j0, int64_t j1) {
   const pd_rnn_packed *pk = s->pk;
   const int64_t H = s->hidden;
-  float *an = pk->a[!pk->cur];
+  float *an = pk->a[!s->cur];
   for (int64_t p = 0; p < pk->npan; p++) {
     int64_t r0 = pd_rnn_panel_r0(pk, p), ph = pd_rnn_panel_h(pk, p);
     pd_rnn_pack(an + p * pk->as + j0 * ph, ph, s->h + r0 * H + j0, H, pd_rnn_panel_rows(pk, p, s->batch), j1 - j0);
@@ -435,22 +383,6 @@ void pd_rnn_products2(const pd_rnn_packed *pk, int64_t p0, int64_t p1, int64_t n
     }
 }
 
-static void rnn_step_fwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s) {
-  if (s->pk) {
-    cell->fwd_packed(s);
-    s->pk->cur ^= 1;
-  } else
-    cell->fwd_float(s);
-}
-static void rnn_step_fwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s) { cell->fwd_double(s); }
-static void rnn_step_bwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s) {
-  if (s->pk)
-    cell->bwd_packed(s);
-  else
-    cell->bwd_float(s);
-}
-static void rnn_step_bwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s) { cell->bwd_double(s); }
-
 /* Column sums (rnn_core_t.h's rnn_colsum_rows): float's on AVX2 where
  * there is one, after the template. */
 static void rnn_colsum_float(float *restrict out, const float *restrict a, int64_t rows, int64_t n, int64_t ld);
@@ -465,6 +397,139 @@ static void rnn_bias_ep_double(void *arg, void *cv, int64_t ldc, int64_t r0, int
 #define T double
 #include "rnn_core_t.h"
 #undef T
+
+/* ---- the step loops ---- */
+
+/* A forward step goes over the pool split by hidden blocks, one job a
+ * step: every part reads h_prev of every row, and R's packed blocks are
+ * its own (on one of Zen 4's two cores, a part that ran the whole sequence
+ * on half the rows instead, reading all of R at each step, took 4-5 %
+ * longer: 2.02 against 1.93 ms fashion_lstm_fused's forward, 8.0 against
+ * 7.7 ms char LM's, whose R packed is all of a core's 1 MB L2).
+ *
+ * The backward goes by rows where the batch's panels make a run of rows
+ * for each part (pk->chunk): each part runs all Tn steps on its run, one
+ * pool job for the sequence. A row's dh depends on its own later steps
+ * only, and its dh, dc, dG and packed A are written and read by its part
+ * alone, so they stay in that core's cache, and no part waits for another
+ * between steps (~1 % of fashion_lstm_fused's and fashion_gru's backward
+ * on 2 threads against a job a step). Split by hidden blocks instead, a
+ * step wrote packed lines the other core had read the step before and read
+ * half of dh from it (the packing took 4.5 times as long a panel as on one
+ * core). By steps, one job a step split by panels, where there is one
+ * run, with sorted lengths (the shrinking batch would leave the later runs
+ * idle) and with peepholes (P's gradient sums over the rows in order: one
+ * part). Either way a value's operations are the same, in the same
+ * order. */
+typedef struct rnn_steps_job {
+  const pd_rnn_cell *cell;
+  pd_rnn_step_float *s;
+  const rnn_walk_float *w;
+} rnn_steps_job;
+
+static void rnn_fwd_part(void *arg, int part, int nparts) {
+  const rnn_steps_job *job = arg;
+  int64_t lo, hi;
+  pd_parallel_range(job->s->pk->blocks, part, nparts, &lo, &hi);
+  job->cell->fwd_packed(job->s, lo, hi);
+}
+
+static void rnn_steps_fwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s, const rnn_walk_float *w) {
+  rnn_steps_job job = {cell, s, w};
+  for (int64_t i = 0; i < w->d->Tn; i++) {
+    rnn_at_float(w, s, i);
+    if (!s->pk) {
+      cell->fwd_float(s);
+      continue;
+    }
+    pd_parallel_run(pd_parallel_parts(s->pk->blocks, 1), rnn_fwd_part, &job);
+    s->cur ^= 1;
+  }
+}
+
+/* A part's batch panels: its run where there is one a part */
+static void rnn_part_panels(const pd_rnn_packed *pk, int part, int nparts, int64_t *lo, int64_t *hi) {
+  if (nparts == pk->chunks)
+    *lo = pk->chunk[part].p0, *hi = pk->chunk[part + 1].p0;
+  else
+    pd_parallel_range(pk->npan, part, nparts, lo, hi);
+}
+
+/* A backward step of panels [lo, hi): the cell's gate pass, which packs
+ * their gate gradients, then dh += A R for their rows over every hidden
+ * block (timed: the part that times its products for the profile) */
+static void rnn_bwd_panels(const pd_rnn_cell *cell, pd_rnn_step_float *s, int64_t lo, int64_t hi, bool timed) {
+  const pd_rnn_packed *pk = s->pk;
+  const int64_t H = s->hidden, nr = pk->uk.nr, nact = s->nact;
+  cell->bwd_packed(s, lo, hi);
+  double t0 = timed && pd_blas_profiling() ? pd_blas_now() : 0;
+  /* two full hidden blocks at a time (pd_rnn_products2), the last one
+   * alone where there is an odd one or a partial one */
+  for (int64_t hb = 0; hb < pk->blocks;) {
+    const int64_t j0 = hb * nr, n = H - j0 < nr ? H - j0 : nr;
+    const float *bp = pk->b + hb * pk->bs;
+    if ((hb + 2) * nr <= H) {
+      pd_rnn_products2(pk, lo, hi, nact, nr, pk->kdim, pk->a[0], bp, s->dh + j0, bp + pk->bs, s->dh + j0 + nr, 1, H);
+      hb += 2;
+      continue;
+    }
+    for (int64_t p = lo; p < hi && pd_rnn_panel_r0(pk, p) < nact; p++) {
+      int64_t r0 = pd_rnn_panel_r0(pk, p), m = pd_rnn_panel_rows(pk, p, nact);
+      pd_rnn_panel_product(pk, p, m, n, pk->kdim, pk->a[0] + p * pk->as, bp, 1, s->dh + r0 * H + j0, H);
+    }
+    hb++;
+  }
+  if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)nact * (double)s->gh * (double)H);
+}
+
+static void rnn_bwd_rows_part(void *arg, int part, int nparts) {
+  const rnn_steps_job *job = arg;
+  pd_rnn_step_float s = *job->s;
+  int64_t lo, hi;
+  rnn_part_panels(s.pk, part, nparts, &lo, &hi);
+  for (int64_t i = 0; i < job->w->d->Tn; i++) {
+    rnn_at_float(job->w, &s, i);
+    rnn_bwd_panels(job->cell, &s, lo, hi, part == 0);
+  }
+}
+
+static void rnn_bwd_step_part(void *arg, int part, int nparts) {
+  const rnn_steps_job *job = arg;
+  int64_t lo, hi;
+  rnn_part_panels(job->s->pk, part, nparts, &lo, &hi);
+  rnn_bwd_panels(job->cell, job->s, lo, hi, part == 0);
+}
+
+static void rnn_steps_bwd_float(const pd_rnn_cell *cell, pd_rnn_step_float *s, const rnn_walk_float *w) {
+  rnn_steps_job job = {cell, s, w};
+  const rnn_dims *d = w->d;
+  if (s->pk && s->pk->chunks > 1 && !s->dpeep && (!d->len || !d->sorted || d->len[d->B - 1] == d->Tn)) {
+    pd_parallel_run(s->pk->chunks, rnn_bwd_rows_part, &job);
+    return;
+  }
+  /* by steps (peepholes: one part) */
+  const int parts = !s->pk || s->dpeep ? 1 : s->pk->chunks > 1 ? s->pk->chunks : rnn_row_parts(s->pk, s->gh);
+  for (int64_t i = 0; i < w->d->Tn; i++) {
+    rnn_at_float(w, s, i);
+    if (s->pk)
+      pd_parallel_run(parts, rnn_bwd_step_part, &job);
+    else
+      cell->bwd_float(s);
+  }
+}
+
+static void rnn_steps_fwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s, const rnn_walk_double *w) {
+  for (int64_t i = 0; i < w->d->Tn; i++) {
+    rnn_at_double(w, s, i);
+    cell->fwd_double(s);
+  }
+}
+static void rnn_steps_bwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s, const rnn_walk_double *w) {
+  for (int64_t i = 0; i < w->d->Tn; i++) {
+    rnn_at_double(w, s, i);
+    cell->bwd_double(s);
+  }
+}
 
 #ifdef PD_X86
 __attribute__((target("avx2"))) static void rnn_colsum_avx2(float *restrict out, const float *restrict a, int64_t rows,

@@ -61,8 +61,8 @@ typedef struct pd_rnn_packed {
   int64_t blocks; /* hidden blocks of nr units */
   int64_t as, bs; /* floats from one panel of a, b to the next (kdim * mr, kdim * nr, 64-byte multiples) */
   const float *b; /* packed R: forward blocks * G panels, backward `blocks` panels, each kdim * nr */
-  float *a[2];    /* the packed left operand, npan panels `as` apart; forward: h_prev, h */
-  int cur;        /* forward: a[cur] holds h_prev */
+  float *a[2];    /* the packed left operand, npan panels `as` apart; forward: h_prev and h in turn
+                     (pd_rnn_step_float.cur) */
   /* The batch's rows in panels, in `chunks` runs of consecutive rows
    * (pd_rnn_panels), chunk c from panel chunk[c].p0 and row chunk[c].r0;
    * chunk[chunks] = {npan, batch}. */
@@ -144,13 +144,8 @@ void pd_rnn_pack(float *restrict dst, int64_t mr, const float *restrict src, int
 #include "rnn_step_t.h"
 #undef T
 
-/* Packed float steps (s->pk), for the cells: a backward step over the
- * pool by batch panels, each part's panels through `panels` (the
- * cell's gate pass, which packs their gate gradients into pk->a[0], kdim
- * wide) and then through dh += A R (serial: one part, for sums over the
- * rows in order); and a forward step's new h, units j0 .. j1-1 of every
- * row, packed into pk->a[!cur] for the next step's product. */
-void pd_rnn_packed_bwd_step(pd_rnn_step_float *s, void (*panels)(void *s, int64_t lo, int64_t hi), bool serial);
+/* A forward step's new h, units j0 .. j1-1 of every row, packed into
+ * pk->a[!s->cur] for the next step's product (the cells' fwd_packed). */
 void pd_rnn_packed_h(pd_rnn_step_float *s, int64_t j0, int64_t j1);
 
 /* The op functions the three defs share (def->data is the pd_rnn_cell). */

@@ -70,6 +70,41 @@ static void PD_T(rnn_step_init)(PD_T(pd_rnn_step) * s, const rnn_dims *d, const 
   s->ldy = d->DH;
 }
 
+/* Where the steps of one direction of one layer read and write: step i of
+ * its loop (rnn_at) is time step i forward, Tn-1-i reversed, and the
+ * backward's loop (back) walks them the other way. */
+typedef struct PD_T(rnn_walk) {
+  const rnn_dims *d;
+  bool rev, back;
+  T *g, *hs, *cs, *ex; /* the direction's parts of Reserve (cs, ex NULL where the cell has none) */
+  T *y;                /* forward: the layer output of time step 0, this direction's columns */
+  T *dg, *dex;         /* backward: step 0's gate gradients (dex NULL without ex) */
+  const T *dy;         /* backward: the layer output's gradient at step 0 */
+  int64_t dy_step;     /* from one step's dy to the next */
+} PD_T(rnn_walk);
+
+/* s's per-step fields for step i of w's loop. */
+static void PD_T(rnn_at)(const PD_T(rnn_walk) * w, PD_T(pd_rnn_step) * s, int64_t i) {
+  const rnn_dims *d = w->d;
+  const int64_t B = d->B, BH = B * d->H, q = w->back ? d->Tn - 1 - i : i;
+  const int64_t p = w->rev ? d->Tn - 1 - q : q, prev = w->rev ? p + 2 : p;
+  s->p = p, s->nact = rnn_active_rows(d, p);
+  s->g = w->g + p * B * d->GH, s->hp = w->hs + prev * BH, s->h = w->hs + (p + 1) * BH;
+  s->cp = w->cs ? w->cs + prev * BH : NULL, s->c = w->cs ? w->cs + (p + 1) * BH : NULL;
+  s->ex = w->ex ? w->ex + p * BH : NULL;
+  if (!w->back) {
+    s->y = w->y + p * B * d->DH;
+    return;
+  }
+  s->dg = w->dg + p * B * d->GH, s->dex = w->dex ? w->dex + p * BH : NULL;
+  s->dy = w->dy + p * w->dy_step;
+}
+
+/* All Tn steps of w, forward and backward (rnn_core.c, after the template:
+ * float's may go over the pool by rows for the whole sequence). */
+static void PD_T(rnn_steps_fwd)(const pd_rnn_cell *cell, PD_T(pd_rnn_step) * s, const PD_T(rnn_walk) * w);
+static void PD_T(rnn_steps_bwd)(const pd_rnn_cell *cell, PD_T(pd_rnn_step) * s, const PD_T(rnn_walk) * w);
+
 static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims *d) {
   int64_t B = d->B, Tn = d->Tn, H = d->H, GH = d->GH, DH = d->DH, BH = B * H;
   T *res = PD_DATA(pd_out_at(c, cell->out_reserve, 0), T);
@@ -109,15 +144,8 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
       pd_rnn_packed pk;
       pd_status st = PD_T(rnn_packed_start_fwd)(c, cell, d, rw + k * GH * H, hs + init * BH, &pk, &s.pk);
       if (st) return st;
-      for (int64_t q = 0; q < Tn; q++) {
-        int64_t p = rev ? Tn - 1 - q : q, prev = rev ? p + 2 : p;
-        s.p = p, s.nact = rnn_active_rows(d, p);
-        s.g = g + p * B * GH, s.hp = hs + prev * BH, s.h = hs + (p + 1) * BH;
-        s.cp = cs ? cs + prev * BH : NULL, s.c = cs ? cs + (p + 1) * BH : NULL;
-        s.ex = ex ? ex + p * BH : NULL;
-        s.y = res + rnn_off_out(d, l) + p * B * DH + dir * H;
-        PD_T(rnn_step_fwd)(cell, &s);
-      }
+      PD_T(rnn_walk) walk = {d, rev, false, g, hs, cs, ex, res + rnn_off_out(d, l) + dir * H, NULL, NULL, NULL, 0};
+      PD_T(rnn_steps_fwd)(cell, &s, &walk);
     }
   }
   /* the final states last: HT may be the very variable H0 is (read above) */
@@ -230,21 +258,14 @@ static pd_status PD_T(rnn_backward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims
       s.dpeep = dp_t ? PD_DATA(dp_t, T) + k * 3 * H : NULL;
       pd_rnn_packed pk;
       if ((st = PD_T(rnn_packed_start_bwd)(c, cell, d, rw + k * GH * H, &pk, &s.pk))) return st;
-      for (int64_t q = Tn - 1; q >= 0; q--) {
-        int64_t p = rev ? Tn - 1 - q : q, prev = rev ? p + 2 : p;
-        s.p = p, s.nact = rnn_active_rows(d, p);
-        s.g = (T *)(g + p * B * GH), s.hp = hs + prev * BH, s.h = (T *)(hs + (p + 1) * BH);
-        s.cp = cs ? cs + prev * BH : NULL, s.c = cs ? (T *)(cs + (p + 1) * BH) : NULL;
-        s.ex = ex ? (T *)(ex + p * BH) : NULL;
-        s.dg = dg + p * B * GH, s.dex = dex ? dex + p * BH : NULL;
-        if (l == d->L - 1 && dy)
-          s.dy = dy + p * DH + dir * H, s.ldy = Tn * DH;
-        else if (l == d->L - 1)
-          s.dy = zeros, s.ldy = 0;
-        else
-          s.dy = da[cur] + p * B * DH + dir * H;
-        PD_T(rnn_step_bwd)(cell, &s);
-      }
+      PD_T(rnn_walk) walk = {d, rev, true, (T *)g, (T *)hs, (T *)cs, (T *)ex, NULL, dg, dex, NULL, 0};
+      if (l == d->L - 1 && dy)
+        walk.dy = dy + dir * H, walk.dy_step = DH, s.ldy = Tn * DH;
+      else if (l == d->L - 1)
+        walk.dy = zeros, walk.dy_step = 0, s.ldy = 0;
+      else
+        walk.dy = da[cur] + dir * H, walk.dy_step = B * DH;
+      PD_T(rnn_steps_bwd)(cell, &s, &walk);
       if (dh0_t) memcpy(PD_DATA(dh0_t, T) + k * BH, dh, sizeof(T) * (size_t)BH);
       if (dc0_t) memcpy(PD_DATA(dc0_t, T) + k * BH, dc, sizeof(T) * (size_t)BH);
       PD_T(rnn_weight_grads)(c, cell, d, l, k, in, nin, hs + (rev ? 2 : 0) * BH, ex, dg, dex);

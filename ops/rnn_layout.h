@@ -37,9 +37,13 @@ typedef struct pd_rnn_cell {
   void (*bwd_float)(pd_rnn_step_float *s);
   void (*bwd_double)(pd_rnn_step_double *s);
   /* float steps on pd_rnn_packed (s->pk), or NULL: the driver uses them when
-   * a call has enough steps to pay for packing R */
-  void (*fwd_packed)(pd_rnn_step_float *s);
-  void (*bwd_packed)(pd_rnn_step_float *s);
+   * a call has enough steps to pay for packing R. fwd_packed: one step of
+   * hidden blocks [hb0, hb1) of every row (products, gate pass, h packed
+   * for the next step); bwd_packed: a step's gate pass of batch panels
+   * [p0, p1), their gate gradients packed into pk->a[0] for the driver's
+   * product dh += A R. The driver puts them on the pool (rnn_core.c). */
+  void (*fwd_packed)(pd_rnn_step_float *s, int64_t hb0, int64_t hb1);
+  void (*bwd_packed)(pd_rnn_step_float *s, int64_t p0, int64_t p1);
   int packed_variants; /* bit v set: calls with variant v may take them (gru: linear_before_reset only) */
 } pd_rnn_cell;
 

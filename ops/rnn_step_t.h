@@ -27,6 +27,7 @@ typedef struct PD_T(pd_rnn_step) {
   T *dpeep;          /* [3H] in/out: P's gradient, summed */
   T *tmp;            /* [batch, H] scratch */
   pd_rnn_packed *pk; /* float: the packed product (cell's fwd_packed / bwd_packed), else NULL */
+  int cur;           /* forward on pk: h_prev packed in pk->a[cur], h packed into pk->a[!cur] */
 } PD_T(pd_rnn_step);
 
 static inline bool PD_T(pd_rnn_active)(const PD_T(pd_rnn_step) * s, int64_t b) {

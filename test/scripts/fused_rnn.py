@@ -276,17 +276,25 @@ print("HT written into the variable read as H0: the same final states as into a 
 
 # ---- 5. threads: the gate passes split by rows change nothing -------------------------
 # (two runs on 2 threads save the same bytes; 1 thread the same values up to
-# the rounding of BLIS's products, whose paths depend on a part's size)
+# the rounding of BLIS's products, whose paths depend on a part's size).
+# On 2 threads the packed backward runs the whole sequence on each part's
+# rows (unsorted lengths: frozen rows; all lengths full), or a step at a
+# time (sorted lengths, whose batch shrinks; peepholes, one part).
 np.save("bx.npy", rng.normal(size=(64, 5, 8)).astype(np.float32))
 np.save("blen.npy", rng.integers(1, 6, size=64))
-for kind, variant in (("lstm", 0), ("gru", 0), ("gru", 1), ("rnn", 0)):
+np.save("blen_sorted.npy", np.sort(rng.integers(1, 6, size=64))[::-1].copy())
+np.save("blen_full.npy", np.full(64, 5))
+for kind, variant, peep, lens in (("lstm", 0, False, "blen"), ("gru", 0, False, "blen"), ("gru", 1, False, "blen"),
+                                  ("rnn", 0, False, "blen"), ("lstm", 0, False, "blen_sorted"),
+                                  ("gru", 1, False, "blen_sorted"), ("lstm", 0, True, "blen"),
+                                  ("lstm", 0, False, "blen_full"), ("gru", 1, False, "blen_full")):
     H = 64 if kind == "lstm" else 96 if kind == "gru" else 200  # rows of 8192 / (G*H) or fewer a part: 2 parts
     open("thr.pbtxt", "w").write('var { name: "x" shape: [-1, 5, 8] }\nvar { name: "len" shape: [-1] dtype: INT64 }\n'
-                                 + op_text(kind, H, 1, "bidirectional", False, 0, variant, False, False)
+                                 + op_text(kind, H, 1, "bidirectional", peep, 0, variant, False, False)
                                  + 'op { type: "mean" inputs: "y" outputs: "avg_loss" }\n'
                                  'train { loss: "avg_loss" batch_size: 64 epochs: 2 seed: 1 shuffle: false '
                                  'optimizer { type: "sgd" lr: 0.5 } data { var: "x" file: "bx.npy" } '
-                                 'data { var: "len" file: "blen.npy" } }\n')
+                                 f'data {{ var: "len" file: "{lens}.npy" }} }}\n')
     for t, d in (("1", "thr1"), ("2", "thr2"), ("2", "thr2b")):
         subprocess.run(["rm", "-rf", d])
         run("train", "thr.pbtxt", "--threads", t, "--save", d)
@@ -296,8 +304,8 @@ for kind, variant in (("lstm", 0), ("gru", 0), ("gru", 1), ("rnn", 0)):
             assert open(f"thr2/{step}/{f}", "rb").read() == open(f"thr2b/{step}/{f}", "rb").read(), (kind, f)
             a, b = np.load(f"thr1/{step}/{f}"), np.load(f"thr2/{step}/{f}")
             assert np.allclose(a, b, rtol=1e-5, atol=1e-6), (kind, f, np.abs(a - b).max())
-print("lstm, gru (both variants), rnn: two training steps on 2 threads save the same bytes twice, "
-      "on 1 thread the same values")
+print("lstm, gru (both variants), rnn, lengths unsorted, sorted and full, peepholes: two training steps on "
+      "2 threads save the same bytes twice, on 1 thread the same values")
 
 # ---- 5b. the gate passes' vector widths: the same bits ----------------------------------
 # On an AVX-512 CPU the float gate passes take 16 units at a time, then 8,
