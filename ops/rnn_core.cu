@@ -385,13 +385,18 @@ extern "C" pd_status pd_gpu_rnn_forward(pd_ctx *c) {
       gstep s;
       gstep_init(&s, &d, len, sorted, wb ? wb + GH : NULL, p_t ? PD_DATA(p_t, float) + k * 3 * H : NULL);
       s.t = tmp;
+      /* the last layer writes Y where it is, batch-major, as on the CPU */
+      const bool last = l == d.L - 1;
+      float *y = last ? PD_DATA(pd_out(c, RNN_Y), float) : res + rnn_off_out(&d, l);
+      const int64_t ystep = last ? DH : B * DH;
+      if (last) s.ldy = Tn * DH;
       for (int64_t q = 0; q < Tn && !st; q++) {
         int64_t p = rev ? Tn - 1 - q : q, prev = rev ? p + 2 : p;
         s.p = p;
         s.g = g + p * B * GH, s.hp = hs + prev * BH, s.h = hs + (p + 1) * BH;
         s.cp = cs ? cs + prev * BH : NULL, s.c = cs ? cs + (p + 1) * BH : NULL;
         s.ex = ex ? ex + p * BH : NULL;
-        s.y = res + rnn_off_out(&d, l) + p * B * DH + dir * H;
+        s.y = y + p * ystep + dir * H;
         if (d.G == 3) { /* gru: r and z's product first, n's after r (or beside, linear_before_reset) */
           s.ldt = 2 * H;
           st = pd_gpu_gemm(c, false, true, B, 2 * H, H, 1, s.hp, H, r, H, 0, tmp, 2 * H);
@@ -416,9 +421,6 @@ extern "C" pd_status pd_gpu_rnn_forward(pd_ctx *c) {
     if (!st && ct)
       st = pd_gpu_copy(c, PD_DATA(ct, float) + k * BH, res + rnn_off_c(&d, k) + last * BH, (size_t)BH * fb);
   }
-  if (!st)
-    st = PD_GPU_LAUNCH_N(c, M * DH, transpose_bt, PD_DATA(pd_out(c, RNN_Y), float), res + rnn_off_out(&d, d.L - 1), B,
-                         Tn, DH, false);
   return st;
 }
 

@@ -80,7 +80,8 @@ typedef struct PD_T(rnn_walk) {
   T *y;                /* forward: the layer output of time step 0, this direction's columns */
   T *dg, *dex;         /* backward: step 0's gate gradients (dex NULL without ex) */
   const T *dy;         /* backward: the layer output's gradient at step 0 */
-  int64_t dy_step;     /* from one step's dy to the next */
+  int64_t ystep;       /* from one step's y (forward) or dy (backward) to the next */
+  T *bsum;             /* backward: room for dG's and dEx's column sums, (1 + PD_RNN_MAX_CHUNKS) x (GH + H) */
 } PD_T(rnn_walk);
 
 /* s's per-step fields for step i of w's loop. */
@@ -93,17 +94,19 @@ static void PD_T(rnn_at)(const PD_T(rnn_walk) * w, PD_T(pd_rnn_step) * s, int64_
   s->cp = w->cs ? w->cs + prev * BH : NULL, s->c = w->cs ? w->cs + (p + 1) * BH : NULL;
   s->ex = w->ex ? w->ex + p * BH : NULL;
   if (!w->back) {
-    s->y = w->y + p * B * d->DH;
+    s->y = w->y + p * w->ystep;
     return;
   }
   s->dg = w->dg + p * B * d->GH, s->dex = w->dex ? w->dex + p * BH : NULL;
-  s->dy = w->dy + p * w->dy_step;
+  s->dy = w->dy + p * w->ystep;
 }
 
 /* All Tn steps of w, forward and backward (rnn_core.c, after the template:
- * float's may go over the pool by rows for the whole sequence). */
+ * float's backward may go over the pool by rows for the whole sequence).
+ * The backward returns true where it also left the column sums of dG and
+ * dEx over all Tn B rows in w->bsum (GH, then H): the bias gradients'. */
 static void PD_T(rnn_steps_fwd)(const pd_rnn_cell *cell, PD_T(pd_rnn_step) * s, const PD_T(rnn_walk) * w);
-static void PD_T(rnn_steps_bwd)(const pd_rnn_cell *cell, PD_T(pd_rnn_step) * s, const PD_T(rnn_walk) * w);
+static bool PD_T(rnn_steps_bwd)(const pd_rnn_cell *cell, PD_T(pd_rnn_step) * s, const PD_T(rnn_walk) * w);
 
 static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims *d) {
   int64_t B = d->B, Tn = d->Tn, H = d->H, GH = d->GH, DH = d->DH, BH = B * H;
@@ -144,7 +147,13 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
       pd_rnn_packed pk;
       pd_status st = PD_T(rnn_packed_start_fwd)(c, cell, d, rw + k * GH * H, hs + init * BH, &pk, &s.pk);
       if (st) return st;
-      PD_T(rnn_walk) walk = {d, rev, false, g, hs, cs, ex, res + rnn_off_out(d, l) + dir * H, NULL, NULL, NULL, 0};
+      /* the last layer writes Y where it is, batch-major (row b of step p
+       * at p DH + b Tn DH; pd_rnn_infer keeps Y off the weights read
+       * meanwhile): a [T, B] copy of it cost ~1 % of a char LM step */
+      const bool last = l == d->L - 1;
+      T *y = last ? PD_DATA(pd_out(c, RNN_Y), T) : res + rnn_off_out(d, l);
+      PD_T(rnn_walk) walk = {d, rev, false, g, hs, cs, ex, y + dir * H, NULL, NULL, NULL, last ? DH : B * DH, NULL};
+      if (last) s.ldy = Tn * DH;
       PD_T(rnn_steps_fwd)(cell, &s, &walk);
     }
   }
@@ -155,7 +164,6 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
     if (ht) memcpy(PD_DATA(ht, T) + k * BH, res + rnn_off_h(d, k) + last * BH, sizeof(T) * (size_t)BH);
     if (ct) memcpy(PD_DATA(ct, T) + k * BH, res + rnn_off_c(d, k) + last * BH, sizeof(T) * (size_t)BH);
   }
-  PD_T(rnn_to_batch_major)(PD_DATA(pd_out(c, RNN_Y), T), res + rnn_off_out(d, d->L - 1), B, Tn, DH);
   return PD_OK;
 }
 
@@ -170,9 +178,12 @@ static inline __attribute__((always_inline)) void PD_T(rnn_colsum_rows)(T *restr
 }
 
 /* The weight gradients of direction k of layer l, as products over all
- * T*B rows, once its step loop has filled dG (and dEx). */
+ * T*B rows, once its step loop has filled dG (and dEx); the biases' from
+ * the step loop's column sums where it left them (sums: dG's, then
+ * dEx's), else summed here. */
 static void PD_T(rnn_weight_grads)(pd_ctx *c, const pd_rnn_cell *cell, const rnn_dims *d, int64_t l, int64_t k,
-                                   const T *in, int64_t nin, const T *hprev, const T *ex, const T *dg, const T *dex) {
+                                   const T *in, int64_t nin, const T *hprev, const T *ex, const T *dg, const T *dex,
+                                   const T *sums) {
   int64_t M = d->Tn * d->B, GH = d->GH, H = d->H, sp = d->split;
   pd_tensor *dw_t = l ? (cell->in_wl >= 0 ? pd_out(c, cell->in_wl) : NULL) : pd_out(c, RNN_W);
   pd_tensor *dr_t = pd_out(c, RNN_R), *db_t = pd_out(c, RNN_B);
@@ -192,10 +203,16 @@ static void PD_T(rnn_weight_grads)(pd_ctx *c, const pd_rnn_cell *cell, const rnn
   }
   if (db_t) {
     T *db = PD_DATA(db_t, T) + k * 2 * GH;
-    PD_T(rnn_colsum)(db, dg, M, GH, GH);
+    if (sums)
+      memcpy(db, sums, sizeof(T) * (size_t)GH);
+    else
+      PD_T(rnn_colsum)(db, dg, M, GH, GH);
     /* Rb's gradient of the rows before split is Wb's: the same sums */
     memcpy(db + GH, db, sizeof(T) * (size_t)sp);
-    if (sp < GH) PD_T(rnn_colsum)(db + GH + sp, ta, M, GH - sp, tlda);
+    if (sp < GH && sums)
+      memcpy(db + GH + sp, d->variant ? sums + GH : sums + sp, sizeof(T) * (size_t)(GH - sp));
+    else if (sp < GH)
+      PD_T(rnn_colsum)(db + GH + sp, ta, M, GH - sp, tlda);
   }
 }
 
@@ -212,18 +229,20 @@ static pd_status PD_T(rnn_backward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims
   pd_tensor *dc0_t = cell->in_c0 >= 0 ? pd_out(c, cell->in_c0) : NULL;
   pd_tensor *dp_t = cell->in_p >= 0 ? pd_out(c, cell->in_p) : NULL;
   /* scratch: dG, dEx, two [T, B, max(I, DH)] gradients of layer inputs and
-   * outputs used in turn, dh, dc, a [B, H] temporary and a row of H zeros */
+   * outputs used in turn, dh, dc, a [B, H] temporary, a row of H zeros and
+   * the step loop's column sums (rnn_walk.bsum) */
   int64_t nmax = d->I > DH ? d->I : DH;
   pd_tensor *work = &c->op->work[0];
   work->dtype = pd_in(c, RNN_X)->dtype;
-  int64_t total = M * GH + (cell->extra ? M * H : 0) + 2 * M * nmax + 3 * BH + H;
+  int64_t nsum = (1 + PD_RNN_MAX_CHUNKS) * (GH + H);
+  int64_t total = M * GH + (cell->extra ? M * H : 0) + 2 * M * nmax + 3 * BH + H + nsum;
   pd_status st = pd_tensor_set_dims(work, 1, &total, c->err);
   if (!st) st = pd_ctx_alloc(c, work);
   if (st) return st;
   T *dg = PD_DATA(work, T), *dex = cell->extra ? dg + M * GH : NULL;
   T *da[2] = {dg + M * GH + (cell->extra ? M * H : 0), NULL};
   da[1] = da[0] + M * nmax;
-  T *dh = da[1] + M * nmax, *dc = dh + BH, *tmp = dc + BH, *zeros = tmp + BH;
+  T *dh = da[1] + M * nmax, *dc = dh + BH, *tmp = dc + BH, *zeros = tmp + BH, *bsum = zeros + H;
   /* the last layer reads dY where it is, batch-major (row b of step p at
    * p DH + b Tn DH): a [T, B] copy of it cost ~1 % of a char LM step;
    * without a dY, every row reads one row of zeros (ldy 0), where zeroing
@@ -258,17 +277,17 @@ static pd_status PD_T(rnn_backward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims
       s.dpeep = dp_t ? PD_DATA(dp_t, T) + k * 3 * H : NULL;
       pd_rnn_packed pk;
       if ((st = PD_T(rnn_packed_start_bwd)(c, cell, d, rw + k * GH * H, &pk, &s.pk))) return st;
-      PD_T(rnn_walk) walk = {d, rev, true, (T *)g, (T *)hs, (T *)cs, (T *)ex, NULL, dg, dex, NULL, 0};
+      PD_T(rnn_walk) walk = {d, rev, true, (T *)g, (T *)hs, (T *)cs, (T *)ex, NULL, dg, dex, NULL, 0, bsum};
       if (l == d->L - 1 && dy)
-        walk.dy = dy + dir * H, walk.dy_step = DH, s.ldy = Tn * DH;
+        walk.dy = dy + dir * H, walk.ystep = DH, s.ldy = Tn * DH;
       else if (l == d->L - 1)
-        walk.dy = zeros, walk.dy_step = 0, s.ldy = 0;
+        walk.dy = zeros, walk.ystep = 0, s.ldy = 0;
       else
-        walk.dy = da[cur] + dir * H, walk.dy_step = B * DH;
-      PD_T(rnn_steps_bwd)(cell, &s, &walk);
+        walk.dy = da[cur] + dir * H, walk.ystep = B * DH;
+      const bool summed = PD_T(rnn_steps_bwd)(cell, &s, &walk);
       if (dh0_t) memcpy(PD_DATA(dh0_t, T) + k * BH, dh, sizeof(T) * (size_t)BH);
       if (dc0_t) memcpy(PD_DATA(dc0_t, T) + k * BH, dc, sizeof(T) * (size_t)BH);
-      PD_T(rnn_weight_grads)(c, cell, d, l, k, in, nin, hs + (rev ? 2 : 0) * BH, ex, dg, dex);
+      PD_T(rnn_weight_grads)(c, cell, d, l, k, in, nin, hs + (rev ? 2 : 0) * BH, ex, dg, dex, summed ? bsum : NULL);
       if (want_din) PD_T(pd_gemm)(false, false, M, nin, GH, 1, dg, GH, w, nin, dir ? 1 : 0, da[!cur], nin);
     }
     if (want_din) cur = !cur;

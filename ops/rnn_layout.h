@@ -80,17 +80,18 @@ static inline void rnn_dims_of(pd_ctx *c, const pd_rnn_cell *cell, const pd_tens
   d->has_c = cell->has_c, d->extra = cell->extra;
 }
 
-/* Reserve, in elements: X time-major, each layer's output, then per layer
- * and direction the gates [T, B, GH], the states [T+2, B, H] (slot p+1 after
- * step p, slot 0 / T+1 the initial state of a forward / reverse direction,
- * the other end slot zero), the cell states likewise and the cell's kept
- * value [T, B, H]. */
+/* Reserve, in elements: X time-major, the output of each layer but the
+ * last (the next layer's input, [T, B, DH]; the last writes Y in place),
+ * then per layer and direction the gates [T, B, GH], the states
+ * [T+2, B, H] (slot p+1 after step p, slot 0 / T+1 the initial state of a
+ * forward / reverse direction, the other end slot zero), the cell states
+ * likewise and the cell's kept value [T, B, H]. */
 static inline int64_t rnn_off_xtm(const rnn_dims *d) { return 0 * d->Tn; }
 static inline int64_t rnn_off_out(const rnn_dims *d, int64_t l) { return d->Tn * d->B * (d->I + l * d->DH); }
 static inline int64_t rnn_ld_size(const rnn_dims *d) {
   return d->Tn * d->B * d->GH + (d->Tn + 2) * d->B * d->H * (1 + d->has_c) + (d->extra ? d->Tn * d->B * d->H : 0);
 }
-static inline int64_t rnn_off_g(const rnn_dims *d, int64_t k) { return rnn_off_out(d, d->L) + k * rnn_ld_size(d); }
+static inline int64_t rnn_off_g(const rnn_dims *d, int64_t k) { return rnn_off_out(d, d->L - 1) + k * rnn_ld_size(d); }
 static inline int64_t rnn_off_h(const rnn_dims *d, int64_t k) { return rnn_off_g(d, k) + d->Tn * d->B * d->GH; }
 static inline int64_t rnn_off_c(const rnn_dims *d, int64_t k) { return rnn_off_h(d, k) + (d->Tn + 2) * d->B * d->H; }
 static inline int64_t rnn_off_ex(const rnn_dims *d, int64_t k) {
