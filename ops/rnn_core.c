@@ -657,13 +657,14 @@ pd_status pd_rnn_infer(pd_ctx *c) {
   pd_dtype dt = x->dtype;
   int64_t kd = d.L * d.dirs;
   /* the last layer writes Y as it goes, while a bidirectional one's second
-   * direction has yet to read its weights */
+   * direction has yet to read its weights (an op called without variable
+   * names, as the unit tests call it, has none to compare) */
   const int weights[] = {RNN_W, RNN_R, cell->in_p, cell->in_wl};
-  for (int i = 0; i < PD_LEN(weights); i++)
-    if (weights[i] >= 0 && pd_in(c, weights[i]) &&
-        !strcmp(pd_ctx_in_name(c, weights[i], 0), pd_ctx_out_name(c, RNN_Y, 0)))
+  const char *yname = pd_ctx_out_name(c, RNN_Y, 0);
+  for (int i = 0; i < PD_LEN(weights) && yname && *yname; i++)
+    if (weights[i] >= 0 && pd_in(c, weights[i]) && !strcmp(pd_ctx_in_name(c, weights[i], 0), yname))
       return pd_ctx_fail(c, PD_ERR_INPUT, "output Y is \"%s\", the variable of input %s: give Y a variable of its own",
-                         pd_ctx_out_name(c, RNN_Y, 0), c->op->def->inputs[weights[i]].name);
+                         yname, c->op->def->inputs[weights[i]].name);
   pd_tensor *wl = cell->in_wl >= 0 ? pd_in(c, cell->in_wl) : NULL;
   if (d.L > 1 && !wl)
     return pd_ctx_fail(c, PD_ERR_INPUT, "num_layers is %lld: give input WL, the weights of layers 1 and up",
