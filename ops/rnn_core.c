@@ -383,7 +383,7 @@ void pd_rnn_products2(const pd_rnn_packed *pk, int64_t p0, int64_t p1, int64_t n
     }
 }
 
-/* Column sums (rnn_core_t.h's rnn_colsum_rows): float's on AVX2 where
+/* Column sums (rnn_core_t.h's rnn_sum_rows from zeros): float's on AVX2 where
  * there is one, after the template. */
 static void rnn_colsum_float(float *restrict out, const float *restrict a, int64_t rows, int64_t n, int64_t ld);
 static void rnn_colsum_double(double *restrict out, const double *restrict a, int64_t rows, int64_t n, int64_t ld);
@@ -482,26 +482,21 @@ static void rnn_bwd_panels(const pd_rnn_cell *cell, pd_rnn_step_float *s, int64_
   if (t0) pd_blas_profile_add(pd_blas_now() - t0, 2.0 * (double)nact * (double)s->gh * (double)H);
 }
 
-/* sum[0 : n] += the rows [0, rows) of a (ld apart), in order */
-static inline __attribute__((always_inline)) void rnn_sum_rows(float *restrict sum, const float *restrict a,
-                                                               int64_t rows, int64_t n, int64_t ld) {
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t j = 0; j < n; j++) sum[j] += a[i * ld + j];
-}
 #ifdef PD_X86
 __attribute__((target("avx2"))) static void rnn_sum_rows_avx2(float *restrict sum, const float *restrict a,
                                                               int64_t rows, int64_t n, int64_t ld) {
-  rnn_sum_rows(sum, a, rows, n, ld);
+  rnn_sum_rows_float(sum, a, rows, n, ld);
 }
 #endif
-static void rnn_sum_rows_float(float *restrict sum, const float *restrict a, int64_t rows, int64_t n, int64_t ld) {
+/* rnn_sum_rows_float on AVX2 where there is one */
+static void rnn_add_rows(float *restrict sum, const float *restrict a, int64_t rows, int64_t n, int64_t ld) {
 #ifdef PD_X86
   if (pd_rnn_avx2()) {
     rnn_sum_rows_avx2(sum, a, rows, n, ld);
     return;
   }
 #endif
-  rnn_sum_rows(sum, a, rows, n, ld);
+  rnn_sum_rows_float(sum, a, rows, n, ld);
 }
 
 /* A part of the backward by rows: all Tn steps of its run of rows, and
@@ -523,8 +518,8 @@ static void rnn_bwd_rows_part(void *arg, int part, int nparts) {
   for (int64_t i = 0; i < job->w->d->Tn; i++) {
     rnn_at_float(job->w, &s, i);
     rnn_bwd_panels(job->cell, &s, lo, hi, part == 0);
-    rnn_sum_rows_float(sum, s.dg + r0 * GH, r1 - r0, GH, GH);
-    if (s.dex) rnn_sum_rows_float(sum + GH, s.dex + r0 * H, r1 - r0, H, H);
+    rnn_add_rows(sum, s.dg + r0 * GH, r1 - r0, GH, GH);
+    if (s.dex) rnn_add_rows(sum + GH, s.dex + r0 * H, r1 - r0, H, H);
   }
 }
 
@@ -572,12 +567,6 @@ static bool rnn_steps_bwd_double(const pd_rnn_cell *cell, pd_rnn_step_double *s,
   return false;
 }
 
-#ifdef PD_X86
-__attribute__((target("avx2"))) static void rnn_colsum_avx2(float *restrict out, const float *restrict a, int64_t rows,
-                                                            int64_t n, int64_t ld) {
-  rnn_colsum_rows_float(out, a, rows, n, ld);
-}
-#endif
 /* Columns split over the pool in blocks of 16 (each column's rows still
  * in order: the same bits on any threads). A bias gradient's sums run
  * while the weight gradients' products wait: on one thread of two they
@@ -591,13 +580,8 @@ typedef struct rnn_colsum_job {
 static void rnn_colsum_cols(void *arg, int64_t lo, int64_t hi) {
   const rnn_colsum_job *job = arg;
   int64_t j0 = lo * 16, j1 = hi * 16 < job->n ? hi * 16 : job->n;
-#ifdef PD_X86
-  if (pd_rnn_avx2()) {
-    rnn_colsum_avx2(job->out + j0, job->a + j0, job->rows, j1 - j0, job->ld);
-    return;
-  }
-#endif
-  rnn_colsum_rows_float(job->out + j0, job->a + j0, job->rows, j1 - j0, job->ld);
+  memset(job->out + j0, 0, sizeof(float) * (size_t)(j1 - j0));
+  rnn_add_rows(job->out + j0, job->a + j0, job->rows, j1 - j0, job->ld);
 }
 
 static void rnn_colsum_float(float *restrict out, const float *restrict a, int64_t rows, int64_t n, int64_t ld) {
@@ -605,7 +589,8 @@ static void rnn_colsum_float(float *restrict out, const float *restrict a, int64
   pd_parallel_for((n + 15) / 16, rnn_copy_grain(rows * 16), rnn_colsum_cols, &job);
 }
 static void rnn_colsum_double(double *restrict out, const double *restrict a, int64_t rows, int64_t n, int64_t ld) {
-  rnn_colsum_rows_double(out, a, rows, n, ld);
+  memset(out, 0, sizeof(double) * (size_t)n);
+  rnn_sum_rows_double(out, a, rows, n, ld);
 }
 
 #ifdef PD_X86

@@ -167,12 +167,11 @@ static pd_status PD_T(rnn_forward)(pd_ctx *c, const pd_rnn_cell *cell, rnn_dims 
   return PD_OK;
 }
 
-/* Column sums of a [rows, n] matrix (ld) into out, rows in order (so a
- * sum's bits do not depend on the vector width); rnn_core.c's rnn_colsum
- * calls it, float's compiled for AVX2 too. */
-static inline __attribute__((always_inline)) void PD_T(rnn_colsum_rows)(T *restrict out, const T *restrict a,
-                                                                        int64_t rows, int64_t n, int64_t ld) {
-  for (int64_t j = 0; j < n; j++) out[j] = 0;
+/* out[0 : n] += the rows [0, rows) of a (ld apart), in order (so a sum's
+ * bits do not depend on the vector width): the column sums of rnn_core.c's
+ * rnn_colsum and of the backward's parts, float's compiled for AVX2 too. */
+static inline __attribute__((always_inline)) void PD_T(rnn_sum_rows)(T *restrict out, const T *restrict a, int64_t rows,
+                                                                     int64_t n, int64_t ld) {
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < n; j++) out[j] += a[i * ld + j];
 }
